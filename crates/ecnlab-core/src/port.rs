@@ -1,0 +1,466 @@
+//! A switch egress port: N FIFO queues, a shared buffer, a scheduler and a marking scheme.
+//!
+//! The port does the bookkeeping so that schemes and schedulers stay small:
+//! - classification (DSCP -> queue);
+//! - buffer admission: the port's buffer is shared first-come-first-served by its queues
+//!   (complete sharing, tail drop, as in the authors' ns-2 and Linux code; REFERENCE-
+//!   IMPLEMENTATIONS §2.8), optionally capped per queue and drawn from a [`BufferPool`]
+//!   shared with other ports;
+//! - the marking scheme's enqueue and dequeue hooks, and what a decision means: CE on an ECT
+//!   packet, [`NonEctPolicy`] for a non-ECT one, and counting every mark and drop by reason;
+//! - statistics per queue, with the invariants (checked by tests):
+//!   `enq_pkts = deq_pkts + dequeue drops + queued`, and every arrival is either enqueued or
+//!   counted in `drops` at enqueue.
+//!
+//! No allocation per packet: each FIFO is a ring buffer that grows to its high-water mark
+//! once and is reused.
+
+use crate::marking::{BuildCtx, Decision, Marking, MarkingConfig, NonEctPolicy, PacketView, QueueState, Reason};
+use crate::sched::{QueueOcc, Sched, Scheduler, SchedulerConfig};
+use crate::units::{ByteSize, Nanos};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// What the port needs to know of a packet. Implemented by the simulator's and the
+/// emulator's packet types.
+pub trait PortPacket {
+    /// Bytes on the wire.
+    fn wire_bytes(&self) -> u32;
+    /// ECT(0), ECT(1) or CE.
+    fn is_ect(&self) -> bool;
+    /// Set the CE codepoint (only called on ECT packets).
+    fn set_ce(&mut self);
+    /// DSCP (or priority) used for classification.
+    fn dscp(&self) -> u8;
+}
+
+/// A buffer shared by several ports (a switch's service pool).
+#[derive(Clone, Copy, Debug)]
+pub struct BufferPool {
+    pub limit_bytes: u64,
+    pub used_bytes: u64,
+}
+
+impl BufferPool {
+    /// A pool that never refuses (ports without a shared pool).
+    pub fn unlimited() -> Self {
+        BufferPool { limit_bytes: u64::MAX, used_bytes: 0 }
+    }
+    pub fn new(limit_bytes: u64) -> Self {
+        BufferPool { limit_bytes, used_bytes: 0 }
+    }
+}
+
+/// The port part of a scenario's `[switch]` table.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PortConfig {
+    /// Number of queues (1..=64).
+    pub queues: usize,
+    /// Buffer of the port, shared by its queues.
+    pub buffer: ByteSize,
+    /// Optional per-queue limits (empty = none; one entry = the same for every queue).
+    pub queue_limits: Vec<ByteSize>,
+    /// DSCP -> queue map (index = DSCP). Empty = queue min(DSCP, queues - 1).
+    pub dscp_to_queue: Vec<usize>,
+    pub scheduler: SchedulerConfig,
+}
+
+impl Default for PortConfig {
+    fn default() -> Self {
+        PortConfig {
+            queues: 1,
+            buffer: ByteSize(1_000_000),
+            queue_limits: Vec::new(),
+            dscp_to_queue: Vec::new(),
+            scheduler: SchedulerConfig::default(),
+        }
+    }
+}
+
+pub const MAX_QUEUES: usize = 64;
+
+/// Counters of one queue.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueStats {
+    /// Packets and bytes admitted to the queue.
+    pub enq_pkts: u64,
+    pub enq_bytes: u64,
+    /// Packets and bytes sent from the queue.
+    pub deq_pkts: u64,
+    pub deq_bytes: u64,
+    /// CE marks set, by reason.
+    pub marks: [u64; Reason::COUNT],
+    /// Drops (at admission, at enqueue by a scheme, or at dequeue), by reason.
+    pub drops: [u64; Reason::COUNT],
+    /// Non-ECT packets a scheme would have marked and that passed ([`NonEctPolicy::Pass`]).
+    pub unmarkable: [u64; Reason::COUNT],
+    /// Largest queue length seen, bytes.
+    pub max_bytes: u64,
+    /// Integral of queue bytes over time (byte x ns), for time-averaged queue length.
+    pub byte_ns: u128,
+    /// Sum and maximum of the sojourn times of sent packets (ns).
+    pub sojourn_sum_ns: u128,
+    pub sojourn_max_ns: Nanos,
+}
+
+impl QueueStats {
+    pub fn total_marks(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry<P> {
+    pkt: P,
+    enq_ns: Nanos,
+}
+
+/// One egress port. `P` is the caller's packet type.
+pub struct Port<P> {
+    fifos: Vec<VecDeque<Entry<P>>>,
+    occ: Vec<QueueOcc>,
+    port_bytes: u64,
+    buffer_bytes: u64,
+    queue_limits: Vec<u64>,
+    dscp_map: [u8; 64],
+    link_rate_bps: u64,
+    sched: Sched,
+    marking: Marking,
+    non_ect: NonEctPolicy,
+    needs_oracle: bool,
+    stats: Vec<QueueStats>,
+    last_change_ns: Nanos,
+}
+
+impl<P: PortPacket> Port<P> {
+    /// Build a port. Errors name the field relative to the scenario (`switch.*`, `marking.*`).
+    pub fn new(cfg: &PortConfig, marking: &MarkingConfig, link_rate_bps: u64, seed: u64) -> Result<Self, String> {
+        let n = cfg.queues;
+        if n == 0 || n > MAX_QUEUES {
+            return Err(format!("switch.queues: {n} is not in 1..={MAX_QUEUES}"));
+        }
+        if cfg.buffer.0 == 0 {
+            return Err("switch.buffer: must be larger than 0".into());
+        }
+        if link_rate_bps == 0 {
+            return Err("link rate must be larger than 0".into());
+        }
+        let queue_limits = match cfg.queue_limits.len() {
+            0 => vec![u64::MAX; n],
+            1 => vec![cfg.queue_limits[0].0; n],
+            l if l == n => cfg.queue_limits.iter().map(|b| b.0).collect(),
+            l => return Err(format!("switch.queue_limits: {l} limits given for {n} queues")),
+        };
+        let mut dscp_map = [0u8; 64];
+        for (d, slot) in dscp_map.iter_mut().enumerate() {
+            *slot = match cfg.dscp_to_queue.get(d) {
+                Some(&q) if q < n => q as u8,
+                Some(&q) => return Err(format!("switch.dscp_to_queue[{d}]: queue {q} does not exist (the port has {n})")),
+                None => d.min(n - 1) as u8,
+            };
+        }
+        let sched =
+            Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
+        let ctx = BuildCtx { n_queues: n, link_rate_bps, buffer_bytes: cfg.buffer.0, seed };
+        let marking_built = Marking::build(marking, &ctx)?;
+        let needs_oracle = marking_built.needs_oracle_share();
+        Ok(Port {
+            fifos: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
+            occ: vec![QueueOcc::default(); n],
+            port_bytes: 0,
+            buffer_bytes: cfg.buffer.0,
+            queue_limits,
+            dscp_map,
+            link_rate_bps,
+            sched,
+            marking: marking_built,
+            non_ect: marking.non_ect,
+            needs_oracle,
+            stats: vec![QueueStats::default(); n],
+            last_change_ns: 0,
+        })
+    }
+
+    /// Replace the marking scheme (e.g. a custom one from a library user).
+    pub fn set_marking(&mut self, marking: Marking, non_ect: NonEctPolicy) {
+        self.needs_oracle = marking.needs_oracle_share();
+        self.marking = marking;
+        self.non_ect = non_ect;
+    }
+
+    pub fn n_queues(&self) -> usize {
+        self.fifos.len()
+    }
+    pub fn link_rate_bps(&self) -> u64 {
+        self.link_rate_bps
+    }
+    /// Bytes queued in the whole port.
+    pub fn bytes(&self) -> u64 {
+        self.port_bytes
+    }
+    pub fn is_empty(&self) -> bool {
+        self.port_bytes == 0 && self.occ.iter().all(|q| q.pkts == 0)
+    }
+    pub fn queue_occ(&self) -> &[QueueOcc] {
+        &self.occ
+    }
+    pub fn stats(&self) -> &[QueueStats] {
+        &self.stats
+    }
+    pub fn scheduler(&self) -> &Sched {
+        &self.sched
+    }
+    /// Queue a packet of DSCP `dscp` goes to.
+    #[inline]
+    pub fn classify(&self, dscp: u8) -> usize {
+        self.dscp_map[(dscp & 63) as usize] as usize
+    }
+
+    /// Bring the time integrals up to `now` (call before reading `byte_ns`).
+    pub fn advance_clock(&mut self, now: Nanos) {
+        let dt = now.saturating_sub(self.last_change_ns);
+        if dt > 0 {
+            for (st, occ) in self.stats.iter_mut().zip(&self.occ) {
+                st.byte_ns += occ.bytes as u128 * dt as u128;
+            }
+            self.last_change_ns = now;
+        }
+    }
+
+    fn view(&mut self, queue: usize, pool: &BufferPool, extra: u64) -> QueueState {
+        let occ = self.occ[queue];
+        let oracle_share = if self.needs_oracle {
+            // The oracle sees the queue as backlogged, as it is once this packet joins.
+            let saved = self.occ[queue].pkts;
+            self.occ[queue].pkts = saved.max(1);
+            let share = self.sched.share(queue, &self.occ);
+            self.occ[queue].pkts = saved;
+            share
+        } else {
+            1.0
+        };
+        QueueState {
+            queue,
+            n_queues: self.fifos.len(),
+            queue_bytes: occ.bytes + extra,
+            queue_pkts: occ.pkts + (extra > 0) as u32,
+            port_bytes: self.port_bytes + extra,
+            pool_bytes: if pool.limit_bytes == u64::MAX { self.port_bytes + extra } else { pool.used_bytes + extra },
+            link_rate_bps: self.link_rate_bps,
+            quantum: self.sched.quantum(queue),
+            round_time_ns: self.sched.round_time_ns(),
+            oracle_share,
+        }
+    }
+
+    /// Offer a packet to the port at `now`. Returns `Err((pkt, reason))` if it was dropped
+    /// (admission or the scheme's enqueue hook), so the caller can recycle or trace it.
+    pub fn enqueue(&mut self, now: Nanos, mut pkt: P, pool: &mut BufferPool) -> Result<(), (P, Reason)> {
+        let size = pkt.wire_bytes();
+        let q = self.classify(pkt.dscp());
+        // Admission: the arriving packet must fit entirely (tail drop).
+        let reason = if self.port_bytes + size as u64 > self.buffer_bytes {
+            Some(Reason::BufferFull)
+        } else if self.occ[q].bytes + size as u64 > self.queue_limits[q] {
+            Some(Reason::QueueLimit)
+        } else if pool.used_bytes.saturating_add(size as u64) > pool.limit_bytes {
+            Some(Reason::PoolFull)
+        } else {
+            None
+        };
+        if let Some(r) = reason {
+            self.stats[q].drops[r as usize] += 1;
+            return Err((pkt, r));
+        }
+        let view = self.view(q, pool, size as u64);
+        let pv = PacketView { size, ect: pkt.is_ect() };
+        match self.marking.on_enqueue(now, pv, &view) {
+            Decision::Pass => {}
+            Decision::Mark(r) => {
+                if !self.apply_mark(&mut pkt, q, r) {
+                    return Err((pkt, r));
+                }
+            }
+            Decision::Drop(r) => {
+                self.stats[q].drops[r as usize] += 1;
+                return Err((pkt, r));
+            }
+        }
+        self.advance_clock(now);
+        let occ = &mut self.occ[q];
+        if occ.pkts == 0 {
+            occ.head_bytes = size;
+        }
+        occ.pkts += 1;
+        occ.bytes += size as u64;
+        self.port_bytes += size as u64;
+        pool.used_bytes += size as u64;
+        let st = &mut self.stats[q];
+        st.enq_pkts += 1;
+        st.enq_bytes += size as u64;
+        st.max_bytes = st.max_bytes.max(occ.bytes);
+        self.fifos[q].push_back(Entry { pkt, enq_ns: now });
+        self.sched.on_enqueue(now, q, size, &self.occ);
+        Ok(())
+    }
+
+    /// Returns false if the packet must be dropped (non-ECT under `NonEctPolicy::Drop`).
+    #[inline]
+    fn apply_mark(&mut self, pkt: &mut P, q: usize, r: Reason) -> bool {
+        if pkt.is_ect() {
+            pkt.set_ce();
+            self.stats[q].marks[r as usize] += 1;
+            true
+        } else {
+            match self.non_ect {
+                NonEctPolicy::Pass => {
+                    self.stats[q].unmarkable[r as usize] += 1;
+                    true
+                }
+                NonEctPolicy::Drop => {
+                    self.stats[q].drops[r as usize] += 1;
+                    false
+                }
+            }
+        }
+    }
+
+    /// Take the next packet to transmit at `now`, after the scheduler's choice and the
+    /// scheme's dequeue hook (packets the scheme drops at dequeue are counted and skipped).
+    /// Returns the packet and the queue it came from.
+    pub fn dequeue(&mut self, now: Nanos, pool: &mut BufferPool) -> Option<(P, usize)> {
+        loop {
+            if self.port_bytes == 0 {
+                return None;
+            }
+            self.advance_clock(now);
+            let q = self.sched.select(now, &self.occ);
+            let Entry { mut pkt, enq_ns } = self.fifos[q].pop_front().expect("scheduler chose an empty queue");
+            let size = pkt.wire_bytes();
+            let occ = &mut self.occ[q];
+            occ.pkts -= 1;
+            occ.bytes -= size as u64;
+            occ.head_bytes = self.fifos[q].front().map_or(0, |e| e.pkt.wire_bytes());
+            self.port_bytes -= size as u64;
+            pool.used_bytes -= size as u64;
+            self.sched.on_dequeue(now, q, size, &self.occ);
+            let sojourn = now.saturating_sub(enq_ns);
+            let view = self.view(q, pool, 0);
+            let pv = PacketView { size, ect: pkt.is_ect() };
+            let keep = match self.marking.on_dequeue(now, pv, &view, sojourn) {
+                Decision::Pass => true,
+                Decision::Mark(r) => self.apply_mark(&mut pkt, q, r),
+                Decision::Drop(r) => {
+                    self.stats[q].drops[r as usize] += 1;
+                    false
+                }
+            };
+            if keep {
+                let st = &mut self.stats[q];
+                st.deq_pkts += 1;
+                st.deq_bytes += size as u64;
+                st.sojourn_sum_ns += sojourn as u128;
+                st.sojourn_max_ns = st.sojourn_max_ns.max(sojourn);
+                return Some((pkt, q));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::marking::SchemeName;
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub(crate) struct TestPkt {
+        pub size: u32,
+        pub dscp: u8,
+        pub ect: bool,
+        pub ce: bool,
+        pub id: u32,
+    }
+    impl PortPacket for TestPkt {
+        fn wire_bytes(&self) -> u32 {
+            self.size
+        }
+        fn is_ect(&self) -> bool {
+            self.ect
+        }
+        fn set_ce(&mut self) {
+            self.ce = true;
+        }
+        fn dscp(&self) -> u8 {
+            self.dscp
+        }
+    }
+
+    fn pkt(id: u32, dscp: u8) -> TestPkt {
+        TestPkt { size: 1500, dscp, ect: true, ce: false, id }
+    }
+
+    fn port(queues: usize, buffer: u64, scheme: SchemeName) -> Port<TestPkt> {
+        let cfg = PortConfig { queues, buffer: ByteSize(buffer), ..Default::default() };
+        let m = MarkingConfig { scheme, ..Default::default() };
+        Port::new(&cfg, &m, 10_000_000_000, 1).unwrap()
+    }
+
+    #[test]
+    fn shared_buffer_tail_drops_and_counts() {
+        let mut p = port(2, 4500, SchemeName::None);
+        let mut pool = BufferPool::unlimited();
+        assert!(p.enqueue(0, pkt(0, 0), &mut pool).is_ok());
+        assert!(p.enqueue(0, pkt(1, 1), &mut pool).is_ok());
+        assert!(p.enqueue(0, pkt(2, 1), &mut pool).is_ok());
+        assert_eq!(p.enqueue(0, pkt(3, 0), &mut pool).unwrap_err().1, Reason::BufferFull);
+        assert_eq!(p.bytes(), 4500);
+        assert_eq!(p.stats()[0].drops[Reason::BufferFull as usize], 1);
+        // SP: queue 0 first, then FIFO order within queue 1.
+        let ids: Vec<u32> = std::iter::from_fn(|| p.dequeue(10, &mut pool)).map(|(p, _)| p.id).collect();
+        assert_eq!(ids, vec![0, 1, 2]);
+        assert!(p.is_empty());
+        assert_eq!(pool.used_bytes, 0);
+    }
+
+    #[test]
+    fn pool_shared_by_ports() {
+        let mut a = port(1, 1_000_000, SchemeName::None);
+        let mut b = port(1, 1_000_000, SchemeName::None);
+        let mut pool = BufferPool::new(3000);
+        assert!(a.enqueue(0, pkt(0, 0), &mut pool).is_ok());
+        assert!(b.enqueue(0, pkt(1, 0), &mut pool).is_ok());
+        assert_eq!(b.enqueue(0, pkt(2, 0), &mut pool).unwrap_err().1, Reason::PoolFull);
+        a.dequeue(1, &mut pool);
+        assert!(b.enqueue(2, pkt(3, 0), &mut pool).is_ok());
+    }
+
+    #[test]
+    fn classification_by_dscp_map() {
+        let cfg = PortConfig { queues: 3, dscp_to_queue: vec![2, 1, 0], ..Default::default() };
+        let p: Port<TestPkt> = Port::new(&cfg, &MarkingConfig::default(), 1_000_000_000, 0).unwrap();
+        assert_eq!(p.classify(0), 2);
+        assert_eq!(p.classify(2), 0);
+        assert_eq!(p.classify(40), 2); // unmapped: min(dscp, n-1)
+        let bad = PortConfig { queues: 2, dscp_to_queue: vec![5], ..Default::default() };
+        let e = Port::<TestPkt>::new(&bad, &MarkingConfig::default(), 1, 0).err().unwrap();
+        assert!(e.starts_with("switch.dscp_to_queue[0]"), "{e}");
+    }
+
+    #[test]
+    fn time_average_queue_length() {
+        let mut p = port(1, 1_000_000, SchemeName::None);
+        let mut pool = BufferPool::unlimited();
+        p.enqueue(0, pkt(0, 0), &mut pool).unwrap();
+        p.enqueue(0, pkt(1, 0), &mut pool).unwrap();
+        p.dequeue(1000, &mut pool); // 3000 B for 1000 ns
+        p.dequeue(2000, &mut pool); // 1500 B for 1000 ns
+        p.advance_clock(4000);
+        assert_eq!(p.stats()[0].byte_ns, 3000 * 1000 + 1500 * 1000);
+        assert_eq!(p.stats()[0].max_bytes, 3000);
+        assert_eq!(p.stats()[0].sojourn_max_ns, 2000);
+    }
+}

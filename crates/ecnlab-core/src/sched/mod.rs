@@ -1,0 +1,227 @@
+//! Packet schedulers: which queue of a port sends next.
+//!
+//! A scheduler never holds packets. The port ([`crate::port::Port`]) owns the FIFOs and tells
+//! the scheduler what happens to them; the scheduler answers one question, [`Scheduler::select`]:
+//! which backlogged queue sends its head packet now. Queue 0 is the highest priority where
+//! priority matters (SP, and the strict part of SP/DWRR and SP/WFQ), as in the TCN authors'
+//! ns-2 and Linux code (REFERENCE-IMPLEMENTATIONS §2.7).
+//!
+//! Round-robin schedulers (WRR, DWRR) also keep MQ-ECN's round-time estimate T_round
+//! (TCN §3.3; MQ-ECN NSDI'16 §3), because the samples are taken at scheduler events (a queue
+//! starts a round, rotates, or empties). MQ-ECN reads it through `QueueState::round_time_ns`.
+
+pub mod dwrr;
+pub mod sp;
+pub mod wfq;
+pub mod wrr;
+
+use crate::units::{ByteSize, Duration, Nanos};
+use serde::{Deserialize, Serialize};
+
+/// Occupancy of one queue as the scheduler sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueOcc {
+    pub bytes: u64,
+    pub pkts: u32,
+    /// Wire size of the head packet; 0 when the queue is empty.
+    pub head_bytes: u32,
+}
+
+impl QueueOcc {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pkts == 0
+    }
+}
+
+/// The interface every scheduler implements.
+pub trait Scheduler {
+    /// A packet of `bytes` joined `queue`; `queues` already includes it.
+    fn on_enqueue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]);
+    /// Pick the queue whose head packet is sent now. Called only when some queue is
+    /// backlogged; must return a backlogged queue. The packet is then removed and
+    /// [`Scheduler::on_dequeue`] follows at once.
+    fn select(&mut self, now: Nanos, queues: &[QueueOcc]) -> usize;
+    /// The head packet (`bytes`) of `queue` left; `queues` no longer includes it.
+    fn on_dequeue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]);
+    /// Round-robin schedulers: the quantum of `queue` in bytes.
+    fn quantum(&self, _queue: usize) -> Option<u32> {
+        None
+    }
+    /// Round-robin schedulers: MQ-ECN's smoothed round time T_round (ns).
+    fn round_time_ns(&self) -> Option<f64> {
+        None
+    }
+    /// Fraction of the link this scheduler gives `queue` if the current backlog persists
+    /// (the oracle capacity of ideal ECN/RED, TCN §3.1). 0 for an empty queue's competitors
+    /// is not assumed: `queue` itself counts as backlogged.
+    fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64;
+}
+
+/// Scheduler names as written in scenario files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    /// Strict priority, queue 0 first.
+    #[default]
+    Sp,
+    /// Weighted round robin: up to `quantum_i` bytes per round, no carry-over.
+    Wrr,
+    /// Deficit weighted round robin (Shreedhar & Varghese).
+    Dwrr,
+    /// Weighted fair queueing by virtual finish times.
+    Wfq,
+    /// The first `strict` queues by strict priority, the rest by WFQ.
+    SpWfq,
+    /// The first `strict` queues by strict priority, the rest by DWRR.
+    SpDwrr,
+}
+
+/// How MQ-ECN's round-time samples are taken; the three public implementations differ
+/// (REFERENCE-IMPLEMENTATIONS §2.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundTimeVariant {
+    /// MQ-ECN-NS2 `dwrr.cc` (default): sample on rotation, and on emptying with one tx time.
+    #[default]
+    MqEcnNs2,
+    /// TCN-NS2 `prio_dwrr.cc`: tx time added twice on emptying; unfloored idle decay.
+    TcnNs2,
+    /// Linux `sch_dwrr`: reset after more than 10 idle slots.
+    Linux,
+}
+
+/// The `[switch.scheduler]` table.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SchedulerConfig {
+    pub kind: SchedulerKind,
+    /// Number of strict-priority queues (queues 0..strict) for `sp_wfq` and `sp_dwrr`.
+    pub strict: usize,
+    /// Base quantum of round-robin queues (bytes). Queue i gets `quantum x weights[i]`.
+    pub quantum: ByteSize,
+    /// Per-queue weights of the weighted queues (DWRR/WRR quantum multiplier, WFQ weight);
+    /// empty = all equal. For `sp_*` the list covers only the non-strict queues.
+    pub weights: Vec<u32>,
+    /// MQ-ECN round-time estimator: EWMA gain beta (T <- beta T + (1 - beta) sample).
+    pub round_beta: f64,
+    /// MQ-ECN T_idle slot; empty = one MTU (1500 B) at the link rate.
+    pub round_idle_slot: Option<Duration>,
+    pub round_variant: RoundTimeVariant,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            kind: SchedulerKind::Sp,
+            strict: 1,
+            quantum: ByteSize(1500),
+            weights: Vec::new(),
+            round_beta: 0.75,
+            round_idle_slot: None,
+            round_variant: RoundTimeVariant::MqEcnNs2,
+        }
+    }
+}
+
+/// A built scheduler (enum dispatch on the hot path; `Custom` for extension).
+pub enum Sched {
+    Sp(sp::Sp),
+    Wrr(wrr::Wrr),
+    Dwrr(dwrr::Dwrr),
+    Wfq(wfq::Wfq),
+    SpWfq(sp::SpOver<wfq::Wfq>),
+    SpDwrr(sp::SpOver<dwrr::Dwrr>),
+    Custom(Box<dyn Scheduler + Send>),
+}
+
+macro_rules! sdispatch {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            Sched::Sp($s) => $e,
+            Sched::Wrr($s) => $e,
+            Sched::Dwrr($s) => $e,
+            Sched::Wfq($s) => $e,
+            Sched::SpWfq($s) => $e,
+            Sched::SpDwrr($s) => $e,
+            Sched::Custom($s) => $e,
+        }
+    };
+}
+
+impl SchedulerConfig {
+    /// Per-queue weights for `n` weighted queues (all 1 when none are given).
+    pub fn weights_for(&self, n: usize) -> Result<Vec<u32>, String> {
+        if self.weights.is_empty() {
+            return Ok(vec![1; n]);
+        }
+        if self.weights.len() != n {
+            return Err(format!("weights: {} weights given for {} weighted queues", self.weights.len(), n));
+        }
+        if let Some(i) = self.weights.iter().position(|&w| w == 0) {
+            return Err(format!("weights[{i}]: a weight must be at least 1"));
+        }
+        Ok(self.weights.clone())
+    }
+}
+
+impl Sched {
+    /// Build for a port of `n_queues` queues on a link of `link_rate_bps`.
+    /// Errors name the field (relative to `[switch.scheduler]`).
+    pub fn build(cfg: &SchedulerConfig, n_queues: usize, link_rate_bps: u64) -> Result<Sched, String> {
+        if n_queues == 0 {
+            return Err("a port needs at least one queue".into());
+        }
+        if cfg.quantum.0 == 0 {
+            return Err("quantum: must be at least 1 byte".into());
+        }
+        if !(0.0..1.0).contains(&cfg.round_beta) {
+            return Err(format!("round_beta: {} is not in [0, 1)", cfg.round_beta));
+        }
+        let strict = cfg.strict;
+        let hier = |kind: &str| -> Result<usize, String> {
+            if strict >= n_queues {
+                return Err(format!("strict: {strict} strict queues leave no {kind} queue among {n_queues}"));
+            }
+            Ok(n_queues - strict)
+        };
+        Ok(match cfg.kind {
+            SchedulerKind::Sp => Sched::Sp(sp::Sp::new(n_queues)),
+            SchedulerKind::Wrr => Sched::Wrr(wrr::Wrr::new(cfg, &cfg.weights_for(n_queues)?, link_rate_bps)),
+            SchedulerKind::Dwrr => Sched::Dwrr(dwrr::Dwrr::new(cfg, &cfg.weights_for(n_queues)?, link_rate_bps)),
+            SchedulerKind::Wfq => Sched::Wfq(wfq::Wfq::new(&cfg.weights_for(n_queues)?)),
+            SchedulerKind::SpWfq => {
+                let n = hier("WFQ")?;
+                Sched::SpWfq(sp::SpOver::new(strict, wfq::Wfq::new(&cfg.weights_for(n)?)))
+            }
+            SchedulerKind::SpDwrr => {
+                let n = hier("DWRR")?;
+                Sched::SpDwrr(sp::SpOver::new(strict, dwrr::Dwrr::new(cfg, &cfg.weights_for(n)?, link_rate_bps)))
+            }
+        })
+    }
+}
+
+impl Scheduler for Sched {
+    #[inline]
+    fn on_enqueue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]) {
+        sdispatch!(self, s => s.on_enqueue(now, queue, bytes, queues))
+    }
+    #[inline]
+    fn select(&mut self, now: Nanos, queues: &[QueueOcc]) -> usize {
+        sdispatch!(self, s => s.select(now, queues))
+    }
+    #[inline]
+    fn on_dequeue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]) {
+        sdispatch!(self, s => s.on_dequeue(now, queue, bytes, queues))
+    }
+    fn quantum(&self, queue: usize) -> Option<u32> {
+        sdispatch!(self, s => s.quantum(queue))
+    }
+    fn round_time_ns(&self) -> Option<f64> {
+        sdispatch!(self, s => s.round_time_ns())
+    }
+    fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
+        sdispatch!(self, s => s.share(queue, queues))
+    }
+}
