@@ -1,1 +1,3 @@
-//! placeholder
+//! # ecnlab-sim
+pub mod packet;
+pub mod tcp;

@@ -1,0 +1,1 @@
+//! STUB: TCP transports (to be implemented).
