@@ -64,6 +64,9 @@ pub struct PortConfig {
     /// DSCP -> queue map (index = DSCP). Empty = queue min(DSCP, queues - 1).
     pub dscp_to_queue: Vec<usize>,
     pub scheduler: SchedulerConfig,
+    /// A service pool shared by all egress ports of a switch (none = no pool). The port
+    /// itself only draws from the pool it is handed; the switch builder creates it.
+    pub pool: Option<ByteSize>,
 }
 
 impl Default for PortConfig {
@@ -74,6 +77,7 @@ impl Default for PortConfig {
             queue_limits: Vec::new(),
             dscp_to_queue: Vec::new(),
             scheduler: SchedulerConfig::default(),
+            pool: None,
         }
     }
 }
@@ -213,6 +217,16 @@ impl<P: PortPacket> Port<P> {
     }
     pub fn scheduler(&self) -> &Sched {
         &self.sched
+    }
+    /// The marking scheme (e.g. to read an estimator's state for a plot).
+    pub fn marking(&self) -> &Marking {
+        &self.marking
+    }
+    /// Start a new peak measurement (`max_bytes` restarts from the current length).
+    pub fn reset_peak(&mut self) {
+        for (st, occ) in self.stats.iter_mut().zip(&self.occ) {
+            st.max_bytes = occ.bytes;
+        }
     }
     /// Queue a packet of DSCP `dscp` goes to.
     #[inline]

@@ -1,1 +1,77 @@
+//! `ecnlab._core`: the Python extension. A thin layer: scenarios arrive as JSON text (the
+//! Python side reads TOML and applies `--set` overrides), results leave as JSON text.
+//! Scenario errors raise `ValueError` with one line naming the field; internal errors
+//! (broken invariants) raise `RuntimeError`.
 
+use ecnlab_core::marking::SchemeName;
+use ecnlab_core::sched::SchedulerKind;
+use ecnlab_sim::{RunError, Scenario};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+fn parse(scenario_json: &str) -> PyResult<Scenario> {
+    let scn = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
+    scn.validate().map_err(PyValueError::new_err)?;
+    Ok(scn)
+}
+
+/// Validate a scenario (JSON text); raises ValueError naming the bad field.
+#[pyfunction]
+fn validate_json(scenario_json: &str) -> PyResult<()> {
+    let scn = parse(scenario_json)?;
+    ecnlab_sim::Simulator::new(&scn, scn.seed).map_err(PyValueError::new_err)?;
+    Ok(())
+}
+
+/// Run a scenario (JSON text) with an optional seed; returns the run output as JSON text:
+/// `{"summary": {...}, "flows": [...], "probes": [...], "timeseries": {...}}`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None))]
+fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+    let scn = parse(scenario_json)?;
+    let seed = seed.unwrap_or(scn.seed);
+    let out = py.allow_threads(|| ecnlab_sim::run(&scn, seed)).map_err(|e| match e {
+        RunError::Scenario(m) => PyValueError::new_err(m),
+        RunError::Internal(m) => PyRuntimeError::new_err(m),
+    })?;
+    serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Scheme names accepted by `marking.scheme`.
+#[pyfunction]
+fn scheme_names() -> Vec<String> {
+    SchemeName::ALL.iter().map(|s| serde_json::to_value(s).unwrap().as_str().unwrap().to_string()).collect()
+}
+
+/// Scheduler names accepted by `switch.scheduler.kind`.
+#[pyfunction]
+fn scheduler_names() -> Vec<String> {
+    use SchedulerKind::*;
+    [Sp, Wrr, Dwrr, Wfq, SpWfq, SpDwrr]
+        .iter()
+        .map(|s| serde_json::to_value(s).unwrap().as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The full default configuration of every table (for `ecnlab list --keys`).
+#[pyfunction]
+fn defaults_json() -> String {
+    serde_json::json!({
+        "switch": ecnlab_core::port::PortConfig::default(),
+        "marking": ecnlab_core::MarkingConfig::default(),
+        "transport": ecnlab_sim::tcp::TcpConfig::default(),
+        "host": ecnlab_sim::config::HostConfig::default(),
+        "metrics": ecnlab_sim::config::MetricsConfig::default(),
+    })
+    .to_string()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_names, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
+    Ok(())
+}

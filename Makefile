@@ -1,0 +1,33 @@
+# Set-up and everyday commands. Both `make run` and `make test` create or reuse .venv/
+# and (re)build the Rust extension into it, so either works on a fresh clone.
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.deps-installed
+
+.PHONY: run test build venv bench clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "maturin>=1.5,<2" "pytest>=7"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Build the Rust core in release mode and install ecnlab (editable) into .venv.
+build: $(STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+
+# The main job: the built-in default scenario (TCN static-flow experiment, TCN marking).
+run: build
+	$(VENV)/bin/ecnlab run --out out/default
+
+# Every test: Rust unit/property/integration tests, then the Python and CLI tests.
+test: build
+	cargo test --workspace --exclude ecnlab-py -q
+	$(VENV)/bin/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) target out

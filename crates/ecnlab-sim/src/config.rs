@@ -1,0 +1,290 @@
+//! The scenario: typed structs that a scenario file (TOML, or the JSON the Python front end
+//! hands over) deserializes into. Configuration flows one way: file -> these structs ->
+//! the built network. Unknown keys are errors; every error names its field path.
+
+use crate::tcp::{CcKind, TcpConfig};
+use ecnlab_core::port::PortConfig;
+use ecnlab_core::units::{ByteSize, Duration, Rate};
+use ecnlab_core::MarkingConfig;
+use serde::{Deserialize, Serialize};
+
+/// A whole experiment.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short identifier, e.g. `tcn-static`.
+    pub name: String,
+    /// One paragraph: what the scenario is and which paper figure it follows.
+    #[serde(default)]
+    pub description: String,
+    /// What the paper claims for this setup (shown by `ecnlab list`; not used by the run).
+    #[serde(default)]
+    pub claim: String,
+    /// Simulated time.
+    pub duration: Duration,
+    /// Master seed used when the command line gives none.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub topology: Topology,
+    /// Every switch egress port (queues, buffer, scheduler).
+    #[serde(default)]
+    pub switch: PortConfig,
+    /// The marking scheme applied at every switch egress port.
+    #[serde(default)]
+    pub marking: MarkingConfig,
+    #[serde(default)]
+    pub host: HostConfig,
+    /// Transport defaults; a flow may override `cc`.
+    #[serde(default)]
+    pub transport: TcpConfig,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub probes: Vec<ProbeSpec>,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Built-in topologies. Host indices are 0-based; in a star, hosts hang off one switch.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Topology {
+    /// N hosts on one switch.
+    Star {
+        hosts: usize,
+        link_rate: Rate,
+        /// One-way propagation delay of each host link.
+        link_delay: Duration,
+        /// Per-host overrides of `link_delay` (index = host; shorter lists leave the rest).
+        #[serde(default)]
+        host_link_delay: Vec<Duration>,
+        /// Per-host overrides of `link_rate`.
+        #[serde(default)]
+        host_link_rate: Vec<Rate>,
+    },
+    /// `left` hosts on switch 0, `right` hosts on switch 1, one bottleneck link between.
+    /// Hosts 0..left are on the left.
+    Dumbbell {
+        left: usize,
+        right: usize,
+        link_rate: Rate,
+        link_delay: Duration,
+        bottleneck_rate: Rate,
+        bottleneck_delay: Duration,
+    },
+    /// Two-tier Clos: `leaves` ToRs with `hosts_per_leaf` hosts each, every leaf connected
+    /// to every spine; per-flow ECMP. Host h sits on leaf h / hosts_per_leaf.
+    LeafSpine {
+        leaves: usize,
+        spines: usize,
+        hosts_per_leaf: usize,
+        link_rate: Rate,
+        /// Leaf-spine rate (default: link_rate).
+        #[serde(default)]
+        core_rate: Option<Rate>,
+        /// Host-leaf one-way delay.
+        host_delay: Duration,
+        /// Leaf-spine one-way delay.
+        core_delay: Duration,
+    },
+}
+
+/// Host settings.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostConfig {
+    /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking).
+    pub nic_buffer: ByteSize,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig { nic_buffer: ByteSize(4_000_000) }
+    }
+}
+
+/// One flow, or `count` identical flows.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: usize,
+    pub dst: usize,
+    /// DSCP (traffic class); selects the switch queue.
+    #[serde(default)]
+    pub class: u8,
+    /// Number of identical flows.
+    #[serde(default = "one")]
+    pub count: u32,
+    #[serde(default)]
+    pub start: Duration,
+    /// When the application stops writing (long-lived flows); none = end of run.
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// Bytes to send; none = long-lived (until `stop`).
+    #[serde(default)]
+    pub size: Option<ByteSize>,
+    /// Application rate limit (the application writes at this rate).
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// Congestion control of this flow (default: `transport.cc`).
+    #[serde(default)]
+    pub cc: Option<CcKind>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A ping probe: small non-ECT request/reply packets between two hosts in a class.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    pub src: usize,
+    pub dst: usize,
+    #[serde(default)]
+    pub class: u8,
+    pub interval: Duration,
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// Wire size of a probe packet.
+    #[serde(default = "probe_size")]
+    pub size: ByteSize,
+}
+
+fn probe_size() -> ByteSize {
+    ByteSize(64)
+}
+
+/// What is measured and when.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Per-queue statistics and probe RTTs count from this time on.
+    pub warmup: Duration,
+    /// Time-series sampling period (goodput, queue length, sojourn per queue).
+    pub sample_interval: Duration,
+    /// Record time series at all.
+    pub timeseries: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig { warmup: Duration(0), sample_interval: Duration::from_ms(1), timeseries: true }
+    }
+}
+
+impl Scenario {
+    /// Parse a scenario from JSON text; the error names the field path.
+    pub fn from_json(text: &str) -> Result<Scenario, String> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            // serde_json appends " at line L column C" which means nothing to a user of TOML.
+            let inner = match inner.find(" at line ") {
+                Some(i) => inner[..i].to_string(),
+                None => inner,
+            };
+            if path == "." {
+                inner
+            } else {
+                format!("{path}: {inner}")
+            }
+        })
+    }
+
+    /// Parse a scenario from TOML text.
+    pub fn from_toml(text: &str) -> Result<Scenario, String> {
+        let de = toml::Deserializer::parse(text).map_err(|e| e.message().to_string())?;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().message().to_string();
+            if path == "." {
+                inner
+            } else {
+                format!("{path}: {inner}")
+            }
+        })
+    }
+
+    pub fn n_hosts(&self) -> usize {
+        match &self.topology {
+            Topology::Star { hosts, .. } => *hosts,
+            Topology::Dumbbell { left, right, .. } => left + right,
+            Topology::LeafSpine { leaves, hosts_per_leaf, .. } => leaves * hosts_per_leaf,
+        }
+    }
+
+    /// Checks that need more than one field (serde checks types and names).
+    pub fn validate(&self) -> Result<(), String> {
+        let n = self.n_hosts();
+        if n < 2 {
+            return Err("topology: needs at least 2 hosts".into());
+        }
+        if self.duration.0 == 0 {
+            return Err("duration: must be larger than 0".into());
+        }
+        match &self.topology {
+            Topology::Star { link_rate, host_link_rate, host_link_delay, hosts, .. } => {
+                if link_rate.0 == 0 || host_link_rate.iter().any(|r| r.0 == 0) {
+                    return Err("topology.link_rate: must be larger than 0".into());
+                }
+                if host_link_rate.len() > *hosts || host_link_delay.len() > *hosts {
+                    return Err("topology.host_link_rate/host_link_delay: more entries than hosts".into());
+                }
+            }
+            Topology::Dumbbell { link_rate, bottleneck_rate, .. } => {
+                if link_rate.0 == 0 || bottleneck_rate.0 == 0 {
+                    return Err("topology: link rates must be larger than 0".into());
+                }
+            }
+            Topology::LeafSpine { leaves, spines, link_rate, core_rate, .. } => {
+                if *leaves == 0 || *spines == 0 {
+                    return Err("topology: leaves and spines must be at least 1".into());
+                }
+                if link_rate.0 == 0 || core_rate.is_some_and(|r| r.0 == 0) {
+                    return Err("topology: link rates must be larger than 0".into());
+                }
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.src >= n || f.dst >= n {
+                return Err(format!("flows[{i}]: host {} does not exist ({} hosts)", f.src.max(f.dst), n));
+            }
+            if f.src == f.dst {
+                return Err(format!("flows[{i}]: src and dst are the same host"));
+            }
+            if f.rate.is_some_and(|r| r.0 == 0) {
+                return Err(format!("flows[{i}].rate: must be larger than 0"));
+            }
+            if f.size.is_some_and(|s| s.0 == 0) {
+                return Err(format!("flows[{i}].size: must be larger than 0"));
+            }
+            if f.class >= 64 {
+                return Err(format!("flows[{i}].class: DSCP {} is not in 0..63", f.class));
+            }
+        }
+        for (i, p) in self.probes.iter().enumerate() {
+            if p.src >= n || p.dst >= n || p.src == p.dst {
+                return Err(format!("probes[{i}]: src/dst must be two different existing hosts"));
+            }
+            if p.interval.0 == 0 {
+                return Err(format!("probes[{i}].interval: must be larger than 0"));
+            }
+        }
+        if self.metrics.sample_interval.0 == 0 {
+            return Err("metrics.sample_interval: must be larger than 0".into());
+        }
+        if self.metrics.warmup >= self.duration {
+            return Err("metrics.warmup: must be shorter than duration".into());
+        }
+        self.transport.validate()?;
+        Ok(())
+    }
+}

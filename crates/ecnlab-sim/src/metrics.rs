@@ -1,0 +1,317 @@
+//! What a run measures: per-queue counters over the measurement window, time series,
+//! per-flow records, probe RTTs, and the `summary.json` document.
+
+use crate::packet::TCP_IP_HEADER;
+use crate::sim::{Flow, Link, Probe, Simulator};
+use crate::topology::Net;
+use ecnlab_core::marking::Reason;
+use ecnlab_core::units::{tx_time_ns, Nanos};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+/// Counters of one queue at one instant (differences of two snapshots give a window).
+#[derive(Clone, Debug, Default)]
+pub struct QueueSnapshot {
+    pub payload: u64,
+    pub byte_ns: u128,
+    pub deq_pkts: u64,
+    pub marks: [u64; Reason::COUNT],
+    pub drops: [u64; Reason::COUNT],
+    pub unmarkable: [u64; Reason::COUNT],
+    pub sojourn_sum_ns: u128,
+}
+
+impl QueueSnapshot {
+    pub(crate) fn of(l: &Link) -> Vec<QueueSnapshot> {
+        l.port
+            .stats()
+            .iter()
+            .zip(&l.payload_by_queue)
+            .map(|(s, &payload)| QueueSnapshot {
+                payload,
+                byte_ns: s.byte_ns,
+                deq_pkts: s.deq_pkts,
+                marks: s.marks,
+                drops: s.drops,
+                unmarkable: s.unmarkable,
+                sojourn_sum_ns: s.sojourn_sum_ns,
+            })
+            .collect()
+    }
+}
+
+fn diff(a: &[u64; Reason::COUNT], b: &[u64; Reason::COUNT]) -> [u64; Reason::COUNT] {
+    let mut d = [0; Reason::COUNT];
+    for i in 0..Reason::COUNT {
+        d[i] = a[i] - b[i];
+    }
+    d
+}
+
+/// Per-queue time series in long format (one row per switch port, queue and sample).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TimeSeries {
+    pub t_s: Vec<f64>,
+    pub port: Vec<String>,
+    pub queue: Vec<u32>,
+    /// TCP payload bytes sent from the queue during the sample period, as a rate.
+    pub goodput_bps: Vec<f64>,
+    /// Queue length at the sample instant.
+    pub qlen_bytes: Vec<u64>,
+    /// Time-averaged queue length over the sample period.
+    pub avg_qlen_bytes: Vec<f64>,
+    /// Mean sojourn time of packets sent during the period (NaN -> null when none).
+    pub sojourn_us: Vec<Option<f64>>,
+    pub marks: Vec<u64>,
+    pub drops: Vec<u64>,
+}
+
+impl TimeSeries {
+    pub(crate) fn record(&mut self, t: Nanos, _li: u32, l: &Link, prev: &[QueueSnapshot], cur: &[QueueSnapshot], interval: Nanos, name: &str) {
+        let occ = l.port.queue_occ();
+        for (q, c) in cur.iter().enumerate() {
+            let p = prev.get(q).cloned().unwrap_or_default();
+            let deq = c.deq_pkts - p.deq_pkts;
+            self.t_s.push(t as f64 / 1e9);
+            self.port.push(name.to_string());
+            self.queue.push(q as u32);
+            self.goodput_bps.push((c.payload - p.payload) as f64 * 8e9 / interval as f64);
+            self.qlen_bytes.push(occ[q].bytes);
+            self.avg_qlen_bytes.push((c.byte_ns - p.byte_ns) as f64 / interval as f64);
+            self.sojourn_us.push((deq > 0).then(|| (c.sojourn_sum_ns - p.sojourn_sum_ns) as f64 / deq as f64 / 1e3));
+            self.marks.push(diff(&c.marks, &p.marks).iter().sum());
+            self.drops.push(diff(&c.drops, &p.drops).iter().sum());
+        }
+    }
+}
+
+/// One flow's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowRecord {
+    pub id: usize,
+    /// Index of the `[[flows]]` entry it came from.
+    pub spec: u32,
+    pub src: u16,
+    pub dst: u16,
+    pub class: u8,
+    /// Bytes to send (None for long-lived flows).
+    pub size: Option<u64>,
+    pub start_s: f64,
+    pub finish_s: Option<f64>,
+    pub fct_us: Option<f64>,
+    /// Ideal FCT: the flow alone on its path (see [`ideal_fct_ns`]).
+    pub ideal_fct_us: Option<f64>,
+    pub slowdown: Option<f64>,
+    pub acked_bytes: u64,
+    pub timeouts: u64,
+    pub retransmits: u64,
+}
+
+/// The FCT of a flow alone in the network, measured as ecnlab measures FCT (from the
+/// application's write to the ACK of the last byte): one base RTT (propagation both ways
+/// plus store-and-forward of one full segment on each hop and of an ACK back) plus the
+/// remaining bytes at the path's bottleneck rate. Window growth (slow start) is not
+/// included, so large flows approach it and small flows exceed it by their extra RTTs.
+pub fn ideal_fct_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32) -> Nanos {
+    let fwd = net.path(src, dst);
+    let rev = net.path(dst, src);
+    let seg = (size.min(mss as u64) + TCP_IP_HEADER as u64).max(1);
+    let mut t = 0;
+    let mut bottleneck = u64::MAX;
+    for &li in &fwd {
+        let l = &net.links[li as usize];
+        t += l.delay_ns + tx_time_ns(seg, l.rate_bps);
+        bottleneck = bottleneck.min(l.rate_bps);
+    }
+    for &li in &rev {
+        let l = &net.links[li as usize];
+        t += l.delay_ns + tx_time_ns(crate::packet::ACK_BYTES as u64, l.rate_bps);
+    }
+    let pkts = size.div_ceil(mss as u64);
+    let wire = size + pkts * TCP_IP_HEADER as u64;
+    t + tx_time_ns(wire.saturating_sub(seg), bottleneck)
+}
+
+impl FlowRecord {
+    pub(crate) fn of(id: usize, f: &Flow, net: &Net, mss: u32) -> FlowRecord {
+        let st = f.sender.stats();
+        let fct = f.finish.map(|t| t.saturating_sub(f.start));
+        let ideal = f.size.map(|s| ideal_fct_ns(net, f.src as usize, f.dst as usize, s, mss));
+        FlowRecord {
+            id,
+            spec: f.spec,
+            src: f.src,
+            dst: f.dst,
+            class: f.class,
+            size: f.size,
+            start_s: f.start as f64 / 1e9,
+            finish_s: f.finish.map(|t| t as f64 / 1e9),
+            fct_us: fct.map(|t| t as f64 / 1e3),
+            ideal_fct_us: ideal.map(|t| t as f64 / 1e3),
+            slowdown: match (fct, ideal) {
+                (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
+                _ => None,
+            },
+            acked_bytes: f.sender.acked_bytes(),
+            timeouts: st.timeouts,
+            retransmits: st.fast_retransmits,
+        }
+    }
+}
+
+/// One probe's RTT samples (taken after warm-up).
+#[derive(Clone, Debug, Serialize)]
+pub struct ProbeRecord {
+    pub id: usize,
+    pub src: u16,
+    pub dst: u16,
+    pub class: u8,
+    pub sent: u64,
+    pub rtt_us: Vec<f64>,
+}
+
+impl ProbeRecord {
+    pub(crate) fn of(id: usize, p: &Probe) -> ProbeRecord {
+        ProbeRecord {
+            id,
+            src: p.src,
+            dst: p.dst,
+            class: p.class,
+            sent: p.sent,
+            rtt_us: p.rtts_ns.iter().map(|&r| r as f64 / 1e3).collect(),
+        }
+    }
+}
+
+/// Nearest-rank percentile on sorted data: `sorted[floor(q n)]`, as the papers' scripts.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((q * sorted.len() as f64) as usize).min(sorted.len() - 1);
+    sorted[i]
+}
+
+/// `{count, avg_us, p50_us, p99_us}` of a list of FCTs (µs). Empty -> count 0 and nulls.
+pub fn fct_stats(mut v: Vec<f64>) -> Value {
+    if v.is_empty() {
+        return json!({"count": 0, "avg_us": null, "p50_us": null, "p99_us": null});
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let avg = v.iter().sum::<f64>() / v.len() as f64;
+    json!({"count": v.len(), "avg_us": avg, "p50_us": percentile(&v, 0.5), "p99_us": percentile(&v, 0.99)})
+}
+
+fn by_reason(v: &[u64; Reason::COUNT]) -> Map<String, Value> {
+    Reason::ALL.iter().filter(|r| v[**r as usize] > 0).map(|r| (r.name().to_string(), json!(v[*r as usize]))).collect()
+}
+
+/// Size classes of the papers' FCT breakdowns.
+pub const SMALL_MAX_BYTES: u64 = 100_000;
+pub const LARGE_MIN_BYTES: u64 = 10_000_000;
+
+/// Build `summary.json` (everything except wall time, which the caller measures).
+pub(crate) fn summary(sim: &Simulator, scenario: &str, seed: u64, flows: &[FlowRecord], probes: &[ProbeRecord]) -> Value {
+    let window_ns = (sim.end() - sim.warmup).max(1);
+    let mut queues = Vec::new();
+    let mut marks_total = [0u64; Reason::COUNT];
+    let mut drops_total = [0u64; Reason::COUNT];
+    let mut unmarkable_total = [0u64; Reason::COUNT];
+    for (i, l) in sim.links.iter().enumerate() {
+        if !l.is_switch_port {
+            // Host NIC drops still count in the totals.
+            for (q, s) in l.port.stats().iter().enumerate() {
+                let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
+                let d = diff(&s.drops, &snap.drops);
+                for k in 0..Reason::COUNT {
+                    drops_total[k] += d[k];
+                }
+            }
+            continue;
+        }
+        if l.tx_pkts == 0 && l.port.stats().iter().all(|s| s.total_drops() == 0) {
+            continue;
+        }
+        let name = port_name(&sim.net, i);
+        for (q, s) in l.port.stats().iter().enumerate() {
+            let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
+            let marks = diff(&s.marks, &snap.marks);
+            let drops = diff(&s.drops, &snap.drops);
+            let unm = diff(&s.unmarkable, &snap.unmarkable);
+            for k in 0..Reason::COUNT {
+                marks_total[k] += marks[k];
+                drops_total[k] += drops[k];
+                unmarkable_total[k] += unm[k];
+            }
+            let deq = s.deq_pkts - snap.deq_pkts;
+            if l.payload_by_queue[q] == 0 && s.enq_pkts == 0 && drops.iter().all(|&d| d == 0) {
+                continue; // a queue that never saw a packet
+            }
+            queues.push(json!({
+                "port": name,
+                "queue": q,
+                "goodput_bps": (l.payload_by_queue[q] - snap.payload) as f64 * 8e9 / window_ns as f64,
+                "avg_qlen_bytes": (s.byte_ns - snap.byte_ns) as f64 / window_ns as f64,
+                "max_qlen_bytes": s.max_bytes,
+                "avg_sojourn_us": if deq > 0 { Some((s.sojourn_sum_ns - snap.sojourn_sum_ns) as f64 / deq as f64 / 1e3) } else { None },
+                "marks": marks.iter().sum::<u64>(),
+                "drops": drops.iter().sum::<u64>(),
+                "marks_by_reason": by_reason(&marks),
+                "drops_by_reason": by_reason(&drops),
+            }));
+        }
+    }
+
+    let measured: Vec<&FlowRecord> =
+        flows.iter().filter(|f| f.size.is_some() && f.start_s * 1e9 >= sim.warmup as f64).collect();
+    let done: Vec<&&FlowRecord> = measured.iter().filter(|f| f.fct_us.is_some()).collect();
+    let fct_of = |pred: &dyn Fn(u64) -> bool| {
+        fct_stats(done.iter().filter(|f| pred(f.size.unwrap())).map(|f| f.fct_us.unwrap()).collect())
+    };
+    let mut all_rtts: Vec<f64> = probes.iter().flat_map(|p| p.rtt_us.iter().copied()).collect();
+    all_rtts.sort_by(|a, b| a.total_cmp(b));
+    let probe_summary: Vec<Value> = probes
+        .iter()
+        .map(|p| {
+            let mut r = p.rtt_us.clone();
+            r.sort_by(|a, b| a.total_cmp(b));
+            let s = fct_stats(r);
+            json!({"id": p.id, "src": p.src, "dst": p.dst, "class": p.class, "samples": s["count"],
+                   "avg_us": s["avg_us"], "p50_us": s["p50_us"], "p99_us": s["p99_us"]})
+        })
+        .collect();
+    let c = sim.counting;
+    json!({
+        "scenario": scenario,
+        "seed": seed,
+        "sim_time_s": sim.end() as f64 / 1e9,
+        "measure_from_s": sim.warmup as f64 / 1e9,
+        "events": sim.events(),
+        "packet_hops": sim.packet_hops(),
+        "fct": {
+            "all": fct_of(&|_| true),
+            "small": fct_of(&|s| s <= SMALL_MAX_BYTES),
+            "medium": fct_of(&|s| s > SMALL_MAX_BYTES && s <= LARGE_MIN_BYTES),
+            "large": fct_of(&|s| s > LARGE_MIN_BYTES),
+        },
+        "flows": {
+            "total": flows.len(),
+            "completed": done.len(),
+            "unfinished": measured.len() - done.len(),
+            "long_lived": flows.iter().filter(|f| f.size.is_none()).count(),
+            "timeouts": flows.iter().map(|f| f.timeouts).sum::<u64>(),
+        },
+        "marks": marks_total.iter().sum::<u64>(),
+        "drops": drops_total.iter().sum::<u64>(),
+        "marks_by_reason": by_reason(&marks_total),
+        "drops_by_reason": by_reason(&drops_total),
+        "unmarkable_by_reason": by_reason(&unmarkable_total),
+        "queues": queues,
+        "probes": probe_summary,
+        "probe_rtt": fct_stats(all_rtts),
+        "counting": {"sent": c.sent, "delivered": c.delivered, "dropped": c.dropped, "in_flight": c.in_flight},
+    })
+}
+
+/// "s0->h3": a switch port named by its two ends.
+pub fn port_name(net: &Net, li: usize) -> String {
+    let l = &net.links[li];
+    format!("{}->{}", net.names[l.from], net.names[l.to])
+}

@@ -1,0 +1,494 @@
+//! The TCP sender: a sans-IO state machine (it owns no clock: every entry point takes
+//! `now`, and [`TcpSender::timer`] says when it next needs attention).
+//!
+//! Read RFC 5681 (slow start, congestion avoidance, fast retransmit), RFC 6582 (NewReno fast
+//! recovery), RFC 6298 (RTO) and RFC 3168 §6.1.2 (ECN at the sender) first. Sequence numbers
+//! are byte offsets from 0; the connection is pre-established (no SYN), as in the papers'
+//! ns-2 setups. The window is kept in bytes.
+//!
+//! Deviations, all deliberate:
+//! - No SACK (not required; the papers' ns-2 FullTcp runs were NewReno-style).
+//! - RTT samples come from the timestamp echoed in every ACK (`tx_ns`), as with the TCP
+//!   timestamp option (RFC 7323 §4), so Karn's rule is not needed; samples are taken on ACKs
+//!   that advance `snd_una`.
+//! - The RTO is restarted on every ACK that acknowledges new data, also during fast
+//!   recovery (RFC 6298 §5.3; RFC 6582 §4's "Slow-but-Steady" variant; Linux does the same).
+//! - Slow start grows by min(acked, 2·MSS) per ACK (RFC 3465 §2.2, L = 2); congestion
+//!   avoidance counts bytes: +1 MSS per cwnd bytes acknowledged (RFC 3465 §2.1).
+//! - Segments go out only when a whole segment (or the last, short one) fits in the window,
+//!   or when nothing is in flight.
+//! - RFC 3168 §6.1.2's "cwnd = 1 MSS: wait an RTO before sending" rule is not modelled;
+//!   ECN reductions floor at `min_cwnd`.
+//! - Retransmissions are ECT too when the flavour uses ECN (as the TCN ns-2 code does for
+//!   DCTCP; RFC 3168 §6.1.5 would send them not-ECT).
+
+use super::cc::{AckInfo, Cc, SeqState, Window};
+use super::config::TcpConfig;
+use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
+use ecnlab_core::units::Nanos;
+
+/// Data amounts at or above this are "unlimited" (a long-lived flow): no FIN is ever sent.
+const UNLIMITED_FROM: u64 = u64::MAX / 8;
+/// Cap of the application's total data, so that sequence arithmetic never overflows.
+const APP_CAP: u64 = u64::MAX / 2;
+
+/// Counters and current values of a sender. Counters only grow; `cwnd`, `ssthresh`,
+/// `alpha`, `srtt_ns`, `rto_ns` are the values after the last event.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SenderStats {
+    /// Retransmission timeouts that fired (each backoff step counts).
+    pub timeouts: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Payload bytes sent again (fast/partial-ACK retransmissions and go-back-N after a
+    /// timeout).
+    pub retransmitted_bytes: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub sent_bytes: u64,
+    /// Data segments sent, retransmissions included.
+    pub sent_segments: u64,
+    /// ACKs received (new and duplicate).
+    pub acks_received: u64,
+    /// ACKs received carrying ECN-Echo (flavours with ECN only).
+    pub ece_acks: u64,
+    /// ECN reduction windows entered (a halving for ECN*, a DCTCP cut, the start of a CWR
+    /// period for `dctcp_dualq`, whose progressive cuts within it are not counted again).
+    pub ecn_reductions: u64,
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes (u64::MAX until the first reduction).
+    pub ssthresh: u64,
+    /// DCTCP alpha (0 for NewReno and ECN*).
+    pub alpha: f64,
+    /// Smoothed RTT, ns (0 before the first sample).
+    pub srtt_ns: u64,
+    /// Current retransmission timeout including backoff, ns.
+    pub rto_ns: u64,
+}
+
+/// A TCP sender for one flow.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    // --- params (fixed at construction) ---
+    flow: u32,
+    src: u16,
+    dst: u16,
+    dscp: u8,
+    mss: u64,
+    iw: u64,
+    max_cwnd: u64,
+    dupack_thresh: u32,
+    rto_min: Nanos,
+    rto_init: Nanos,
+    rto_max: Nanos,
+    slow_start_restart: bool,
+    ecn: bool,
+    // --- sequence state (bytes) ---
+    /// Total bytes the application has handed over.
+    app_limit: u64,
+    /// Oldest unacknowledged byte.
+    snd_una: u64,
+    /// Next byte to send (moved back to `snd_una` by a timeout: go-back-N).
+    snd_nxt: u64,
+    /// Highest byte ever sent + 1 (bytes below it that are sent again are retransmissions).
+    high_tx: u64,
+    // --- window ---
+    win: Window,
+    /// Bytes acknowledged since the last congestion-avoidance increase (RFC 3465).
+    ca_acc: u64,
+    cc: Cc,
+    // --- loss recovery (RFC 5681 / 6582) ---
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`: high_tx when fast recovery (or the last timeout) began.
+    recover: u64,
+    /// A fast or partial-ACK retransmission of `snd_una` is due at the next `poll`.
+    rtx_pending: bool,
+    // --- ECN (RFC 3168 §6.1.2) ---
+    /// End of the current reduction window: a congestion signal about data below it
+    /// (ECE on an ACK <= it, a loss starting below it) belongs to a window already reduced.
+    cwr_until: u64,
+    /// Set CWR on the next new data segment.
+    send_cwr: bool,
+    // --- RTO (RFC 6298) ---
+    srtt: u64,
+    rttvar: u64,
+    has_rtt: bool,
+    backoff: u32,
+    deadline: Option<Nanos>,
+    /// Time of the last segment sent (slow-start restart).
+    last_send: Nanos,
+    sent_any: bool,
+    stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(cfg: &TcpConfig, flow: u32, src: u16, dst: u16, dscp: u8) -> Self {
+        let mss = cfg.mss.max(1) as u64;
+        let iw = cfg.init_cwnd.max(1) as u64 * mss;
+        let max_cwnd = (cfg.max_cwnd.max(1) as u64 * mss).max(iw);
+        let cc = Cc::new(cfg);
+        let ecn = cc.ecn_capable();
+        let mut s = TcpSender {
+            flow,
+            src,
+            dst,
+            dscp,
+            mss,
+            iw,
+            max_cwnd,
+            dupack_thresh: cfg.dupack_thresh.max(1),
+            rto_min: cfg.rto_min.ns(),
+            rto_init: cfg.rto_init.ns(),
+            rto_max: cfg.rto_max.ns().max(1),
+            slow_start_restart: cfg.slow_start_restart,
+            ecn,
+            app_limit: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_tx: 0,
+            win: Window { cwnd: iw, ssthresh: u64::MAX, mss, min_cwnd: cfg.min_cwnd.max(1) as u64 * mss },
+            ca_acc: 0,
+            cc,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            rtx_pending: false,
+            cwr_until: 0,
+            send_cwr: false,
+            srtt: 0,
+            rttvar: 0,
+            has_rtt: false,
+            backoff: 0,
+            deadline: None,
+            last_send: 0,
+            sent_any: false,
+            stats: SenderStats::default(),
+        };
+        s.sync_stats();
+        s
+    }
+
+    /// The application has `bytes` more to send (`u64::MAX / 2` for an unlimited flow).
+    pub fn add_data(&mut self, bytes: u64) {
+        self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
+    }
+
+    /// The DSCP stamped on subsequent segments.
+    pub fn set_dscp(&mut self, dscp: u8) {
+        self.dscp = dscp;
+    }
+
+    /// Next deadline (the retransmission timer), if armed.
+    pub fn timer(&self) -> Option<Nanos> {
+        self.deadline
+    }
+
+    /// All data added so far is acknowledged.
+    pub fn is_idle(&self) -> bool {
+        self.snd_una >= self.app_limit
+    }
+
+    /// Bytes cumulatively acknowledged.
+    pub fn acked_bytes(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// Total bytes the application has added.
+    pub fn added_bytes(&self) -> u64 {
+        self.app_limit
+    }
+
+    /// Bytes sent and not yet acknowledged (counting from `snd_nxt`, which a timeout moves
+    /// back).
+    pub fn in_flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Congestion window in bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.win.cwnd
+    }
+
+    /// Inside a reduction window (RFC 3168 "CWR" period / loss recovery window).
+    pub fn in_cwr(&self) -> bool {
+        self.snd_una <= self.cwr_until && self.cwr_until > 0
+    }
+
+    /// Fast recovery in progress.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    pub fn flow(&self) -> u32 {
+        self.flow
+    }
+
+    /// Emits every segment the window allows now: a pending fast retransmission first,
+    /// then new data (or go-back-N retransmissions after a timeout).
+    pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if self.rtx_pending {
+            self.rtx_pending = false;
+            if self.snd_una < self.high_tx {
+                // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 5: retransmit the first
+                // unacknowledged segment regardless of the window.
+                let len = (self.high_tx - self.snd_una).min(self.mss);
+                self.emit(now, self.snd_una, len, out);
+            }
+        }
+        // RFC 5681 §4.1: restart from at most the initial window after an idle period
+        // longer than the RTO.
+        if self.slow_start_restart
+            && self.sent_any
+            && self.snd_una == self.high_tx
+            && self.snd_nxt < self.app_limit
+            && now.saturating_sub(self.last_send) > self.current_rto()
+        {
+            self.win.cwnd = self.win.cwnd.min(self.iw);
+            self.ca_acc = 0;
+        }
+        let wnd = self.win.cwnd.min(self.max_cwnd);
+        while self.snd_nxt < self.app_limit {
+            let len = (self.app_limit - self.snd_nxt).min(self.mss);
+            let flight = self.snd_nxt - self.snd_una;
+            if flight > 0 && flight + len > wnd {
+                break;
+            }
+            let seq = self.snd_nxt;
+            self.emit(now, seq, len, out);
+            self.snd_nxt += len;
+            self.high_tx = self.high_tx.max(self.snd_nxt);
+        }
+        // RFC 6298 §5.1: arm the timer when data is outstanding and it is not running.
+        if self.deadline.is_none() && self.snd_una < self.high_tx {
+            self.deadline = Some(now + self.current_rto());
+        }
+        self.sync_stats();
+    }
+
+    /// An ACK arrived. May push segments into `out`.
+    pub fn on_ack(&mut self, now: Nanos, ack: &Packet, out: &mut Vec<Packet>) {
+        if ack.kind != Kind::Ack {
+            return;
+        }
+        self.stats.acks_received += 1;
+        // Never believe an ACK for bytes not sent yet.
+        let a = ack.seq.min(self.high_tx);
+        if a < self.snd_una {
+            // Older than what we know (stale, reordered): nothing to learn.
+            self.poll(now, out);
+            return;
+        }
+        let ece = self.ecn && ack.has(flags::ECE);
+        if ece {
+            self.stats.ece_acks += 1;
+        }
+        let acked = a - self.snd_una;
+        // RFC 5681 §2 (duplicate ACK): outstanding data and no progress.
+        let dup = acked == 0 && self.snd_una < self.high_tx;
+        if acked > 0 {
+            self.snd_una = a;
+            // The receiver may hold data beyond a go-back-N restart point.
+            self.snd_nxt = self.snd_nxt.max(a);
+            // RFC 6298 §2.2-2.3 (timestamp sample, RFC 7323 §4) and §5.7: a valid sample
+            // ends the backoff.
+            if ack.tx_ns <= now {
+                self.rtt_sample(now - ack.tx_ns);
+            }
+            self.backoff = 0;
+        }
+
+        // ECN response (and DCTCP estimation) through the controller.
+        let info = AckInfo { acked, dup, ece, in_cwr: a <= self.cwr_until, in_recovery: self.in_recovery };
+        let seqs = SeqState { ack: a, snd_nxt: self.snd_nxt };
+        let r = self.cc.on_ack(&info, seqs, &mut self.win);
+        if r.enter_cwr {
+            self.cwr_until = self.high_tx;
+            self.send_cwr = true;
+            self.stats.ecn_reductions += 1;
+        }
+        if r.reduced {
+            self.ca_acc = 0;
+        }
+
+        if acked > 0 {
+            if self.in_recovery {
+                if a >= self.recover {
+                    // RFC 6582 §3.2 step 3 (full ACK), option 1: deflate to
+                    // min(ssthresh, max(FlightSize, SMSS) + SMSS).
+                    let flight = self.snd_nxt - self.snd_una;
+                    self.win.cwnd = self.win.ssthresh.min(flight.max(self.mss) + self.mss);
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                    self.ca_acc = 0;
+                } else {
+                    // Partial ACK (RFC 6582 §3.2 step 5): retransmit the next hole, deflate
+                    // by the amount acknowledged, add back one SMSS if at least one was.
+                    self.rtx_pending = true;
+                    let add_back = if acked >= self.mss { self.mss } else { 0 };
+                    self.win.cwnd = (self.win.cwnd.saturating_sub(acked) + add_back).max(self.mss);
+                }
+            } else {
+                self.dupacks = 0;
+                if r.allow_growth {
+                    self.grow(acked);
+                }
+            }
+            // RFC 6298 §5.2 / §5.3.
+            self.deadline = if self.snd_una >= self.high_tx { None } else { Some(now + self.current_rto()) };
+        } else if dup {
+            self.dupacks += 1;
+            if self.in_recovery {
+                // RFC 5681 §3.2 step 4: inflate for the segment that left the network.
+                self.win.cwnd += self.mss;
+            } else if self.dupacks == self.dupack_thresh && a >= self.recover {
+                self.enter_fast_recovery();
+            }
+        }
+        self.poll(now, out);
+    }
+
+    /// The retransmission timer fired (harmless if early or disarmed).
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        match self.deadline {
+            Some(d) if now >= d => {}
+            _ => return,
+        }
+        if self.snd_una >= self.high_tx {
+            self.deadline = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        // RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS); when the
+        // retransmission itself is lost (we are still backed off), keep ssthresh.
+        if self.backoff == 0 {
+            let flight = self.snd_nxt - self.snd_una;
+            self.win.ssthresh = (flight / 2).max(2 * self.mss);
+        }
+        // Loss window of one segment, go-back-N from snd_una.
+        self.win.cwnd = self.mss;
+        self.ca_acc = 0;
+        self.snd_nxt = self.snd_una;
+        self.in_recovery = false;
+        self.rtx_pending = false;
+        self.dupacks = 0;
+        // RFC 6582 §3.2 step 4 (after a timeout, record recover) and RFC 3168 §6.1.2 (a
+        // timeout is a reduction: no further one for this window, CWR on new data).
+        self.recover = self.high_tx;
+        self.cwr_until = self.high_tx;
+        self.send_cwr = self.ecn;
+        self.cc.on_loss();
+        // RFC 6298 §5.5-5.6: back off and restart the timer.
+        self.backoff = (self.backoff + 1).min(63);
+        self.deadline = Some(now + self.current_rto());
+        self.poll(now, out);
+    }
+
+    // ---------------------------------------------------------------------------------
+
+    fn enter_fast_recovery(&mut self) {
+        self.stats.fast_retransmits += 1;
+        let a = self.snd_una;
+        if a >= self.cwr_until {
+            // RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 2.
+            let flight = self.snd_nxt - self.snd_una;
+            self.win.ssthresh = (flight / 2).max(2 * self.mss);
+        } else {
+            // The lost segment was sent before the last ECN reduction: that window was
+            // already reduced (RFC 3168 §6.1.2; Linux keeps ssthresh when entering
+            // recovery from CWR). Recover from the reduced window.
+            self.win.ssthresh = self.win.ssthresh.min(self.win.cwnd).max(2 * self.mss);
+        }
+        self.win.cwnd = self.win.ssthresh + self.dupack_thresh as u64 * self.mss;
+        self.ca_acc = 0;
+        self.in_recovery = true;
+        self.recover = self.high_tx;
+        self.cwr_until = self.cwr_until.max(self.high_tx);
+        self.send_cwr = self.ecn;
+        self.rtx_pending = true;
+        self.cc.on_loss();
+    }
+
+    /// RFC 5681 §3.1 / RFC 3465.
+    fn grow(&mut self, acked: u64) {
+        let w = &mut self.win;
+        if w.cwnd < w.ssthresh {
+            w.cwnd += acked.min(2 * self.mss);
+        } else {
+            self.ca_acc += acked;
+            if self.ca_acc >= w.cwnd {
+                self.ca_acc -= w.cwnd;
+                w.cwnd += self.mss;
+            }
+        }
+        if w.cwnd > self.max_cwnd {
+            w.cwnd = self.max_cwnd;
+        }
+    }
+
+    /// RFC 6298 §2.2-2.3 in integer nanoseconds.
+    fn rtt_sample(&mut self, r: u64) {
+        if !self.has_rtt {
+            self.srtt = r;
+            self.rttvar = r / 2;
+            self.has_rtt = true;
+        } else {
+            let err = self.srtt.abs_diff(r);
+            self.rttvar = (3 * self.rttvar + err) / 4;
+            self.srtt = (7 * self.srtt + r) / 8;
+        }
+    }
+
+    /// RTO with backoff: max(rto_min, srtt + 4·rttvar) (rto_init before any sample),
+    /// doubled per backoff step, capped at rto_max.
+    fn current_rto(&self) -> Nanos {
+        let base = if self.has_rtt { (self.srtt + 4 * self.rttvar).max(self.rto_min) } else { self.rto_init };
+        let shifted = if self.backoff >= 63 { u64::MAX } else { base.saturating_mul(1u64 << self.backoff) };
+        shifted.min(self.rto_max).max(1)
+    }
+
+    fn emit(&mut self, now: Nanos, seq: u64, len: u64, out: &mut Vec<Packet>) {
+        let mut fl = 0u8;
+        let new_data = seq >= self.high_tx;
+        if new_data && self.send_cwr {
+            // RFC 3168 §6.1.2: CWR on the first new data segment after a reduction.
+            fl |= flags::CWR;
+            self.send_cwr = false;
+        }
+        if seq + len == self.app_limit && self.app_limit < UNLIMITED_FROM {
+            fl |= flags::FIN;
+        }
+        if seq < self.high_tx {
+            self.stats.retransmitted_bytes += len.min(self.high_tx - seq);
+        }
+        self.stats.sent_bytes += len;
+        self.stats.sent_segments += 1;
+        self.last_send = now;
+        self.sent_any = true;
+        out.push(Packet {
+            flow: self.flow,
+            src: self.src,
+            dst: self.dst,
+            seq,
+            tx_ns: now,
+            payload: len as u32,
+            size: len as u32 + TCP_IP_HEADER,
+            kind: Kind::Data,
+            ecn: if self.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            flags: fl,
+            dscp: self.dscp,
+        });
+    }
+
+    fn sync_stats(&mut self) {
+        self.stats.cwnd = self.win.cwnd;
+        self.stats.ssthresh = self.win.ssthresh;
+        self.stats.alpha = self.cc.alpha();
+        self.stats.srtt_ns = if self.has_rtt { self.srtt } else { 0 };
+        self.stats.rto_ns = self.current_rto();
+    }
+}

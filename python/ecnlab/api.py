@@ -1,0 +1,152 @@
+"""The Python API: load a scenario, run it, read or write its results.
+
+>>> import ecnlab
+>>> res = ecnlab.run("tcn-static", seed=1, overrides=["marking.scheme=per_queue"])
+>>> res.summary["queues"][0]["goodput_bps"]           # doctest: +SKIP
+>>> res.write("out/tcn-static")                         # summary.json, flows.csv, ...
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import _core
+from .scenario import ScenarioError, load, to_json, with_overrides
+
+
+class SimulationError(RuntimeError):
+    """ecnlab broke one of its own invariants (a bug): the message says which and when."""
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run."""
+
+    scenario: dict[str, Any]
+    summary: dict[str, Any]
+    flows: list[dict[str, Any]]
+    probes: list[dict[str, Any]]
+    timeseries: dict[str, list]
+    files: list[str] = field(default_factory=list)
+
+    def flows_frame(self):
+        """Per-flow records as a pandas DataFrame (requires pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.flows)
+
+    def queues_frame(self):
+        """Per-queue summary rows as a pandas DataFrame (requires pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary["queues"])
+
+    def timeseries_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.timeseries)
+
+    def write(self, out_dir: str | os.PathLike) -> Path:
+        """Write the result files into ``out_dir``. ``summary.json`` is written last and
+        atomically, so a directory with a summary is complete."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        stale = out / "summary.json"
+        if stale.exists():
+            stale.unlink()
+        _write_atomic(out / "scenario.json", json.dumps(self.scenario, indent=2) + "\n")
+        _write_csv(out / "flows.csv", FLOW_COLUMNS, self.flows)
+        ts = self.timeseries
+        rows = [dict(zip(ts.keys(), vals)) for vals in zip(*ts.values())] if ts else []
+        _write_csv(out / "timeseries.csv", list(ts.keys()), rows)
+        probe_rows = [
+            {"probe": p["id"], "src": p["src"], "dst": p["dst"], "class": p["class"], "rtt_us": r}
+            for p in self.probes
+            for r in p["rtt_us"]
+        ]
+        _write_csv(out / "probes.csv", ["probe", "src", "dst", "class", "rtt_us"], probe_rows)
+        _write_atomic(out / "summary.json", json.dumps(self.summary, indent=2) + "\n")
+        return out
+
+
+FLOW_COLUMNS = [
+    "id", "spec", "src", "dst", "class", "size", "start_s", "finish_s", "fct_us",
+    "ideal_fct_us", "slowdown", "acked_bytes", "timeouts", "retransmits",
+]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _write_csv(path: Path, columns: list[str], rows: Iterable[dict[str, Any]]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def resolve(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[str] = ()) -> dict[str, Any]:
+    """The scenario document (built-in name, path, or dict) with overrides applied."""
+    doc = scenario if isinstance(scenario, dict) else load(scenario)
+    return with_overrides(doc, overrides)
+
+
+def validate(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[str] = ()) -> dict[str, Any]:
+    """Resolve and fully validate a scenario without running it; raises ScenarioError."""
+    doc = resolve(scenario, overrides)
+    try:
+        _core.validate_json(to_json(doc))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    return doc
+
+
+def run(
+    scenario: str | os.PathLike | dict[str, Any],
+    seed: int | None = None,
+    overrides: Iterable[str] = (),
+) -> RunResult:
+    """Run a scenario (built-in name, TOML path, or a dict) and return its results."""
+    doc = resolve(scenario, overrides)
+    if seed is not None and not (0 <= int(seed) < 2**64):
+        raise ScenarioError(f"seed: {seed} is not in 0..2^64")
+    t0 = time.perf_counter()
+    try:
+        text = _core.run_json(to_json(doc), None if seed is None else int(seed))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    except RuntimeError as e:
+        raise SimulationError(str(e)) from None
+    wall = time.perf_counter() - t0
+    out = json.loads(text)
+    summary = out["summary"]
+    summary["wall_time_s"] = wall
+    # Keep the contract's keys in a stable, readable order.
+    order = ["scenario", "seed", "sim_time_s", "wall_time_s", "events", "packet_hops"]
+    summary = {k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order}
+    return RunResult(doc, summary, out["flows"], out["probes"], out["timeseries"])

@@ -1,0 +1,150 @@
+"""The ``ecnlab`` command.
+
+Every failure the user can fix is reported as one line, ``ecnlab: error: ...``, with exit
+status 2; an internal error (a broken invariant) exits with 1. No traceback either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+from .api import SimulationError, run, validate
+from .scenario import ScenarioError, builtin_names, describe, load
+
+DEFAULT_SCENARIO = "tcn-static"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        sys.stderr.write(f"ecnlab: error: {message}\n")
+        sys.exit(2)
+
+
+def _fmt_rate(bps: float) -> str:
+    return f"{bps / 1e9:.3f} Gbps" if bps >= 1e9 else f"{bps / 1e6:.1f} Mbps"
+
+
+def _print_summary(s: dict, out: Path) -> None:
+    print(f"{s['scenario']} (seed {s['seed']}): {s['sim_time_s']:.3f} s simulated in {s['wall_time_s']:.2f} s wall, "
+          f"{s['events']:,} events, {s['packet_hops']:,} packet-hops")
+    qs = [q for q in s["queues"] if q["goodput_bps"] > 0 or q["marks"] or q["drops"]]
+    if qs:
+        print(f"  {'port':<14} {'queue':>5} {'goodput':>14} {'avg qlen':>10} {'max qlen':>10} {'marks':>8} {'drops':>7}")
+        for q in qs:
+            print(f"  {q['port']:<14} {q['queue']:>5} {_fmt_rate(q['goodput_bps']):>14} "
+                  f"{q['avg_qlen_bytes'] / 1e3:>8.1f}KB {q['max_qlen_bytes'] / 1e3:>8.1f}KB {q['marks']:>8} {q['drops']:>7}")
+    f = s["fct"]["all"]
+    if f["count"]:
+        print(f"  FCT all: n={f['count']} avg {f['avg_us']:.1f} us, p99 {f['p99_us']:.1f} us; "
+              f"small p99 {s['fct']['small']['p99_us'] or float('nan'):.1f} us; unfinished {s['flows']['unfinished']}")
+    r = s.get("probe_rtt", {})
+    if r.get("count"):
+        print(f"  probe RTT: n={r['count']} avg {r['avg_us']:.1f} us, p50 {r['p50_us']:.1f} us, p99 {r['p99_us']:.1f} us")
+    print(f"  results in {out}/")
+
+
+def _cmd_run(a: argparse.Namespace) -> int:
+    name = a.scenario or DEFAULT_SCENARIO
+    res = run(name, seed=a.seed, overrides=a.set)
+    out = Path(a.out) if a.out else Path("out") / res.summary["scenario"]
+    res.write(out)
+    if not a.quiet:
+        _print_summary(res.summary, out)
+    return 0
+
+
+def _flatten(prefix: str, v, out: list) -> None:
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _flatten(f"{prefix}.{k}" if prefix else k, x, out)
+    else:
+        out.append((prefix, v))
+
+
+def _cmd_list(a: argparse.Namespace) -> int:
+    from . import _core
+
+    if a.keys:
+        print("Keys accepted by --set (and in scenario files), with their defaults:")
+        print("  name, description, claim, duration, seed       (top level)")
+        print("  topology.kind = star | dumbbell | leaf_spine, and its fields (see the built-ins)")
+        print("  flows.N.{src,dst,class,count,start,stop,size,rate,cc}   probes.N.{src,dst,class,interval,start,stop,size}")
+        rows: list = []
+        _flatten("", json.loads(_core.defaults_json()), rows)
+        w = max(len(k) for k, _ in rows)
+        for k, v in rows:
+            print(f"  {k:<{w}}  {json.dumps(v)}")
+        print(f"marking.scheme: {' | '.join(_core.scheme_names())}")
+        print(f"switch.scheduler.kind: {' | '.join(_core.scheduler_names())}")
+        return 0
+    print("Built-in scenarios (ecnlab run NAME; ecnlab list --keys for what --set accepts):")
+    for n in builtin_names():
+        desc, claim = describe(n)
+        star = " (default)" if n == DEFAULT_SCENARIO else ""
+        print(f"  {n}{star}")
+        if desc:
+            print(f"      {desc.strip().splitlines()[0]}")
+        if claim and a.verbose:
+            print(f"      claim: {claim.strip()}")
+    return 0
+
+
+def _cmd_check(a: argparse.Namespace) -> int:
+    validate(a.scenario, a.set)
+    print(f"{a.scenario}: ok")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
+    p.add_argument("--version", action="version", version=f"ecnlab {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run one scenario and write its results")
+    r.add_argument("scenario", nargs="?", help=f"built-in name or TOML file (default: {DEFAULT_SCENARIO})")
+    r.add_argument("--out", help="result directory (default: out/<scenario name>)")
+    r.add_argument("--seed", type=int, help="master seed (default: the scenario's)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. marking.scheme=per_queue (repeatable)")
+    r.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    r.set_defaults(func=_cmd_run)
+
+    ls = sub.add_parser("list", help="list built-in scenarios, or with --keys the keys --set accepts")
+    ls.add_argument("--keys", action="store_true", help="list every configurable key with its default")
+    ls.add_argument("-v", "--verbose", action="store_true", help="also show each paper claim")
+    ls.set_defaults(func=_cmd_list)
+
+    c = sub.add_parser("check", help="validate a scenario without running it")
+    c.add_argument("scenario")
+    c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    c.set_defaults(func=_cmd_check)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as e:
+        sys.stderr.write(f"ecnlab: error: {e}\n")
+        return 2
+    except SimulationError as e:
+        sys.stderr.write(f"ecnlab: internal error: {e}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("ecnlab: interrupted\n")
+        return 130
+    except BaseException as e:  # noqa: BLE001 - a panic from Rust arrives as PanicException
+        if isinstance(e, SystemExit):
+            raise
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        sys.stderr.write(f"ecnlab: internal error: {type(e).__name__}: {msg}\n")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Scenario files: finding them, reading them, and applying ``--set key=value`` overrides.
+
+A scenario is a TOML document (see ``ecnlab list --keys`` and the built-ins in
+``ecnlab/scenarios/``). This module only reads TOML and edits the resulting dict; the typed
+validation (unknown keys, wrong types, impossible values) happens once, in the Rust core,
+so the same rules hold for the CLI, the Python API and sweeps.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+
+class ScenarioError(ValueError):
+    """A scenario (or an override) is wrong. The message is one line naming what."""
+
+
+def _builtin_dir() -> Path:
+    return Path(str(resources.files("ecnlab") / "scenarios"))
+
+
+def builtin_names() -> list[str]:
+    """Names of the built-in scenarios, sorted."""
+    return sorted(p.stem for p in _builtin_dir().glob("*.toml"))
+
+
+def builtin_path(name: str) -> Path:
+    return _builtin_dir() / f"{name}.toml"
+
+
+def load(name_or_path: str | Path) -> dict[str, Any]:
+    """Read a scenario from a file path or a built-in name."""
+    p = Path(name_or_path)
+    if not p.exists():
+        name = str(name_or_path)
+        if name in builtin_names():
+            p = builtin_path(name)
+        else:
+            near = difflib.get_close_matches(name, builtin_names(), n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else f" (built-in: {', '.join(builtin_names())})"
+            raise ScenarioError(f"no scenario file or built-in scenario named '{name}'{hint}")
+    if p.is_dir():
+        raise ScenarioError(f"{p}: is a directory, not a scenario file")
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{p}: not valid TOML: {e}") from None
+
+
+def _parse_value(text: str) -> Any:
+    """A TOML literal (number, bool, string, array, inline table), else the raw string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_key(doc: dict[str, Any], assignment: str) -> None:
+    """Apply one ``a.b.c=value`` override in place. List elements are addressed by index
+    (``flows.1.count=16``)."""
+    if "=" not in assignment:
+        raise ScenarioError(f"--set {assignment}: expected key=value")
+    key, raw = assignment.split("=", 1)
+    key = key.strip()
+    parts = key.split(".")
+    if not key or any(not s for s in parts):
+        raise ScenarioError(f"--set {assignment}: empty key")
+    node: Any = doc
+    for i, part in enumerate(parts[:-1]):
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            node = node[_index(node, part, where)]
+        elif isinstance(node, dict):
+            if part not in node:
+                node[part] = {}
+            node = node[part]
+        else:
+            raise ScenarioError(f"--set {key}: '{'.'.join(parts[:i])}' is a value, not a table")
+        if not isinstance(node, (dict, list)):
+            raise ScenarioError(f"--set {key}: '{where}' is a value, not a table")
+    last = parts[-1]
+    value = _parse_value(raw.strip())
+    if isinstance(node, list):
+        node[_index(node, last, key)] = value
+    else:
+        node[last] = value
+
+
+def _index(lst: list, part: str, where: str) -> int:
+    try:
+        i = int(part)
+    except ValueError:
+        raise ScenarioError(f"--set {where}: '{part}' is not a list index") from None
+    if not -len(lst) <= i < len(lst):
+        raise ScenarioError(f"--set {where}: index {i} out of range (the list has {len(lst)} entries)")
+    return i
+
+
+def with_overrides(doc: dict[str, Any], assignments: Iterable[str]) -> dict[str, Any]:
+    """A copy of ``doc`` with every override applied, in order."""
+    out = copy.deepcopy(doc)
+    for a in assignments:
+        set_key(out, a)
+    return out
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc)
+
+
+def describe(name: str) -> tuple[str, str]:
+    """(description, claim) of a built-in scenario."""
+    d = load(name)
+    return d.get("description", ""), d.get("claim", "")
