@@ -163,12 +163,13 @@ impl<P: PortPacket> Port<P> {
         for (d, slot) in dscp_map.iter_mut().enumerate() {
             *slot = match cfg.dscp_to_queue.get(d) {
                 Some(&q) if q < n => q as u8,
-                Some(&q) => return Err(format!("switch.dscp_to_queue[{d}]: queue {q} does not exist (the port has {n})")),
+                Some(&q) => {
+                    return Err(format!("switch.dscp_to_queue[{d}]: queue {q} does not exist (the port has {n})"))
+                }
                 None => d.min(n - 1) as u8,
             };
         }
-        let sched =
-            Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
+        let sched = Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
         let ctx = BuildCtx { n_queues: n, link_rate_bps, buffer_bytes: cfg.buffer.0, seed };
         let marking_built = Marking::build(marking, &ctx)?;
         let needs_oracle = marking_built.needs_oracle_share();

@@ -186,9 +186,24 @@ fn fmt_rate(r: u64) -> String {
     }
 }
 
-unit_newtype!(Duration, "A time span in nanoseconds, parsed from `\"256us\"`, `\"10ms\"`, `\"0.5s\"` or a bare number of ns.", parse_duration, fmt_duration);
-unit_newtype!(ByteSize, "A size in bytes, parsed from `\"96KB\"` (1000 B), `\"1.5KiB\"` (1024 B) or a bare number.", parse_bytes, fmt_bytes);
-unit_newtype!(Rate, "A rate in bits per second, parsed from `\"10Gbps\"`, `\"500Mbps\"` or a bare number.", parse_rate, fmt_rate);
+unit_newtype!(
+    Duration,
+    "A time span in nanoseconds, parsed from `\"256us\"`, `\"10ms\"`, `\"0.5s\"` or a bare number of ns.",
+    parse_duration,
+    fmt_duration
+);
+unit_newtype!(
+    ByteSize,
+    "A size in bytes, parsed from `\"96KB\"` (1000 B), `\"1.5KiB\"` (1024 B) or a bare number.",
+    parse_bytes,
+    fmt_bytes
+);
+unit_newtype!(
+    Rate,
+    "A rate in bits per second, parsed from `\"10Gbps\"`, `\"500Mbps\"` or a bare number.",
+    parse_rate,
+    fmt_rate
+);
 
 impl Duration {
     pub const fn from_us(us: u64) -> Self {

@@ -60,7 +60,14 @@ struct Harness {
 impl Harness {
     fn new(port: Port<Pkt>) -> Self {
         let n = port.n_queues();
-        Harness { port, pool: BufferPool::unlimited(), now: 0, next_seq: vec![0; n], expect_seq: vec![0; n], sent_bytes: vec![0; n] }
+        Harness {
+            port,
+            pool: BufferPool::unlimited(),
+            now: 0,
+            next_seq: vec![0; n],
+            expect_seq: vec![0; n],
+            sent_bytes: vec![0; n],
+        }
     }
 
     fn push(&mut self, queue: usize, size: u32) {
@@ -139,7 +146,12 @@ fn weighted_2_1_1(kind: SchedulerKind, random: bool) -> f64 {
     let size = move || if random { rnd() } else { MTU };
     run_saturated(&mut h, &[0, 1, 2], 60_000, size, |_, _| {});
     let err = share_error(&h.sent_bytes, &[0, 1, 2], &[2, 1, 1]);
-    eprintln!("{kind:?} 2:1:1 {} sizes: bytes {:?}, max relative error {:.5} %", if random { "random 64..1500" } else { "1500 B" }, h.sent_bytes, err * 100.0);
+    eprintln!(
+        "{kind:?} 2:1:1 {} sizes: bytes {:?}, max relative error {:.5} %",
+        if random { "random 64..1500" } else { "1500 B" },
+        h.sent_bytes,
+        err * 100.0
+    );
     err
 }
 
@@ -353,7 +365,9 @@ proptest! {
 
 #[test]
 fn one_to_32_queues() {
-    for kind in [SchedulerKind::Dwrr, SchedulerKind::Wrr, SchedulerKind::Wfq, SchedulerKind::SpDwrr, SchedulerKind::SpWfq] {
+    for kind in
+        [SchedulerKind::Dwrr, SchedulerKind::Wrr, SchedulerKind::Wfq, SchedulerKind::SpDwrr, SchedulerKind::SpWfq]
+    {
         for n in 1..=32usize {
             let strict = if matches!(kind, SchedulerKind::SpDwrr | SchedulerKind::SpWfq) { 1 } else { 0 };
             if n <= strict {
@@ -367,7 +381,8 @@ fn one_to_32_queues() {
             // Round robin: within one packet. The authors' WFQ hands the k-th queue activated
             // at the same instant the tag V + len/w with V already advanced k - 1 times, so
             // queues start up to n - 1 packets apart and stay so.
-            let slack = if matches!(kind, SchedulerKind::Wfq | SchedulerKind::SpWfq) { weighted.len() as u64 } else { 1 };
+            let slack =
+                if matches!(kind, SchedulerKind::Wfq | SchedulerKind::SpWfq) { weighted.len() as u64 } else { 1 };
             assert!(hi - lo <= slack * MTU as u64, "{kind:?} n={n}: {sent:?}");
             assert!(lo > 0, "{kind:?} n={n}: a queue starved");
         }
@@ -410,9 +425,11 @@ fn round_time_converges_saturated() {
 fn round_time_on_emptying_per_variant() {
     let tx = tx_time_ns(1500, RATE) as f64;
     for kind in [SchedulerKind::Dwrr, SchedulerKind::Wrr] {
-        for (variant, extra_at_dequeue, extra_at_end) in
-            [(RoundTimeVariant::MqEcnNs2, 0.0, 0.0), (RoundTimeVariant::Linux, 1.0, 0.0), (RoundTimeVariant::TcnNs2, 2.0, 1.0)]
-        {
+        for (variant, extra_at_dequeue, extra_at_end) in [
+            (RoundTimeVariant::MqEcnNs2, 0.0, 0.0),
+            (RoundTimeVariant::Linux, 1.0, 0.0),
+            (RoundTimeVariant::TcnNs2, 2.0, 1.0),
+        ] {
             for refill_at_dequeue in [true, false] {
                 for n in [2usize, 4, 8] {
                     let mut h = rr_port(kind, n, variant);
@@ -479,7 +496,11 @@ fn round_time_decays_after_idle() {
                 match expect {
                     Some(f) => {
                         let g = got.expect("estimate kept");
-                        assert!((g - t0 * f).abs() <= 1e-9 * t0, "{kind:?} {variant:?} idle {frac} slots: {g} vs {}", t0 * f);
+                        assert!(
+                            (g - t0 * f).abs() <= 1e-9 * t0,
+                            "{kind:?} {variant:?} idle {frac} slots: {g} vs {}",
+                            t0 * f
+                        );
                         if frac >= 1.0 {
                             assert!(g < t0, "{kind:?} {variant:?}: no decay");
                         }

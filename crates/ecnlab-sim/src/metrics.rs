@@ -67,7 +67,16 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
-    pub(crate) fn record(&mut self, t: Nanos, _li: u32, l: &Link, prev: &[QueueSnapshot], cur: &[QueueSnapshot], interval: Nanos, name: &str) {
+    pub(crate) fn record(
+        &mut self,
+        t: Nanos,
+        _li: u32,
+        l: &Link,
+        prev: &[QueueSnapshot],
+        cur: &[QueueSnapshot],
+        interval: Nanos,
+        name: &str,
+    ) {
         let occ = l.port.queue_occ();
         for (q, c) in cur.iter().enumerate() {
             let p = prev.get(q).cloned().unwrap_or_default();
@@ -208,7 +217,13 @@ pub const SMALL_MAX_BYTES: u64 = 100_000;
 pub const LARGE_MIN_BYTES: u64 = 10_000_000;
 
 /// Build `summary.json` (everything except wall time, which the caller measures).
-pub(crate) fn summary(sim: &Simulator, scenario: &str, seed: u64, flows: &[FlowRecord], probes: &[ProbeRecord]) -> Value {
+pub(crate) fn summary(
+    sim: &Simulator,
+    scenario: &str,
+    seed: u64,
+    flows: &[FlowRecord],
+    probes: &[ProbeRecord],
+) -> Value {
     let window_ns = (sim.end() - sim.warmup).max(1);
     let mut queues = Vec::new();
     let mut marks_total = [0u64; Reason::COUNT];

@@ -1,7 +1,7 @@
 //! The simulated packet: a small plain struct, copied by value, without payload bytes.
 
-use ecnlab_core::PortPacket;
 use ecnlab_core::Nanos;
+use ecnlab_core::PortPacket;
 
 /// ECN codepoint of the IP header (RFC 3168).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -422,13 +422,7 @@ impl Simulator {
                 self.arm_snd(f);
             }
             Kind::Ping => {
-                let reply = Packet {
-                    kind: Kind::Pong,
-                    src: pkt.dst,
-                    dst: pkt.src,
-                    ecn: Ecn::NotEct,
-                    ..pkt
-                };
+                let reply = Packet { kind: Kind::Pong, src: pkt.dst, dst: pkt.src, ecn: Ecn::NotEct, ..pkt };
                 self.host_send(reply);
             }
             Kind::Pong => {
@@ -593,7 +587,10 @@ impl Simulator {
         let port_drops: u64 = self.links.iter().flat_map(|l| l.port.stats()).map(|s| s.total_drops()).sum();
         let c = self.counting;
         if port_drops != c.dropped {
-            return Err(format!("internal error at t={} ns: ports counted {} drops, the network {}", self.now, port_drops, c.dropped));
+            return Err(format!(
+                "internal error at t={} ns: ports counted {} drops, the network {}",
+                self.now, port_drops, c.dropped
+            ));
         }
         if c.sent != c.delivered + c.dropped + c.in_flight {
             return Err(format!(
@@ -611,10 +608,17 @@ fn check_thresholds(scn: &Scenario, buffer: ByteSize) -> Result<(), String> {
     let k = m.threshold.k.0;
     let uses_threshold = matches!(
         m.scheme,
-        SchemeName::PerQueue | SchemeName::PerPort | SchemeName::PerPool | SchemeName::DequeueRed | SchemeName::DctcpRed
+        SchemeName::PerQueue
+            | SchemeName::PerPort
+            | SchemeName::PerPool
+            | SchemeName::DequeueRed
+            | SchemeName::DctcpRed
     );
     if uses_threshold && k >= buffer.0 {
-        return Err(format!("marking.threshold.k: {} is not below the port buffer switch.buffer = {}", m.threshold.k, buffer));
+        return Err(format!(
+            "marking.threshold.k: {} is not below the port buffer switch.buffer = {}",
+            m.threshold.k, buffer
+        ));
     }
     Ok(())
 }
@@ -628,11 +632,7 @@ fn mix64(mut z: u64) -> u64 {
 
 /// Per-flow records after a run.
 pub(crate) fn flow_records(sim: &Simulator) -> Vec<FlowRecord> {
-    sim.flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| FlowRecord::of(i, f, &sim.net, sim.mss))
-        .collect()
+    sim.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, &sim.net, sim.mss)).collect()
 }
 
 pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {

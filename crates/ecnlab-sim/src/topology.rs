@@ -56,7 +56,14 @@ impl Net {
         let mut names: Vec<String> = (0..n_hosts).map(|h| format!("h{h}")).collect();
         names.extend(switch_names);
         let n = names.len();
-        Net { n_hosts, names, links: Vec::new(), out_links: vec![Vec::new(); n], route_idx: Vec::new(), route_links: Vec::new() }
+        Net {
+            n_hosts,
+            names,
+            links: Vec::new(),
+            out_links: vec![Vec::new(); n],
+            route_idx: Vec::new(),
+            route_links: Vec::new(),
+        }
     }
 
     /// Build the network of a topology description.

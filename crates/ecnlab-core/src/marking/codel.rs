@@ -238,7 +238,6 @@ impl MarkingScheme for Codel {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,7 +248,13 @@ mod tests {
     const US: Nanos = 1_000;
 
     fn codel(target: Nanos, interval: Nanos, mode: CodelMode, inv_sqrt: InvSqrt) -> Codel {
-        let p = CodelParams { target: Duration(target), interval: Duration(interval), mode, inv_sqrt, ..Default::default() };
+        let p = CodelParams {
+            target: Duration(target),
+            interval: Duration(interval),
+            mode,
+            inv_sqrt,
+            ..Default::default()
+        };
         Codel::new(&p, &ctx()).unwrap()
     }
 
@@ -301,7 +306,7 @@ mod tests {
         let count = c.vars[0].count;
         assert_eq!(count as usize, m.len());
         c.on_dequeue(1_000 * US, PKT, &qs(0, 30_000), 0); // leave
-        // Back above target soon after: count restarts at count - lastcount (lastcount = 1).
+                                                          // Back above target soon after: count restarts at count - lastcount (lastcount = 1).
         let t1 = 1_100 * US;
         let m2 = mark_times(&mut c, t1, t1 + interval + 200, 100, 20 * US, 30_000);
         assert_eq!(m2.len(), 1);
@@ -350,7 +355,8 @@ mod tests {
         assert_eq!(d[200], Decision::Drop(Reason::Codel));
         let e = Codel::new(&CodelParams { interval: Duration(0), ..Default::default() }, &ctx()).err().unwrap();
         assert!(e.starts_with("interval:"), "{e}");
-        let p: CodelParams = serde_json::from_str(r#"{"target": "51.2us", "interval": "1024us", "mode": "drop"}"#).unwrap();
+        let p: CodelParams =
+            serde_json::from_str(r#"{"target": "51.2us", "interval": "1024us", "mode": "drop"}"#).unwrap();
         assert_eq!((p.target.ns(), p.interval.ns(), p.mode), (51_200, 1_024_000, CodelMode::Drop));
     }
 
@@ -462,7 +468,8 @@ mod tests {
     fn compare_with_rfc(mode: CodelMode, start: Nanos, ops: &[Op]) -> Result<(), TestCaseError> {
         let (target, interval) = (10 * US, 100 * US);
         let mut imp = codel(target, interval, mode, InvSqrt::Exact);
-        let mut rfc = RfcCodel { target, interval, maxpacket: 1514, mark: mode == CodelMode::Mark, ..Default::default() };
+        let mut rfc =
+            RfcCodel { target, interval, maxpacket: 1514, mark: mode == CodelMode::Mark, ..Default::default() };
         let mut fifo: VecDeque<(u32, Nanos, u64)> = VecDeque::new();
         let (mut now, mut id, mut bytes) = (start, 0u32, 0u64);
         for op in ops {
@@ -485,8 +492,14 @@ mod tests {
                         let st = QueueState { queue_pkts: fifo.len() as u32, ..qs(0, bytes) };
                         match imp.on_dequeue(now, PKT, &st, now - enq) {
                             Decision::Drop(_) => dropped.push(pid),
-                            Decision::Mark(_) => { sent = Some((pid, true)); break; }
-                            Decision::Pass => { sent = Some((pid, false)); break; }
+                            Decision::Mark(_) => {
+                                sent = Some((pid, true));
+                                break;
+                            }
+                            Decision::Pass => {
+                                sent = Some((pid, false));
+                                break;
+                            }
                         }
                     }
                     let (rsent, rdropped) = rfc.dequeue(now);
@@ -506,7 +519,7 @@ mod tests {
             ops.push(Op::Enq(if i % 50 < 30 { 2 } else { 1 }, 1500));
             ops.push(Op::Deq);
         }
-        ops.extend(std::iter::repeat(Op::Deq).take(200));
+        ops.extend(std::iter::repeat_n(Op::Deq, 200));
         for mode in [CodelMode::Mark, CodelMode::Drop] {
             compare_with_rfc(mode, 0, &ops).unwrap();
         }
@@ -519,14 +532,27 @@ mod tests {
         #[derive(Clone, Copy)]
         struct P;
         impl PortPacket for P {
-            fn wire_bytes(&self) -> u32 { 1500 }
-            fn is_ect(&self) -> bool { true }
+            fn wire_bytes(&self) -> u32 {
+                1500
+            }
+            fn is_ect(&self) -> bool {
+                true
+            }
             fn set_ce(&mut self) {}
-            fn dscp(&self) -> u8 { 0 }
+            fn dscp(&self) -> u8 {
+                0
+            }
         }
-        let codel = CodelParams { target: Duration(10 * US), interval: Duration(100 * US), mode: CodelMode::Drop, ..Default::default() };
+        let codel = CodelParams {
+            target: Duration(10 * US),
+            interval: Duration(100 * US),
+            mode: CodelMode::Drop,
+            ..Default::default()
+        };
         let m = MarkingConfig { scheme: SchemeName::Codel, codel, ..Default::default() };
-        let mut port: Port<P> = Port::new(&PortConfig { buffer: ByteSize(10_000_000), ..Default::default() }, &m, 10_000_000_000, 1).unwrap();
+        let mut port: Port<P> =
+            Port::new(&PortConfig { buffer: ByteSize(10_000_000), ..Default::default() }, &m, 10_000_000_000, 1)
+                .unwrap();
         let mut pool = BufferPool::unlimited();
         let mut sent = 0u64;
         for t in 0..5_000u64 {

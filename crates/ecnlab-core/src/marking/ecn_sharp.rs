@@ -201,7 +201,7 @@ impl DivTable {
     fn div(&self, count: u32) -> u64 {
         let count = count.max(1);
         let shift_val = 31 - count.leading_zeros() as i32; // floor(log2(count))
-        // The count's 4 leading significant bits, 8..=15.
+                                                           // The count's 4 leading significant bits, 8..=15.
         let approx = if shift_val >= TABLE_OFFSET {
             count >> (shift_val - TABLE_OFFSET)
         } else {
@@ -280,7 +280,9 @@ impl EcnSharp {
         };
         let (clock, pst_interval, table) = if p.switch_faithful {
             if p.spacing != Spacing::Paper {
-                return Err("switch_faithful: the switch divides by marking_count (Alg. 3); use spacing = \"paper\"".into());
+                return Err(
+                    "switch_faithful: the switch divides by marking_count (Alg. 3); use spacing = \"paper\"".into()
+                );
             }
             let ticks = (p.pst_interval.ns() + (1 << (TICK_SHIFT - 1))) >> TICK_SHIFT;
             if !(1..=1 << 30).contains(&ticks) {
@@ -438,6 +440,7 @@ mod tests {
     }
 
     impl Alg1 {
+        #[allow(clippy::needless_bool)] // kept in the paper's shape
         fn is_persistent_queue_buildups(&mut self, now: u64, sojourn: u64) -> bool {
             if sojourn < self.pst_target {
                 self.first_above_time = 0;
@@ -499,7 +502,11 @@ mod tests {
         let mut s = sharp(&params(1_000, 50, 100));
         // Sojourn exactly pst_target counts as above (Alg. 1 resets only when below).
         let m = persistent_marks(&mut s, t0, t0 + 3_000 * US, 100, 50 * US);
-        assert_eq!(m[0], t0 + i + 100, "first persistent mark: first packet with now > first_above_time + pst_interval");
+        assert_eq!(
+            m[0],
+            t0 + i + 100,
+            "first persistent mark: first packet with now > first_above_time + pst_interval"
+        );
         let mut due = m[0] + i;
         // While the gaps exceed the packet spacing (past that, marking_next lags and every packet is marked).
         for (k, &t) in m.iter().enumerate().take(500).skip(1) {
@@ -547,7 +554,8 @@ mod tests {
     #[test]
     fn queues_are_independent() {
         let mut s = sharp(&params(1_000, 50, 100));
-        let mut r = vec![Alg1 { ins_target: 1_000 * US, pst_target: 50 * US, pst_interval: 100 * US, ..Default::default() }; 2];
+        let mut r =
+            vec![Alg1 { ins_target: 1_000 * US, pst_target: 50 * US, pst_interval: 100 * US, ..Default::default() }; 2];
         for t in (1..2_000u64).map(|k| k * 500) {
             let q = (t / 500 % 3 == 0) as usize;
             let sojourn = if q == 0 { 60 * US } else { 40 * US + (t % 30) * US };
@@ -570,7 +578,8 @@ mod tests {
             let d_len = by_len.on_dequeue(t, PKT, &qs(0, bytes_in(sojourn, 10_000_000_000)), 0);
             assert_eq!(d_len, deq(&mut by_time, t, sojourn), "k {k}");
         }
-        let explicit = sharp(&EcnSharpParams { signal: Signal::QueueLength, ins_target_bytes: Some(ByteSize(9_000)), ..p });
+        let explicit =
+            sharp(&EcnSharpParams { signal: Signal::QueueLength, ins_target_bytes: Some(ByteSize(9_000)), ..p });
         assert_eq!(explicit.ins_target, 9_000);
     }
 
@@ -603,14 +612,16 @@ mod tests {
         let p = EcnSharpParams { ins_min: Some(Duration(5)), ins_max: Some(Duration(4)), ..Default::default() };
         assert!(err(p).starts_with("ins_min:"));
         assert!(err(EcnSharpParams { p_max: 1.5, ..Default::default() }).starts_with("p_max:"));
-        assert!(err(EcnSharpParams { pst_target_bytes: Some(ByteSize(1)), ..Default::default() }).starts_with("pst_target_bytes:"));
+        assert!(err(EcnSharpParams { pst_target_bytes: Some(ByteSize(1)), ..Default::default() })
+            .starts_with("pst_target_bytes:"));
         let p = EcnSharpParams { switch_faithful: true, spacing: Spacing::Ns3, ..Default::default() };
         assert!(err(p).starts_with("switch_faithful:"));
         let p = EcnSharpParams { switch_faithful: true, pst_interval: Duration(500), ..Default::default() };
         assert!(err(p).starts_with("pst_interval:"));
-        let p: EcnSharpParams =
-            serde_json::from_str(r#"{"ins_target": "70us", "spacing": "ns3", "signal": "queue_length", "switch_faithful": false}"#)
-                .unwrap();
+        let p: EcnSharpParams = serde_json::from_str(
+            r#"{"ins_target": "70us", "spacing": "ns3", "signal": "queue_length", "switch_faithful": false}"#,
+        )
+        .unwrap();
         assert_eq!((p.ins_target.ns(), p.spacing, p.signal), (70_000, Spacing::Ns3, Signal::QueueLength));
         assert!(serde_json::from_str::<EcnSharpParams>(r#"{"pst_intervall": "1us"}"#).is_err());
     }

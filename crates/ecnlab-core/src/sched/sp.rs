@@ -82,3 +82,75 @@ impl<S: Scheduler> Scheduler for SpOver<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::dwrr::Dwrr;
+    use super::super::wfq::Wfq;
+    use super::super::SchedulerConfig;
+    use super::*;
+
+    fn occ(pkts: &[u32]) -> Vec<QueueOcc> {
+        pkts.iter()
+            .map(|&p| QueueOcc { bytes: p as u64 * 1500, pkts: p, head_bytes: if p > 0 { 1500 } else { 0 } })
+            .collect()
+    }
+
+    #[test]
+    fn sp_serves_lowest_backlogged_index() {
+        let mut s = Sp::new(4);
+        assert_eq!(s.select(0, &occ(&[0, 0, 3, 1])), 2);
+        assert_eq!(s.select(0, &occ(&[1, 0, 3, 1])), 0);
+        assert_eq!(s.select(0, &occ(&[0, 0, 0, 1])), 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "no backlog")]
+    fn sp_select_without_backlog_panics() {
+        Sp::new(2).select(0, &occ(&[0, 0]));
+    }
+
+    #[test]
+    fn sp_share_is_all_or_nothing() {
+        let s = Sp::new(3);
+        let q = occ(&[0, 2, 5]);
+        assert_eq!(s.share(0, &q), 1.0);
+        assert_eq!(s.share(1, &q), 1.0);
+        assert_eq!(s.share(2, &q), 0.0);
+        assert_eq!(s.quantum(0), None);
+        assert_eq!(s.round_time_ns(), None);
+    }
+
+    #[test]
+    fn sp_over_reindexes_the_inner_scheduler() {
+        let cfg = SchedulerConfig::default();
+        let mut s = SpOver::new(2, Dwrr::new(&cfg, &[2, 1], 10_000_000_000));
+        assert_eq!(s.quantum(1), None);
+        assert_eq!(s.quantum(2), Some(3000));
+        assert_eq!(s.quantum(3), Some(1500));
+        // Inner queues 2 and 3 backlogged, then strict queue 1.
+        let mut q = occ(&[0, 0, 1, 1]);
+        s.on_enqueue(0, 2, 1500, &q);
+        s.on_enqueue(0, 3, 1500, &q);
+        assert_eq!(s.select(0, &q), 2);
+        q[1] = QueueOcc { bytes: 1500, pkts: 1, head_bytes: 1500 };
+        s.on_enqueue(0, 1, 1500, &q);
+        assert_eq!(s.select(0, &q), 1);
+        q[1] = QueueOcc::default();
+        s.on_dequeue(0, 1, 1500, &q);
+        assert_eq!(s.select(0, &q), 2);
+    }
+
+    #[test]
+    fn sp_over_share() {
+        let s = SpOver::new(1, Wfq::new(&[3, 1]));
+        let q = occ(&[0, 1, 1]);
+        assert_eq!(s.share(0, &q), 1.0);
+        assert!((s.share(1, &q) - 0.75).abs() < 1e-12);
+        assert!((s.share(2, &q) - 0.25).abs() < 1e-12);
+        let q = occ(&[1, 1, 1]);
+        assert_eq!(s.share(0, &q), 1.0);
+        assert_eq!(s.share(1, &q), 0.0);
+        assert_eq!(s.share(2, &q), 0.0);
+    }
+}

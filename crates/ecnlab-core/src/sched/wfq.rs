@@ -71,7 +71,14 @@ pub struct Wfq {
 impl Wfq {
     pub fn new(weights: &[u32]) -> Self {
         let n = weights.len();
-        Wfq { weights: weights.to_vec(), scale: tag_scale(weights), finish: vec![0; n], busy: vec![false; n], n_busy: 0, v: 0 }
+        Wfq {
+            weights: weights.to_vec(),
+            scale: tag_scale(weights),
+            finish: vec![0; n],
+            busy: vec![false; n],
+            n_busy: 0,
+            v: 0,
+        }
     }
 
     /// `len / w_queue` in tag units.

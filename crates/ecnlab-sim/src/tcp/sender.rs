@@ -169,7 +169,11 @@ impl TcpSender {
         s
     }
 
-    /// The application has `bytes` more to send (`u64::MAX / 2` for an unlimited flow).
+    /// The application has `bytes` more to send ([`super::UNLIMITED`] or any amount from
+    /// `u64::MAX / 8` up for an unlimited flow, which never sends FIN). Nothing is sent until
+    /// the next [`poll`](Self::poll) (or ACK). The segment that carries the last byte added
+    /// so far has FIN set, so with a rate-limited application every write's end is flagged
+    /// (like PSH) and the receiver ACKs it at once.
     pub fn add_data(&mut self, bytes: u64) {
         self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
     }
