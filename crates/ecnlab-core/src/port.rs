@@ -216,6 +216,10 @@ impl<P: PortPacket> Port<P> {
     pub fn stats(&self) -> &[QueueStats] {
         &self.stats
     }
+    /// Drops of all queues, every reason.
+    pub fn total_drops(&self) -> u64 {
+        self.stats.iter().map(|s| s.total_drops()).sum()
+    }
     pub fn scheduler(&self) -> &Sched {
         &self.sched
     }

@@ -7,10 +7,10 @@
 //! such packet sets `first_above_time = now + interval`, and once `now >= first_above_time`
 //! the packet is "ok to drop". Entering the dropping state acts on that packet and sets
 //! `count` to 1, or to `count - lastcount` if that exceeds 1 and the last dropping state
-//! ended less than 16 intervals ago (RFC §5.6, the Linux variant the RFC adopts); the next
-//! action comes at `drop_next = now + interval / sqrt(count)`. In the dropping state, a
-//! packet that is not ok to drop ends it; otherwise when `now >= drop_next` CoDel acts,
-//! `count += 1` and `drop_next += interval / sqrt(count)`.
+//! ended less than 16 intervals ago (the Linux variant that RFC 8289's §5 pseudo-code
+//! adopts); the next action comes at `drop_next = now + interval / sqrt(count)`. In the
+//! dropping state, a packet that is not ok to drop ends it; otherwise when
+//! `now >= drop_next` CoDel acts, `count += 1` and `drop_next += interval / sqrt(count)`.
 //!
 //! The port calls [`MarkingScheme::on_dequeue`] once per departing packet, and calls it again
 //! with the queue's next packet (same `now`) when the answer is `Drop`. The two modes use
@@ -43,7 +43,7 @@
 //! fixed-point value (kept at 32 bits, Linux keeps 16), whose first values are coarse
 //! (count 2 gives 0.5, not 0.707).
 //!
-//! Defaults: `target` 5 ms and `interval` 100 ms are the RFC's (§4.2-§4.3) and Linux's.
+//! Defaults: `target` 5 ms and `interval` 100 ms are the RFC's (§4) and Linux's.
 //! They are Internet values, useless in a datacenter, but no datacenter pair is canonical
 //! (TCN §6.1: 51.2 us / 1024 us at 1 Gbps; ECN# §5.2: 85 us / 200 us, §5.4.1: 10 us /
 //! 240 us), so scenarios always set them. `mtu` 1514 B is Linux `sch_codel`'s
@@ -79,9 +79,9 @@ pub enum InvSqrt {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CodelParams {
-    /// Acceptable standing sojourn time (default 5ms: RFC 8289 §4.2; TCN testbed 51.2us, ECN# 85us).
+    /// Acceptable standing sojourn time (default 5ms: RFC 8289 §4; TCN testbed 51.2us, ECN# 85us).
     pub target: Duration,
-    /// Time the sojourn must stay above target before acting, and control-law base (default 100ms: RFC 8289 §4.3; TCN 1024us, ECN# 200us).
+    /// Time the sojourn must stay above target before acting, and control-law base (default 100ms: RFC 8289 §4; TCN 1024us, ECN# 200us).
     pub interval: Duration,
     /// `mark` (set CE, one per dequeue) or `drop` (RFC 8289 loop) (default mark: TCN §6, ECN# §5).
     pub mode: CodelMode,
@@ -213,7 +213,7 @@ impl MarkingScheme for Codel {
             self.dropping_state(now, &mut v, ok_to_drop)
         } else if ok_to_drop {
             // Enter the dropping state. Reuse the last drop rate if we left it recently
-            // (RFC 8289 §5.6; `drop_next` is at most an interval after the last action).
+            // (RFC 8289 §5; `drop_next` is at most an interval after the last action).
             let delta = v.count.saturating_sub(v.lastcount);
             if delta > 1 && (now as i128 - v.drop_next as i128) < 16 * self.interval as i128 {
                 v.count = delta;

@@ -45,9 +45,10 @@
 //! Deviations, all in the switch-faithful mode: (1) Eq. 3 writes `Table_i = ceil(pst_interval
 //! / i)`, which fits the 8-bit entries only when `scale = table_offset` (pst_interval of 509
 //! to 1016 ticks, as in Fig. 6's 1000); for other intervals we store `ceil(pst_interval /
-//! (i 2^(scale - table_offset)))`, the entries Algorithm 3's `scale` implies. (2) The paper
-//! compares times directly and tolerates one misbehaving interval per clock wrap; we compare
-//! wrap-safely, which a 32-bit ALU does as cheaply. (3) `first_above_time = 0` still means
+//! (i 2^(scale - table_offset)))`, the entries Algorithm 3's `scale` implies. (2) The paper does
+//! not say how times are compared across the clock's wrap (it chose a clock that wraps only
+//! every 73 minutes because a wrap disturbs marking); we compare wrap-safely, which a 32-bit
+//! ALU does as cheaply. (3) `first_above_time = 0` still means
 //! "unset", so a queue becoming persistent exactly at tick 0 is noticed one packet later, as
 //! on the switch.
 //!
