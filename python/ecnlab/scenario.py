@@ -52,9 +52,24 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
     except OSError as e:
         raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
+    _resolve_paths(doc, p.resolve().parent)
+    return doc
+
+
+def _resolve_paths(doc: dict[str, Any], base: Path) -> None:
+    """Files a scenario names (a CDF, a trace) are relative to the scenario file."""
+    for t in doc.get("traffic", []) if isinstance(doc.get("traffic"), list) else []:
+        if not isinstance(t, dict):
+            continue
+        for key in ("cdf", "file"):
+            v = t.get(key)
+            if isinstance(v, str) and ("/" in v or "." in v) and not Path(v).is_absolute():
+                cand = base / v
+                if cand.exists():
+                    t[key] = str(cand)
 
 
 def _parse_value(text: str) -> Any:

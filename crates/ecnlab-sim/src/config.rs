@@ -3,6 +3,7 @@
 //! the built network. Unknown keys are errors; every error names its field path.
 
 use crate::tcp::{CcKind, TcpConfig};
+use crate::workload::TrafficSpec;
 use ecnlab_core::port::PortConfig;
 use ecnlab_core::units::{ByteSize, Duration, Rate};
 use ecnlab_core::MarkingConfig;
@@ -37,8 +38,14 @@ pub struct Scenario {
     /// Transport defaults; a flow may override `cc`.
     #[serde(default)]
     pub transport: TcpConfig,
+    /// Individually listed flows (long-lived, rate-limited, or of a given size).
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Generated traffic: Poisson arrivals from a flow-size CDF, incast queries, traces.
+    #[serde(default)]
+    pub traffic: Vec<TrafficSpec>,
+    #[serde(default)]
+    pub rtt_variation: Option<RttVariation>,
     #[serde(default)]
     pub probes: Vec<ProbeSpec>,
     #[serde(default)]
@@ -99,11 +106,106 @@ pub enum Topology {
 pub struct HostConfig {
     /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking).
     pub nic_buffer: ByteSize,
+    /// Flows of `[[traffic]]` between the same two hosts reuse idle connections (a
+    /// persistent connection pool per host pair, as the TCN testbed's TrafficGenerator and
+    /// the TCN/MQ-ECN ns-2 scripts do); a flow that finds every connection busy opens a new
+    /// one. `false`: every flow gets a fresh connection (the ECN# ns-3 scripts).
+    pub persistent_connections: bool,
+    /// PIAS tagging at the sender (TCN §6.1.3/§6.2): a message's bytes below
+    /// `pias_thresholds[i]` carry DSCP i, the rest the flow's class. Empty = off.
+    pub pias_thresholds: Vec<ByteSize>,
+    /// DSCP of pure ACKs (default: the DSCP of the data segment acknowledged). TCN-NS2
+    /// sends every pure ACK at priority 0.
+    pub ack_dscp: Option<u8>,
 }
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { nic_buffer: ByteSize(4_000_000) }
+        HostConfig {
+            nic_buffer: ByteSize(4_000_000),
+            persistent_connections: true,
+            pias_thresholds: Vec::new(),
+            ack_dscp: None,
+        }
+    }
+}
+
+/// Extra one-way delay to emulate RTT variation (ECN# §2.2, §5): added to the data
+/// packets a sender puts on its access link, like the ECN# ns-3 scripts' DelayQueueDisc at
+/// the server NIC (REFERENCE-IMPLEMENTATIONS §2.11); ACKs are not delayed.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RttVariation {
+    /// Draw one delay per connection (`per_flow`) or one per sending host (`per_host`).
+    #[serde(default)]
+    pub mode: RttVariationMode,
+    pub delay: DelayDist,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttVariationMode {
+    #[default]
+    PerFlow,
+    PerHost,
+}
+
+/// A distribution of extra delays.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DelayDist {
+    Fixed { value: Duration },
+    Uniform { min: Duration, max: Duration },
+    /// One of `values`, equally likely (the ECN# ns-3 classes: 1, 20, 50, 80, 160 us).
+    Choice { values: Vec<Duration> },
+    /// An empirical CDF: `points = [[delay, cumulative probability], ...]`, linear
+    /// interpolation between points.
+    Empirical { points: Vec<(Duration, f64)> },
+}
+
+impl DelayDist {
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            DelayDist::Fixed { .. } => Ok(()),
+            DelayDist::Uniform { min, max } if min > max => Err("min: larger than max".into()),
+            DelayDist::Uniform { .. } => Ok(()),
+            DelayDist::Choice { values } if values.is_empty() => Err("values: empty".into()),
+            DelayDist::Choice { .. } => Ok(()),
+            DelayDist::Empirical { points } => {
+                if points.len() < 2 {
+                    return Err("points: need at least 2 points".into());
+                }
+                for (i, w) in points.windows(2).enumerate() {
+                    if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
+                        return Err(format!("points[{}]: not non-decreasing", i + 1));
+                    }
+                }
+                let last = points.last().unwrap().1;
+                if (last - 1.0).abs() > 1e-9 || points[0].1 < 0.0 {
+                    return Err("points: probabilities must lie in [0, 1] and end at 1".into());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Draw a delay in ns.
+    pub fn sample(&self, rng: &mut ecnlab_core::rng::Rng) -> u64 {
+        match self {
+            DelayDist::Fixed { value } => value.0,
+            DelayDist::Uniform { min, max } => rng.uniform(min.0 as f64, max.0 as f64).round() as u64,
+            DelayDist::Choice { values } => values[rng.below(values.len() as u64) as usize].0,
+            DelayDist::Empirical { points } => {
+                let u = rng.f64();
+                let i = points.iter().position(|p| p.1 >= u).unwrap_or(points.len() - 1);
+                if i == 0 {
+                    return points[0].0 .0;
+                }
+                let (a, b) = (points[i - 1], points[i]);
+                let f = if b.1 > a.1 { (u - a.1) / (b.1 - a.1) } else { 1.0 };
+                (a.0 .0 as f64 + f * (b.0 .0 as f64 - a.0 .0 as f64)).round() as u64
+            }
+        }
     }
 }
 
@@ -171,11 +273,14 @@ pub struct MetricsConfig {
     pub sample_interval: Duration,
     /// Record time series at all.
     pub timeseries: bool,
+    /// End the run as soon as every flow of a given size has completed (and no long-lived
+    /// flow exists), instead of at `duration`, which then only caps the run.
+    pub stop_when_done: bool,
 }
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { warmup: Duration(0), sample_interval: Duration::from_ms(1), timeseries: true }
+        MetricsConfig { warmup: Duration(0), sample_interval: Duration::from_ms(1), timeseries: true, stop_when_done: true }
     }
 }
 
@@ -285,6 +390,17 @@ impl Scenario {
             return Err("metrics.warmup: must be shorter than duration".into());
         }
         self.transport.validate()?;
+        if let Some(rv) = &self.rtt_variation {
+            rv.delay.validate().map_err(|e| format!("rtt_variation.delay.{e}"))?;
+        }
+        if let Some(d) = self.host.ack_dscp {
+            if d >= 64 {
+                return Err(format!("host.ack_dscp: {d} is not in 0..63"));
+            }
+        }
+        if self.host.pias_thresholds.windows(2).any(|w| w[1] <= w[0]) {
+            return Err("host.pias_thresholds: must be increasing".into());
+        }
         Ok(())
     }
 }

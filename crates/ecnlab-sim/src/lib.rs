@@ -10,12 +10,15 @@
 //! master seed.
 
 pub mod config;
+pub mod dcqcn;
 pub mod event;
 pub mod metrics;
 pub mod packet;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
+pub mod transport;
+pub mod workload;
 
 pub use config::Scenario;
 pub use sim::Simulator;

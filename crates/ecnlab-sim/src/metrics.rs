@@ -98,8 +98,11 @@ impl TimeSeries {
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowRecord {
     pub id: usize,
-    /// Index of the `[[flows]]` entry it came from.
+    /// Index of the `[[flows]]` entry it came from; generated flows continue the count
+    /// (`[[flows]]` entries first, then `[[traffic]]` entries).
     pub spec: u32,
+    /// Connection that carried it (several flows share one with persistent connections).
+    pub conn: u32,
     pub src: u16,
     pub dst: u16,
     pub class: u8,
@@ -142,13 +145,18 @@ pub fn ideal_fct_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32) -> N
 }
 
 impl FlowRecord {
-    pub(crate) fn of(id: usize, f: &Flow, net: &Net, mss: u32) -> FlowRecord {
-        let st = f.sender.stats();
+    pub(crate) fn of(id: usize, f: &Flow, sim: &Simulator) -> FlowRecord {
         let fct = f.finish.map(|t| t.saturating_sub(f.start));
-        let ideal = f.size.map(|s| ideal_fct_ns(net, f.src as usize, f.dst as usize, s, mss));
+        let ideal = f.size.map(|s| ideal_fct_ns(&sim.net, f.src as usize, f.dst as usize, s, sim.mss));
+        let conn_acked = sim.conns[f.conn as usize].sender.acked_bytes();
+        let acked = match f.size {
+            Some(s) => conn_acked.saturating_sub(f.seq_start()).min(s),
+            None => conn_acked,
+        };
         FlowRecord {
             id,
             spec: f.spec,
+            conn: f.conn,
             src: f.src,
             dst: f.dst,
             class: f.class,
@@ -161,9 +169,9 @@ impl FlowRecord {
                 (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
                 _ => None,
             },
-            acked_bytes: f.sender.acked_bytes(),
-            timeouts: st.timeouts,
-            retransmits: st.fast_retransmits,
+            acked_bytes: acked,
+            timeouts: f.timeouts,
+            retransmits: f.retransmits,
         }
     }
 }
@@ -292,6 +300,29 @@ pub(crate) fn summary(
                    "avg_us": s["avg_us"], "p50_us": s["p50_us"], "p99_us": s["p99_us"]})
         })
         .collect();
+    // Link utilization of switch ports that carried traffic in the window.
+    let ports: Vec<Value> = sim
+        .links
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| l.is_switch_port && l.tx_bytes > sim.snapshot_tx_bytes[*i])
+        .map(|(i, l)| {
+            let bytes = l.tx_bytes - sim.snapshot_tx_bytes[i];
+            json!({"port": port_name(&sim.net, i), "rate_bps": l.spec.rate_bps,
+                   "utilization": bytes as f64 * 8e9 / (l.spec.rate_bps as f64 * window_ns as f64)})
+        })
+        .collect();
+    // Long-lived flows: goodput in the window and Jain's fairness index over them.
+    let long_goodputs: Vec<f64> = sim
+        .flows
+        .iter()
+        .filter(|f| f.size.is_none())
+        .map(|f| {
+            let c = &sim.conns[f.conn as usize];
+            (c.sender.acked_bytes() - c.acked_at_warmup) as f64 * 8e9 / window_ns as f64
+        })
+        .collect();
+    let jain = jain_index(&long_goodputs);
     let c = sim.counting;
     json!({
         "scenario": scenario,
@@ -319,10 +350,19 @@ pub(crate) fn summary(
         "drops_by_reason": by_reason(&drops_total),
         "unmarkable_by_reason": by_reason(&unmarkable_total),
         "queues": queues,
+        "ports": ports,
+        "long_flows": {"goodput_bps": long_goodputs, "jain_index": jain},
         "probes": probe_summary,
         "probe_rtt": fct_stats(all_rtts),
         "counting": {"sent": c.sent, "delivered": c.delivered, "dropped": c.dropped, "in_flight": c.in_flight},
     })
+}
+
+/// Jain's fairness index (sum x)^2 / (n sum x^2); None for no flows or all zero.
+pub fn jain_index(x: &[f64]) -> Option<f64> {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    (!x.is_empty() && s2 > 0.0).then(|| s * s / (x.len() as f64 * s2))
 }
 
 /// "s0->h3": a switch port named by its two ends.

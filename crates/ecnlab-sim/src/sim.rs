@@ -13,11 +13,16 @@
 //! keeps at most one live timer event per state machine (stale ones are recognised when
 //! they fire).
 
-use crate::config::Scenario;
+use crate::config::{RttVariation, RttVariationMode, Scenario};
 use crate::event::EventQueue;
 use crate::metrics::{FlowRecord, ProbeRecord, QueueSnapshot, TimeSeries};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
+use crate::transport::{Receiver, Sender};
+use crate::workload::{self, FlowArrival, HostInfo};
+use ecnlab_core::rng::Rng;
+use std::collections::HashMap;
 use crate::topology::{LinkSpec, Net};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig};
@@ -31,9 +36,13 @@ enum Ev {
     Arrive(u32),
     SndTimer(u32),
     RcvTimer(u32),
+    /// A listed flow (`[[flows]]`) starts.
     FlowStart(u32),
+    /// A listed long-lived flow's application stops; its connection is torn down.
     FlowStop(u32),
     AppTick(u32),
+    /// The next generated flow (`[[traffic]]`) arrives; at most one such event is pending.
+    NextArrival,
     ProbeSend(u32),
     Sample,
     Warmup,
@@ -46,7 +55,11 @@ pub(crate) struct Link {
     busy: bool,
     in_tx: Packet,
     in_tx_queue: u8,
+    /// Packets propagating, ordered by arrival time. Without RTT-variation delays this is
+    /// plain FIFO order; with them a packet may overtake one of another connection.
     pipe: VecDeque<(Nanos, Packet)>,
+    /// Time of the earliest pending `Arrive` event of this link.
+    arrive_at: Option<Nanos>,
     /// Packets and bytes put on the wire (packet-hops).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
@@ -54,26 +67,52 @@ pub(crate) struct Link {
     pub payload_by_queue: Vec<u64>,
 }
 
+/// A transport connection between two hosts. It carries one long-lived flow, or a
+/// sequence of messages (flows) one after another (persistent connections).
+pub(crate) struct Conn {
+    pub src: u16,
+    pub dst: u16,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    snd_timer: Option<Nanos>,
+    rcv_timer: Option<Nanos>,
+    /// The message being sent, if any.
+    current: Option<u32>,
+    /// Application rate limit: one MSS written every `app_gap` ns (listed flows only).
+    app_gap: Option<Nanos>,
+    app_written: u64,
+    /// The application stopped: the connection is torn down, late packets are ignored.
+    pub closed: bool,
+    /// Extra one-way delay of this connection's data packets (RTT variation).
+    extra_delay_ns: Nanos,
+    ecmp: u64,
+    /// Acknowledged bytes when the measurement window opened.
+    pub acked_at_warmup: u64,
+}
+
+impl Flow {
+    pub(crate) fn seq_start(&self) -> u64 {
+        self.seq_start
+    }
+}
+
+/// A flow (message): `size` bytes on a connection, or a long-lived flow (`size` None).
 pub(crate) struct Flow {
+    pub conn: u32,
+    /// `[[flows]]` index, or `flows.len() + [[traffic]] index` for generated flows.
     pub spec: u32,
     pub src: u16,
     pub dst: u16,
     pub class: u8,
     pub size: Option<u64>,
     pub start: Nanos,
-    /// Application rate limit: one MSS written every `app_gap` ns.
-    app_gap: Option<Nanos>,
-    /// Bytes the rate-limited application has written so far.
-    app_written: u64,
-    pub sender: TcpSender,
-    pub receiver: TcpReceiver,
-    snd_timer: Option<Nanos>,
-    rcv_timer: Option<Nanos>,
-    pub started: bool,
-    /// The application stopped: the connection is torn down, late packets are ignored.
-    pub stopped: bool,
+    /// Sequence range of the message on its connection.
+    seq_start: u64,
     pub finish: Option<Nanos>,
-    ecmp: u64,
+    timeouts_at_start: u64,
+    rtx_at_start: u64,
+    pub timeouts: u64,
+    pub retransmits: u64,
 }
 
 pub(crate) struct Probe {
@@ -104,16 +143,39 @@ pub struct Simulator {
     pub(crate) net: Net,
     pub(crate) links: Vec<Link>,
     pools: Vec<BufferPool>,
+    pub(crate) conns: Vec<Conn>,
     pub(crate) flows: Vec<Flow>,
+    /// Idle connections per (src, dst) pair, for persistent connections.
+    idle_conns: HashMap<(u16, u16), Vec<u32>>,
+    /// Generated arrivals, sorted by time; `next_arrival` indexes the next one.
+    arrivals: Vec<FlowArrival>,
+    next_arrival: usize,
     pub(crate) probes: Vec<Probe>,
     out: Vec<Packet>,
     end: Nanos,
     pub(crate) warmup: Nanos,
     sample_interval: Nanos,
     record_timeseries: bool,
-    mss: u32,
+    pub(crate) mss: u32,
+    /// Number of `[[flows]]` entries (generated flows' `spec` follows them).
+    pub(crate) n_listed_specs: u32,
+    transport: TcpConfig,
+    persistent: bool,
+    pias: Vec<u64>,
+    ack_dscp: Option<u8>,
+    rtt_variation: Option<RttVariation>,
+    host_delay_ns: Vec<Nanos>,
+    delay_rng: Rng,
+    seed: u64,
     pub(crate) counting: Counting,
+    stop_when_done: bool,
+    /// Flows with a size, and how many of them have completed.
+    finite_flows: usize,
+    finite_done: usize,
+    has_long_lived: bool,
+    done: bool,
     pub(crate) snapshot: Vec<Vec<QueueSnapshot>>,
+    pub(crate) snapshot_tx_bytes: Vec<u64>,
     pub(crate) timeseries: TimeSeries,
     last_sample: Vec<Vec<QueueSnapshot>>,
 }
@@ -146,6 +208,7 @@ impl Simulator {
                 in_tx: Packet::default(),
                 in_tx_queue: 0,
                 pipe: VecDeque::with_capacity(16),
+                arrive_at: None,
                 tx_pkts: 0,
                 tx_bytes: 0,
                 payload_by_queue: vec![0; nq],
@@ -158,43 +221,105 @@ impl Simulator {
             })
             .collect();
 
-        let mut events = EventQueue::with_capacity(1024);
-        let mut flows = Vec::new();
+        let hosts = HostInfo {
+            n_hosts: net.n_hosts,
+            access_rate_bps: (0..net.n_hosts).map(|h| net.links[net.out_links[h][0] as usize].rate_bps).collect(),
+            hosts_per_leaf: match scn.topology {
+                crate::config::Topology::LeafSpine { hosts_per_leaf, .. } => Some(hosts_per_leaf),
+                _ => None,
+            },
+        };
+        let arrivals = workload::generate(&scn.traffic, &hosts, derive_seed(seed, 4_000_000))
+            .map_err(|e| if e.starts_with("traffic") { e } else { format!("traffic: {e}") })?;
+
+        let mut delay_rng = Rng::stream(seed, 5_000_000);
+        let host_delay_ns = match &scn.rtt_variation {
+            Some(rv) if rv.mode == RttVariationMode::PerHost => {
+                (0..net.n_hosts).map(|_| rv.delay.sample(&mut delay_rng)).collect()
+            }
+            _ => vec![0; net.n_hosts],
+        };
+
+        let mut sim = Simulator {
+            now: 0,
+            events: EventQueue::with_capacity(1024),
+            net,
+            links,
+            pools,
+            conns: Vec::new(),
+            flows: Vec::with_capacity(arrivals.len() + scn.flows.len()),
+            idle_conns: HashMap::new(),
+            arrivals,
+            next_arrival: 0,
+            probes: Vec::new(),
+            out: Vec::with_capacity(64),
+            end: scn.duration.0,
+            warmup: scn.metrics.warmup.0,
+            sample_interval: scn.metrics.sample_interval.0,
+            record_timeseries: scn.metrics.timeseries,
+            mss: scn.transport.mss,
+            n_listed_specs: scn.flows.len() as u32,
+            transport: scn.transport.clone(),
+            persistent: scn.host.persistent_connections,
+            pias: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
+            ack_dscp: scn.host.ack_dscp,
+            rtt_variation: scn.rtt_variation.clone(),
+            host_delay_ns,
+            delay_rng,
+            seed,
+            counting: Counting::default(),
+            stop_when_done: scn.metrics.stop_when_done,
+            finite_flows: 0,
+            finite_done: 0,
+            has_long_lived: scn.flows.iter().any(|f| f.size.is_none()),
+            done: false,
+            snapshot: Vec::new(),
+            snapshot_tx_bytes: Vec::new(),
+            timeseries: TimeSeries::default(),
+            last_sample: Vec::new(),
+        };
+        let n_links = sim.links.len();
+        sim.snapshot = vec![Vec::new(); n_links];
+        sim.snapshot_tx_bytes = vec![0; n_links];
+        sim.last_sample = vec![Vec::new(); n_links];
+
+        // Listed flows: each on its own connection.
         for (si, f) in scn.flows.iter().enumerate() {
-            let mut cfg: TcpConfig = scn.transport.clone();
+            let mut cfg = scn.transport.clone();
             if let Some(cc) = f.cc {
                 cfg.cc = cc;
             }
             for _ in 0..f.count {
-                let id = flows.len() as u32;
-                let app_gap = f.rate.map(|r| tx_time_ns(cfg.mss as u64, r.0).max(1));
-                flows.push(Flow {
+                let c = sim.new_conn(&cfg, f.src as u16, f.dst as u16, f.class);
+                sim.conns[c as usize].app_gap = f.rate.map(|r| tx_time_ns(cfg.mss as u64, r.0).max(1));
+                let id = sim.flows.len() as u32;
+                sim.flows.push(Flow {
+                    conn: c,
                     spec: si as u32,
                     src: f.src as u16,
                     dst: f.dst as u16,
                     class: f.class,
                     size: f.size.map(|s| s.0),
                     start: f.start.0,
-                    app_gap,
-                    app_written: 0,
-                    sender: TcpSender::new(&cfg, id, f.src as u16, f.dst as u16, f.class),
-                    receiver: TcpReceiver::new(&cfg, id, f.dst as u16, f.src as u16),
-                    snd_timer: None,
-                    rcv_timer: None,
-                    started: false,
-                    stopped: false,
+                    seq_start: 0,
                     finish: None,
-                    ecmp: derive_seed(seed, 2_000_000 + id as u64),
+                    timeouts_at_start: 0,
+                    rtx_at_start: 0,
+                    timeouts: 0,
+                    retransmits: 0,
                 });
-                events.push(f.start.0, Ev::FlowStart(id));
+                sim.events.push(f.start.0, Ev::FlowStart(id));
                 if let Some(stop) = f.stop {
-                    events.push(stop.0, Ev::FlowStop(id));
+                    sim.events.push(stop.0, Ev::FlowStop(id));
                 }
             }
         }
-        let mut probes = Vec::new();
+        sim.finite_flows = sim.arrivals.len() + sim.flows.iter().filter(|f| f.size.is_some()).count();
+        if let Some(a) = sim.arrivals.first() {
+            sim.events.push(a.start_ns, Ev::NextArrival);
+        }
         for (i, p) in scn.probes.iter().enumerate() {
-            probes.push(Probe {
+            sim.probes.push(Probe {
                 src: p.src as u16,
                 dst: p.dst as u16,
                 class: p.class,
@@ -205,35 +330,50 @@ impl Simulator {
                 rtts_ns: Vec::new(),
                 ecmp: derive_seed(seed, 3_000_000 + i as u64),
             });
-            events.push(p.start.0, Ev::ProbeSend(i as u32));
+            sim.events.push(p.start.0, Ev::ProbeSend(i as u32));
         }
-        let warmup = scn.metrics.warmup.0;
-        if warmup > 0 {
-            events.push(warmup, Ev::Warmup);
+        if sim.warmup > 0 {
+            sim.events.push(sim.warmup, Ev::Warmup);
         }
         if scn.metrics.timeseries {
-            events.push(scn.metrics.sample_interval.0, Ev::Sample);
+            sim.events.push(scn.metrics.sample_interval.0, Ev::Sample);
         }
-        let n_links = links.len();
-        Ok(Simulator {
-            now: 0,
-            events,
-            net,
-            links,
-            pools,
-            flows,
-            probes,
-            out: Vec::with_capacity(64),
-            end: scn.duration.0,
-            warmup,
-            sample_interval: scn.metrics.sample_interval.0,
-            record_timeseries: scn.metrics.timeseries,
-            mss: scn.transport.mss,
-            counting: Counting::default(),
-            snapshot: vec![Vec::new(); n_links],
-            timeseries: TimeSeries::default(),
-            last_sample: vec![Vec::new(); n_links],
-        })
+        Ok(sim)
+    }
+
+    /// Open a connection (a sender at `src`, a receiver at `dst`).
+    fn new_conn(&mut self, cfg: &TcpConfig, src: u16, dst: u16, class: u8) -> u32 {
+        let id = self.conns.len() as u32;
+        let extra_delay_ns = match &self.rtt_variation {
+            Some(rv) if rv.mode == RttVariationMode::PerFlow => rv.delay.sample(&mut self.delay_rng),
+            Some(_) => self.host_delay_ns[src as usize],
+            None => 0,
+        };
+        let (sender, receiver) = if cfg.cc.is_rate_based() {
+            let line_rate = self.net.links[self.net.out_links[src as usize][0] as usize].rate_bps;
+            (
+                Sender::Dcqcn(DcqcnSender::new(&cfg.dcqcn, cfg.mss, line_rate, id, src, dst, class)),
+                Receiver::Dcqcn(DcqcnReceiver::new(&cfg.dcqcn, id, dst, src)),
+            )
+        } else {
+            (Sender::Tcp(TcpSender::new(cfg, id, src, dst, class)), Receiver::Tcp(TcpReceiver::new(cfg, id, dst, src)))
+        };
+        self.conns.push(Conn {
+            src,
+            dst,
+            sender,
+            receiver,
+            snd_timer: None,
+            rcv_timer: None,
+            current: None,
+            app_gap: None,
+            app_written: 0,
+            closed: false,
+            extra_delay_ns,
+            ecmp: derive_seed(self.seed, 2_000_000 + id as u64),
+            acked_at_warmup: 0,
+        });
+        id
     }
 
     /// Events executed so far.
@@ -263,10 +403,17 @@ impl Simulator {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.handle(ev);
+            if self.done {
+                self.end = self.now.max(self.warmup + 1);
+                break;
+            }
         }
         self.now = self.end;
         for l in &mut self.links {
             l.port.advance_clock(self.end);
+        }
+        for f in 0..self.flows.len() {
+            self.settle_flow_counters(f);
         }
         self.check_counting()
     }
@@ -275,13 +422,15 @@ impl Simulator {
         match ev {
             Ev::TxDone(l) => self.tx_done(l as usize),
             Ev::Arrive(l) => self.arrive(l as usize),
-            Ev::SndTimer(f) => self.snd_timer(f as usize),
-            Ev::RcvTimer(f) => self.rcv_timer(f as usize),
+            Ev::SndTimer(c) => self.snd_timer(c as usize),
+            Ev::RcvTimer(c) => self.rcv_timer(c as usize),
             Ev::FlowStart(f) => self.flow_start(f as usize),
             Ev::FlowStop(f) => {
-                self.flows[f as usize].stopped = true;
+                let c = self.flows[f as usize].conn as usize;
+                self.conns[c].closed = true;
             }
-            Ev::AppTick(f) => self.app_tick(f as usize),
+            Ev::AppTick(c) => self.app_tick(c as usize),
+            Ev::NextArrival => self.next_arrival(),
             Ev::ProbeSend(p) => self.probe_send(p as usize),
             Ev::Sample => {
                 self.sample();
@@ -311,10 +460,9 @@ impl Simulator {
     fn start_tx(&mut self, li: usize) {
         let link = &mut self.links[li];
         let pool = &mut self.pools[link.spec.from];
-        let before = link.port.stats().iter().map(|s| s.total_drops()).sum::<u64>();
+        let drops_before = link.port.total_drops();
         let next = link.port.dequeue(self.now, pool);
-        let after = link.port.stats().iter().map(|s| s.total_drops()).sum::<u64>();
-        self.counting.dropped += after - before; // drops at dequeue (CoDel drop mode)
+        self.counting.dropped += link.port.total_drops() - drops_before; // drops at dequeue (CoDel)
         match next {
             Some((pkt, q)) => {
                 link.busy = true;
@@ -328,6 +476,14 @@ impl Simulator {
     }
 
     fn tx_done(&mut self, li: usize) {
+        let extra = {
+            let link = &self.links[li];
+            if !link.is_switch_port && link.in_tx.kind == Kind::Data {
+                self.conns[link.in_tx.flow as usize].extra_delay_ns
+            } else {
+                0
+            }
+        };
         let link = &mut self.links[li];
         let pkt = link.in_tx;
         link.tx_pkts += 1;
@@ -335,26 +491,49 @@ impl Simulator {
         if pkt.kind == Kind::Data {
             link.payload_by_queue[link.in_tx_queue as usize] += pkt.payload as u64;
         }
-        let at = self.now + link.spec.delay_ns;
-        link.pipe.push_back((at, pkt));
-        if link.pipe.len() == 1 {
-            self.events.push(at, Ev::Arrive(li as u32));
+        let at = self.now + link.spec.delay_ns + extra;
+        if link.pipe.back().is_none_or(|&(t, _)| t <= at) {
+            link.pipe.push_back((at, pkt));
+        } else {
+            // A packet with a smaller extra delay overtakes: keep the pipe sorted (stable).
+            let i = link.pipe.partition_point(|&(t, _)| t <= at);
+            link.pipe.insert(i, (at, pkt));
+        }
+        let head = link.pipe.front().expect("just inserted").0;
+        if link.arrive_at.is_none_or(|a| head < a) {
+            link.arrive_at = Some(head);
+            self.events.push(head, Ev::Arrive(li as u32));
         }
         self.start_tx(li);
     }
 
     fn arrive(&mut self, li: usize) {
-        let link = &mut self.links[li];
-        let (_, pkt) = link.pipe.pop_front().expect("arrival without a packet in flight");
-        if let Some(&(t, _)) = link.pipe.front() {
-            self.events.push(t, Ev::Arrive(li as u32));
+        if self.links[li].arrive_at == Some(self.now) {
+            self.links[li].arrive_at = None;
         }
-        let node = link.spec.to;
-        if self.net.is_switch(node) {
-            self.forward(node, pkt);
-        } else {
-            self.counting.delivered += 1;
-            self.host_receive(node, pkt);
+        // Deliver everything due (normally exactly one packet); an event whose packet was
+        // already delivered by an earlier one finds nothing due.
+        loop {
+            let link = &mut self.links[li];
+            match link.pipe.front() {
+                Some(&(t, _)) if t <= self.now => {}
+                _ => break,
+            }
+            let (_, pkt) = link.pipe.pop_front().expect("checked");
+            let node = link.spec.to;
+            if self.net.is_switch(node) {
+                self.forward(node, pkt);
+            } else {
+                self.counting.delivered += 1;
+                self.host_receive(node, pkt);
+            }
+        }
+        let link = &mut self.links[li];
+        if let Some(&(t, _)) = link.pipe.front() {
+            if link.arrive_at.is_none_or(|a| t < a) {
+                link.arrive_at = Some(t);
+                self.events.push(t, Ev::Arrive(li as u32));
+            }
         }
     }
 
@@ -374,13 +553,18 @@ impl Simulator {
     fn ecmp_key(&self, pkt: &Packet) -> u64 {
         match pkt.kind {
             Kind::Ping | Kind::Pong => self.probes[pkt.flow as usize].ecmp,
-            _ => self.flows[pkt.flow as usize].ecmp,
+            _ => self.conns[pkt.flow as usize].ecmp,
         }
     }
 
     /// A host injects a packet into the network.
     #[inline]
-    fn host_send(&mut self, pkt: Packet) {
+    fn host_send(&mut self, mut pkt: Packet) {
+        if pkt.kind == Kind::Ack {
+            if let Some(d) = self.ack_dscp {
+                pkt.dscp = d;
+            }
+        }
         self.counting.sent += 1;
         self.forward(pkt.src as usize, pkt);
     }
@@ -399,27 +583,23 @@ impl Simulator {
         debug_assert_eq!(pkt.dst as usize, host);
         match pkt.kind {
             Kind::Data => {
-                let f = pkt.flow as usize;
-                if self.flows[f].stopped {
+                let c = pkt.flow as usize;
+                if self.conns[c].closed {
                     return;
                 }
-                let flow = &mut self.flows[f];
-                flow.receiver.on_data(self.now, &pkt, &mut self.out);
+                self.conns[c].receiver.on_data(self.now, &pkt, &mut self.out);
                 self.flush_out();
-                self.arm_rcv(f);
+                self.arm_rcv(c);
             }
-            Kind::Ack => {
-                let f = pkt.flow as usize;
-                if self.flows[f].stopped {
+            Kind::Ack | Kind::Cnp => {
+                let c = pkt.flow as usize;
+                if self.conns[c].closed {
                     return;
                 }
-                let flow = &mut self.flows[f];
-                flow.sender.on_ack(self.now, &pkt, &mut self.out);
-                if flow.finish.is_none() && flow.size.is_some_and(|s| flow.sender.acked_bytes() >= s) {
-                    flow.finish = Some(self.now);
-                }
+                self.conns[c].sender.on_ack(self.now, &pkt, &mut self.out);
+                self.check_message_done(c);
                 self.flush_out();
-                self.arm_snd(f);
+                self.arm_snd(c);
             }
             Kind::Ping => {
                 let reply = Packet { kind: Kind::Pong, src: pkt.dst, dst: pkt.src, ecn: Ecn::NotEct, ..pkt };
@@ -431,98 +611,177 @@ impl Simulator {
                     p.rtts_ns.push(self.now - pkt.tx_ns);
                 }
             }
-            Kind::Cnp => {}
         }
+    }
+
+    /// The connection's current message is fully acknowledged: record its FCT (from its
+    /// arrival to the ACK of its last byte, as the ns-2 scripts measure) and free the
+    /// connection for the next message.
+    fn check_message_done(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        let Some(f) = conn.current else { return };
+        let flow = &mut self.flows[f as usize];
+        let Some(size) = flow.size else { return };
+        if conn.sender.acked_bytes() >= flow.seq_start + size {
+            flow.finish = Some(self.now);
+            self.finite_done += 1;
+            if self.stop_when_done && !self.has_long_lived && self.finite_done == self.finite_flows {
+                self.done = true;
+            }
+            flow.timeouts = conn.sender.timeouts() - flow.timeouts_at_start;
+            flow.retransmits = conn.sender.fast_retransmits() - flow.rtx_at_start;
+            conn.current = None;
+            if self.persistent && conn.app_gap.is_none() {
+                self.idle_conns.entry((conn.src, conn.dst)).or_default().push(c as u32);
+            }
+        }
+    }
+
+    /// Start message `f` on connection `c`.
+    fn start_message(&mut self, f: usize, c: usize) {
+        let pias = std::mem::take(&mut self.pias);
+        let conn = &mut self.conns[c];
+        let flow = &mut self.flows[f];
+        flow.conn = c as u32;
+        flow.seq_start = conn.sender.added_bytes();
+        flow.timeouts_at_start = conn.sender.timeouts();
+        flow.rtx_at_start = conn.sender.fast_retransmits();
+        conn.current = Some(f as u32);
+        conn.sender.set_dscp(flow.class);
+        if !pias.is_empty() {
+            conn.sender.set_pias(flow.seq_start, &pias);
+        }
+        self.pias = pias;
+        match (flow.size, conn.app_gap) {
+            (_, Some(_)) => {
+                // Rate-limited application: it writes one MSS per tick.
+                self.events.push(self.now, Ev::AppTick(c as u32));
+                return;
+            }
+            (Some(size), None) => conn.sender.add_data(size),
+            (None, None) => conn.sender.add_data(crate::tcp::UNLIMITED.min(crate::dcqcn::UNLIMITED)),
+        }
+        conn.sender.poll(self.now, &mut self.out);
+        self.flush_out();
+        self.arm_snd(c);
     }
 
     fn flow_start(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        flow.started = true;
-        match (flow.size, flow.app_gap) {
-            (_, Some(_)) => {
-                // Rate-limited application: it writes one MSS per tick.
-                self.events.push(self.now, Ev::AppTick(f as u32));
-                return;
-            }
-            (Some(size), None) => flow.sender.add_data(size),
-            (None, None) => flow.sender.add_data(u64::MAX / 4),
-        }
-        flow.sender.poll(self.now, &mut self.out);
-        self.flush_out();
-        self.arm_snd(f);
+        let c = self.flows[f].conn as usize;
+        self.start_message(f, c);
     }
 
-    fn app_tick(&mut self, f: usize) {
+    /// A generated flow arrives: take an idle connection of the pair (persistent
+    /// connections) or open a new one.
+    fn next_arrival(&mut self) {
+        let a = self.arrivals[self.next_arrival];
+        self.next_arrival += 1;
+        if let Some(n) = self.arrivals.get(self.next_arrival) {
+            self.events.push(n.start_ns, Ev::NextArrival);
+        }
+        let reuse = if self.persistent {
+            self.idle_conns.get_mut(&(a.src, a.dst)).and_then(|v| v.pop())
+        } else {
+            None
+        };
+        let c = match reuse {
+            Some(c) => c,
+            None => {
+                let cfg = self.transport.clone();
+                self.new_conn(&cfg, a.src, a.dst, a.class)
+            }
+        };
+        let f = self.flows.len();
+        self.flows.push(Flow {
+            conn: c,
+            spec: self.n_listed_specs + a.source,
+            src: a.src,
+            dst: a.dst,
+            class: a.class,
+            size: Some(a.size),
+            start: self.now,
+            seq_start: 0,
+            finish: None,
+            timeouts_at_start: 0,
+            rtx_at_start: 0,
+            timeouts: 0,
+            retransmits: 0,
+        });
+        self.start_message(f, c as usize);
+    }
+
+    fn app_tick(&mut self, c: usize) {
         let mss = self.mss as u64;
-        let flow = &mut self.flows[f];
-        if flow.stopped {
+        let conn = &mut self.conns[c];
+        if conn.closed {
             return;
         }
-        let written = flow.app_written;
-        let chunk = match flow.size {
+        let Some(f) = conn.current else { return };
+        let written = conn.app_written;
+        let chunk = match self.flows[f as usize].size {
             Some(s) if written >= s => return,
             Some(s) => mss.min(s - written),
             None => mss,
         };
-        flow.sender.add_data(chunk);
-        flow.app_written += chunk;
-        flow.sender.poll(self.now, &mut self.out);
-        let gap = flow.app_gap.expect("app tick without a rate");
-        self.events.push(self.now + gap, Ev::AppTick(f as u32));
+        conn.sender.add_data(chunk);
+        conn.app_written += chunk;
+        conn.sender.poll(self.now, &mut self.out);
+        let gap = conn.app_gap.expect("app tick without a rate");
+        self.events.push(self.now + gap, Ev::AppTick(c as u32));
         self.flush_out();
-        self.arm_snd(f);
+        self.arm_snd(c);
     }
 
-    fn arm_snd(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        if let Some(t) = flow.sender.timer() {
-            if flow.snd_timer.is_none_or(|p| t < p) {
-                flow.snd_timer = Some(t);
-                self.events.push(t.max(self.now), Ev::SndTimer(f as u32));
+    fn arm_snd(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        if let Some(t) = conn.sender.timer() {
+            if conn.snd_timer.is_none_or(|p| t < p) {
+                conn.snd_timer = Some(t);
+                self.events.push(t.max(self.now), Ev::SndTimer(c as u32));
             }
         }
     }
 
-    fn arm_rcv(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        if let Some(t) = flow.receiver.timer() {
-            if flow.rcv_timer.is_none_or(|p| t < p) {
-                flow.rcv_timer = Some(t);
-                self.events.push(t.max(self.now), Ev::RcvTimer(f as u32));
+    fn arm_rcv(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        if let Some(t) = conn.receiver.timer() {
+            if conn.rcv_timer.is_none_or(|p| t < p) {
+                conn.rcv_timer = Some(t);
+                self.events.push(t.max(self.now), Ev::RcvTimer(c as u32));
             }
         }
     }
 
-    fn snd_timer(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        if flow.snd_timer != Some(self.now) {
-            return; // stale: a later or earlier event owns the timer
+    fn snd_timer(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        if conn.snd_timer != Some(self.now) {
+            return; // stale: another event owns the timer
         }
-        flow.snd_timer = None;
-        if flow.stopped {
+        conn.snd_timer = None;
+        if conn.closed {
             return;
         }
-        if flow.sender.timer().is_some_and(|t| t <= self.now) {
-            flow.sender.on_timer(self.now, &mut self.out);
+        if conn.sender.timer().is_some_and(|t| t <= self.now) {
+            conn.sender.on_timer(self.now, &mut self.out);
             self.flush_out();
         }
-        self.arm_snd(f);
+        self.arm_snd(c);
     }
 
-    fn rcv_timer(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        if flow.rcv_timer != Some(self.now) {
+    fn rcv_timer(&mut self, c: usize) {
+        let conn = &mut self.conns[c];
+        if conn.rcv_timer != Some(self.now) {
             return;
         }
-        flow.rcv_timer = None;
-        if flow.stopped {
+        conn.rcv_timer = None;
+        if conn.closed {
             return;
         }
-        if flow.receiver.timer().is_some_and(|t| t <= self.now) {
-            flow.receiver.on_timer(self.now, &mut self.out);
+        if conn.receiver.timer().is_some_and(|t| t <= self.now) {
+            conn.receiver.on_timer(self.now, &mut self.out);
             self.flush_out();
         }
-        self.arm_rcv(f);
+        self.arm_rcv(c);
     }
 
     fn probe_send(&mut self, p: usize) {
@@ -556,6 +815,10 @@ impl Simulator {
             l.port.advance_clock(self.now);
             l.port.reset_peak();
             self.snapshot[i] = QueueSnapshot::of(l);
+            self.snapshot_tx_bytes[i] = l.tx_bytes;
+        }
+        for c in &mut self.conns {
+            c.acked_at_warmup = c.sender.acked_bytes();
         }
     }
 
@@ -577,6 +840,18 @@ impl Simulator {
         }
     }
 
+    /// Timeouts and retransmissions of a flow still running at the end.
+    fn settle_flow_counters(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        if flow.finish.is_none() {
+            let conn = &self.conns[flow.conn as usize];
+            if conn.current == Some(f as u32) {
+                flow.timeouts = conn.sender.timeouts() - flow.timeouts_at_start;
+                flow.retransmits = conn.sender.fast_retransmits() - flow.rtx_at_start;
+            }
+        }
+    }
+
     fn check_counting(&mut self) -> Result<(), String> {
         let mut in_flight = 0u64;
         for l in &self.links {
@@ -584,7 +859,7 @@ impl Simulator {
             in_flight += l.busy as u64 + l.pipe.len() as u64;
         }
         self.counting.in_flight = in_flight;
-        let port_drops: u64 = self.links.iter().flat_map(|l| l.port.stats()).map(|s| s.total_drops()).sum();
+        let port_drops: u64 = self.links.iter().map(|l| l.port.total_drops()).sum();
         let c = self.counting;
         if port_drops != c.dropped {
             return Err(format!(
@@ -602,23 +877,16 @@ impl Simulator {
     }
 }
 
-/// Threshold sanity: a queue-length threshold above the buffer can never act.
+/// Threshold sanity: a queue-length threshold at or above the buffer can never act.
 fn check_thresholds(scn: &Scenario, buffer: ByteSize) -> Result<(), String> {
     let m = &scn.marking;
     let k = m.threshold.k.0;
     let uses_threshold = matches!(
         m.scheme,
-        SchemeName::PerQueue
-            | SchemeName::PerPort
-            | SchemeName::PerPool
-            | SchemeName::DequeueRed
-            | SchemeName::DctcpRed
+        SchemeName::PerQueue | SchemeName::PerPort | SchemeName::PerPool | SchemeName::DequeueRed | SchemeName::DctcpRed
     );
     if uses_threshold && k >= buffer.0 {
-        return Err(format!(
-            "marking.threshold.k: {} is not below the port buffer switch.buffer = {}",
-            m.threshold.k, buffer
-        ));
+        return Err(format!("marking.threshold.k: {} is not below the port buffer switch.buffer = {}", m.threshold.k, buffer));
     }
     Ok(())
 }
@@ -632,7 +900,7 @@ fn mix64(mut z: u64) -> u64 {
 
 /// Per-flow records after a run.
 pub(crate) fn flow_records(sim: &Simulator) -> Vec<FlowRecord> {
-    sim.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, &sim.net, sim.mss)).collect()
+    sim.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, sim)).collect()
 }
 
 pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {

@@ -209,7 +209,8 @@ impl Cc {
     pub(crate) fn new(cfg: &TcpConfig) -> Self {
         match cfg.cc {
             CcKind::NewReno => Cc::NewReno(NewReno),
-            CcKind::EcnStar => Cc::EcnStar(EcnStar),
+            // DCQCN connections never build a TCP sender; a stray one behaves as ECN*.
+            CcKind::EcnStar | CcKind::Dcqcn => Cc::EcnStar(EcnStar),
             CcKind::Dctcp => Cc::Dctcp(Dctcp::new(cfg.dctcp_g, cfg.dctcp_alpha_init, cfg.dctcp_alpha_bits)),
             CcKind::DctcpDualq => Cc::DctcpDualq(DctcpDualq {
                 est: Dctcp::new(cfg.dualq_g, cfg.dctcp_alpha_init, cfg.dualq_alpha_bits),

@@ -28,12 +28,20 @@ pub enum CcKind {
     /// growth allowed during CWR.
     #[serde(rename = "dctcp_dualq", alias = "dctcp_modified")]
     DctcpDualq,
+    /// DCQCN (Zhu et al., SIGCOMM'15): a rate-based transport, not TCP; the simulator drives
+    /// `crate::dcqcn` instead of the TCP state machines. Parameters: `[transport.dcqcn]`.
+    #[serde(rename = "dcqcn")]
+    Dcqcn,
 }
 
 impl CcKind {
     /// Whether this flavour sends ECT packets and reacts to ECN-Echo.
     pub fn uses_ecn(self) -> bool {
         !matches!(self, CcKind::NewReno)
+    }
+    /// DCQCN (rate-based; not driven by the TCP state machines).
+    pub fn is_rate_based(self) -> bool {
+        matches!(self, CcKind::Dcqcn)
     }
     /// Whether this flavour is one of the DCTCP variants (two-state CE echo at the receiver).
     pub fn is_dctcp(self) -> bool {
@@ -46,7 +54,8 @@ impl CcKind {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
-    /// Congestion control: `"newreno"`, `"ecn_star"`, `"dctcp"` (default) or `"dctcp_dualq"`.
+    /// Congestion control: `"newreno"`, `"ecn_star"`, `"dctcp"` (default), `"dctcp_dualq"`, or
+    /// `"dcqcn"` (rate-based).
     pub cc: CcKind,
     /// Payload bytes per full segment. Default 1460 (1500-byte packets with the 40-byte
     /// TCP/IP header; TCN-NS2 and MQ-ECN-NS2 scripts).
@@ -115,6 +124,8 @@ pub struct TcpConfig {
     /// `dctcp_dualq`: let cwnd grow during CWR (paper §III-A b). Default true; false is
     /// Linux's rule (no growth until the reduction window is acknowledged).
     pub dualq_grow_in_cwr: bool,
+    /// DCQCN parameters (used when `cc = "dcqcn"`).
+    pub dcqcn: crate::dcqcn::DcqcnConfig,
 }
 
 impl Default for TcpConfig {
@@ -140,6 +151,7 @@ impl Default for TcpConfig {
             dualq_per_ack_alpha: true,
             dualq_progressive: true,
             dualq_grow_in_cwr: true,
+            dcqcn: Default::default(),
         }
     }
 }
@@ -152,6 +164,9 @@ impl TcpConfig {
 
     /// Checks ranges; the error names the offending field.
     pub fn validate(&self) -> Result<(), String> {
+        if self.cc == CcKind::Dcqcn {
+            self.dcqcn.validate()?;
+        }
         let gain_ok = |g: f64| g > 0.0 && g <= 1.0;
         if self.mss == 0 {
             return Err("transport.mss must be > 0".into());

@@ -79,7 +79,7 @@ impl TcpReceiver {
     pub fn new(cfg: &TcpConfig, flow: u32, src: u16, dst: u16) -> Self {
         let mode = match cfg.cc {
             CcKind::NewReno => EchoMode::None,
-            CcKind::EcnStar => EchoMode::Rfc3168,
+            CcKind::EcnStar | CcKind::Dcqcn => EchoMode::Rfc3168,
             CcKind::Dctcp | CcKind::DctcpDualq => EchoMode::Dctcp,
         };
         TcpReceiver {

@@ -66,6 +66,9 @@ pub struct SenderStats {
     pub rto_ns: u64,
 }
 
+/// Most PIAS priority levels a sender tags (PIAS uses up to 8 priorities).
+pub const MAX_PIAS_LEVELS: usize = 7;
+
 /// A TCP sender for one flow.
 #[derive(Clone, Debug)]
 pub struct TcpSender {
@@ -74,6 +77,12 @@ pub struct TcpSender {
     src: u16,
     dst: u16,
     dscp: u8,
+    /// PIAS tagging (Bai et al., NSDI'15, as the TCN simulations use it: TCN §6.2): bytes of
+    /// the current message below `pias_thresholds[i]` (offset of the segment's first byte
+    /// from `pias_start`) go with DSCP i; the rest with `dscp` (the flow's service class).
+    pias_start: u64,
+    pias_thresholds: [u64; MAX_PIAS_LEVELS],
+    pias_levels: u8,
     mss: u64,
     iw: u64,
     max_cwnd: u64,
@@ -134,6 +143,9 @@ impl TcpSender {
             src,
             dst,
             dscp,
+            pias_start: 0,
+            pias_thresholds: [0; MAX_PIAS_LEVELS],
+            pias_levels: 0,
             mss,
             iw,
             max_cwnd,
@@ -181,6 +193,26 @@ impl TcpSender {
     /// The DSCP stamped on subsequent segments.
     pub fn set_dscp(&mut self, dscp: u8) {
         self.dscp = dscp;
+    }
+
+    /// Tag the message that starts at byte `start_seq` with PIAS priorities: its bytes at
+    /// offsets below `thresholds[i]` get DSCP i, the rest the flow's DSCP. An empty slice
+    /// turns tagging off. Thresholds beyond [`MAX_PIAS_LEVELS`] are ignored.
+    pub fn set_pias(&mut self, start_seq: u64, thresholds: &[u64]) {
+        let n = thresholds.len().min(MAX_PIAS_LEVELS);
+        self.pias_start = start_seq;
+        self.pias_thresholds[..n].copy_from_slice(&thresholds[..n]);
+        self.pias_levels = n as u8;
+    }
+
+    #[inline]
+    fn segment_dscp(&self, seq: u64) -> u8 {
+        let off = seq.saturating_sub(self.pias_start);
+        // TCN-NS2 `piasPrio`: a segment whose offset is <= the threshold stays high.
+        match self.pias_thresholds[..self.pias_levels as usize].iter().position(|&t| off <= t) {
+            Some(level) => level as u8,
+            None => self.dscp,
+        }
     }
 
     /// Next deadline (the retransmission timer), if armed.
@@ -484,7 +516,7 @@ impl TcpSender {
             kind: Kind::Data,
             ecn: if self.ecn { Ecn::Ect0 } else { Ecn::NotEct },
             flags: fl,
-            dscp: self.dscp,
+            dscp: self.segment_dscp(seq),
         });
     }
 

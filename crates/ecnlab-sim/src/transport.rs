@@ -1,0 +1,99 @@
+//! One driving interface over the transports (window-based TCP flavours and rate-based
+//! DCQCN), dispatched by enum so the event loop makes no virtual calls per packet.
+
+use crate::packet::Packet;
+use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
+use crate::tcp::{TcpReceiver, TcpSender};
+use ecnlab_core::Nanos;
+
+pub enum Sender {
+    Tcp(TcpSender),
+    Dcqcn(DcqcnSender),
+}
+
+pub enum Receiver {
+    Tcp(TcpReceiver),
+    Dcqcn(DcqcnReceiver),
+}
+
+macro_rules! each {
+    ($self:expr, $t:ident, $s:ident => $e:expr) => {
+        match $self {
+            $t::Tcp($s) => $e,
+            $t::Dcqcn($s) => $e,
+        }
+    };
+}
+
+impl Sender {
+    #[inline]
+    pub fn add_data(&mut self, bytes: u64) {
+        each!(self, Sender, s => s.add_data(bytes))
+    }
+    #[inline]
+    pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        each!(self, Sender, s => s.poll(now, out))
+    }
+    #[inline]
+    pub fn on_ack(&mut self, now: Nanos, pkt: &Packet, out: &mut Vec<Packet>) {
+        each!(self, Sender, s => s.on_ack(now, pkt, out))
+    }
+    #[inline]
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        each!(self, Sender, s => s.on_timer(now, out))
+    }
+    #[inline]
+    pub fn timer(&self) -> Option<Nanos> {
+        each!(self, Sender, s => s.timer())
+    }
+    #[inline]
+    pub fn acked_bytes(&self) -> u64 {
+        each!(self, Sender, s => s.acked_bytes())
+    }
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        each!(self, Sender, s => s.is_idle())
+    }
+    pub fn set_dscp(&mut self, dscp: u8) {
+        each!(self, Sender, s => s.set_dscp(dscp))
+    }
+    /// Bytes the application has handed over so far (where the next message starts).
+    pub fn added_bytes(&self) -> u64 {
+        each!(self, Sender, s => s.added_bytes())
+    }
+    pub fn set_pias(&mut self, start_seq: u64, thresholds: &[u64]) {
+        match self {
+            Sender::Tcp(s) => s.set_pias(start_seq, thresholds),
+            Sender::Dcqcn(_) => {} // PIAS tags TCP flows only
+        }
+    }
+    /// Retransmission timeouts so far.
+    pub fn timeouts(&self) -> u64 {
+        match self {
+            Sender::Tcp(s) => s.stats().timeouts,
+            Sender::Dcqcn(s) => s.stats().timeouts,
+        }
+    }
+    /// Fast retransmissions so far.
+    pub fn fast_retransmits(&self) -> u64 {
+        match self {
+            Sender::Tcp(s) => s.stats().fast_retransmits,
+            Sender::Dcqcn(s) => s.stats().nak_rewinds,
+        }
+    }
+}
+
+impl Receiver {
+    #[inline]
+    pub fn on_data(&mut self, now: Nanos, pkt: &Packet, out: &mut Vec<Packet>) {
+        each!(self, Receiver, r => r.on_data(now, pkt, out))
+    }
+    #[inline]
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        each!(self, Receiver, r => r.on_timer(now, out))
+    }
+    #[inline]
+    pub fn timer(&self) -> Option<Nanos> {
+        each!(self, Receiver, r => r.timer())
+    }
+}
