@@ -117,6 +117,12 @@ pub struct HostConfig {
     /// DSCP of pure ACKs (default: the DSCP of the data segment acknowledged). TCN-NS2
     /// sends every pure ACK at priority 0.
     pub ack_dscp: Option<u8>,
+    /// Apply the scenario's marking scheme at host NIC queues too. A sender whose own NIC is
+    /// its bottleneck (several flows from one host) otherwise builds an unmarked queue up to
+    /// `nic_buffer`; real Linux hosts avoid that with TCP Small Queues, and the TCN/MQ-ECN
+    /// ns-2 scripts install the switch's queue (with its marking) on host links too
+    /// (REFERENCE-IMPLEMENTATIONS §5, quirk 6).
+    pub nic_marking: bool,
 }
 
 impl Default for HostConfig {
@@ -126,6 +132,7 @@ impl Default for HostConfig {
             persistent_connections: true,
             pias_thresholds: Vec::new(),
             ack_dscp: None,
+            nic_marking: false,
         }
     }
 }

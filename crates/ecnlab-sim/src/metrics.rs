@@ -239,12 +239,14 @@ pub(crate) fn summary(
     let mut unmarkable_total = [0u64; Reason::COUNT];
     for (i, l) in sim.links.iter().enumerate() {
         if !l.is_switch_port {
-            // Host NIC drops still count in the totals.
+            // Host NIC marks and drops still count in the totals.
             for (q, s) in l.port.stats().iter().enumerate() {
                 let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
                 let d = diff(&s.drops, &snap.drops);
+                let m = diff(&s.marks, &snap.marks);
                 for k in 0..Reason::COUNT {
                     drops_total[k] += d[k];
+                    marks_total[k] += m[k];
                 }
             }
             continue;

@@ -197,7 +197,9 @@ impl Simulator {
             let port = if is_switch_port {
                 Port::new(&scn.switch, &scn.marking, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))?
             } else {
-                Port::new(&nic_cfg, &no_marking, spec.rate_bps, 0).map_err(|e| format!("host.{e}"))?
+                let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
+                Port::new(&nic_cfg, m, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))
+                    .map_err(|e| format!("host.{e}"))?
             };
             let nq = port.n_queues();
             links.push(Link {
