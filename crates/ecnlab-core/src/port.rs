@@ -137,7 +137,9 @@ pub struct Port<P> {
     non_ect: NonEctPolicy,
     needs_oracle: bool,
     stats: Vec<QueueStats>,
-    last_change_ns: Nanos,
+    total_drops: u64,
+    /// Per queue: when `byte_ns` was last brought up to date.
+    last_change_ns: Vec<Nanos>,
 }
 
 impl<P: PortPacket> Port<P> {
@@ -186,7 +188,8 @@ impl<P: PortPacket> Port<P> {
             non_ect: marking.non_ect,
             needs_oracle,
             stats: vec![QueueStats::default(); n],
-            last_change_ns: 0,
+            total_drops: 0,
+            last_change_ns: vec![0; n],
         })
     }
 
@@ -216,9 +219,17 @@ impl<P: PortPacket> Port<P> {
     pub fn stats(&self) -> &[QueueStats] {
         &self.stats
     }
-    /// Drops of all queues, every reason.
+    /// Drops of all queues, every reason (kept as a running total: the simulator reads it
+    /// around every dequeue).
+    #[inline]
     pub fn total_drops(&self) -> u64 {
-        self.stats.iter().map(|s| s.total_drops()).sum()
+        self.total_drops
+    }
+
+    #[inline]
+    fn count_drop(&mut self, q: usize, r: Reason) {
+        self.stats[q].drops[r as usize] += 1;
+        self.total_drops += 1;
     }
     pub fn scheduler(&self) -> &Sched {
         &self.sched
@@ -241,12 +252,18 @@ impl<P: PortPacket> Port<P> {
 
     /// Bring the time integrals up to `now` (call before reading `byte_ns`).
     pub fn advance_clock(&mut self, now: Nanos) {
-        let dt = now.saturating_sub(self.last_change_ns);
+        for q in 0..self.occ.len() {
+            self.advance_queue(q, now);
+        }
+    }
+
+    /// Bring one queue's time integral up to `now` (before its length changes).
+    #[inline]
+    fn advance_queue(&mut self, q: usize, now: Nanos) {
+        let dt = now.saturating_sub(self.last_change_ns[q]);
         if dt > 0 {
-            for (st, occ) in self.stats.iter_mut().zip(&self.occ) {
-                st.byte_ns += occ.bytes as u128 * dt as u128;
-            }
-            self.last_change_ns = now;
+            self.stats[q].byte_ns += self.occ[q].bytes as u128 * dt as u128;
+            self.last_change_ns[q] = now;
         }
     }
 
@@ -292,7 +309,7 @@ impl<P: PortPacket> Port<P> {
             None
         };
         if let Some(r) = reason {
-            self.stats[q].drops[r as usize] += 1;
+            self.count_drop(q, r);
             return Err((pkt, r));
         }
         let view = self.view(q, pool, size as u64);
@@ -305,11 +322,11 @@ impl<P: PortPacket> Port<P> {
                 }
             }
             Decision::Drop(r) => {
-                self.stats[q].drops[r as usize] += 1;
+                self.count_drop(q, r);
                 return Err((pkt, r));
             }
         }
-        self.advance_clock(now);
+        self.advance_queue(q, now);
         let occ = &mut self.occ[q];
         if occ.pkts == 0 {
             occ.head_bytes = size;
@@ -341,7 +358,7 @@ impl<P: PortPacket> Port<P> {
                     true
                 }
                 NonEctPolicy::Drop => {
-                    self.stats[q].drops[r as usize] += 1;
+                    self.count_drop(q, r);
                     false
                 }
             }
@@ -356,8 +373,8 @@ impl<P: PortPacket> Port<P> {
             if self.port_bytes == 0 {
                 return None;
             }
-            self.advance_clock(now);
             let q = self.sched.select(now, &self.occ);
+            self.advance_queue(q, now);
             let Entry { mut pkt, enq_ns } = self.fifos[q].pop_front().expect("scheduler chose an empty queue");
             let size = pkt.wire_bytes();
             let occ = &mut self.occ[q];
@@ -374,7 +391,7 @@ impl<P: PortPacket> Port<P> {
                 Decision::Pass => true,
                 Decision::Mark(r) => self.apply_mark(&mut pkt, q, r),
                 Decision::Drop(r) => {
-                    self.stats[q].drops[r as usize] += 1;
+                    self.count_drop(q, r);
                     false
                 }
             };
