@@ -1,4 +1,4 @@
-//! The event queue: a binary heap ordered by (time, insertion number).
+//! The event queue: a 4-ary min-heap ordered by (time, insertion number).
 //!
 //! The insertion number breaks ties between equal-time events in FIFO order, so the order
 //! of events, and with it every result, is a function of the scenario and the seed alone
@@ -7,57 +7,81 @@
 //! pops O(log n) with no search.
 
 use ecnlab_core::Nanos;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+
+/// Arity of the heap: a 4-ary heap is shallower than a binary one and its children share
+/// a cache line, which measured faster for the simulator's event mix.
+const D: usize = 4;
 
 #[derive(Clone, Copy, Debug)]
 struct Item<E> {
-    time: Nanos,
-    seq: u64,
+    /// (time << 64) | insertion number: one integer comparison orders by time, then FIFO.
+    key: u128,
     ev: E,
 }
 
-impl<E> PartialEq for Item<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl<E> Eq for Item<E> {}
-impl<E> PartialOrd for Item<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Item<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (then first-inserted).
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
-    }
-}
-
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Item<E>>,
+    heap: Vec<Item<E>>,
     seq: u64,
     popped: u64,
 }
 
 impl<E: Copy> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), seq: 0, popped: 0 }
+        EventQueue { heap: Vec::with_capacity(n), seq: 0, popped: 0 }
     }
+
     #[inline]
     pub fn push(&mut self, time: Nanos, ev: E) {
-        self.heap.push(Item { time, seq: self.seq, ev });
+        let key = ((time as u128) << 64) | self.seq as u128;
         self.seq += 1;
+        // Sift up: move parents down until the new item's slot is found.
+        let mut i = self.heap.len();
+        self.heap.push(Item { key, ev });
+        while i > 0 {
+            let parent = (i - 1) / D;
+            if self.heap[parent].key <= key {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = Item { key, ev };
     }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let it = self.heap.pop()?;
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("non-empty");
+        let n = self.heap.len();
+        if n > 0 {
+            // Sift the last item down from the root.
+            let mut i = 0;
+            loop {
+                let first = i * D + 1;
+                if first >= n {
+                    break;
+                }
+                let end = (first + D).min(n);
+                let mut m = first;
+                for c in first + 1..end {
+                    if self.heap[c].key < self.heap[m].key {
+                        m = c;
+                    }
+                }
+                if self.heap[m].key >= last.key {
+                    break;
+                }
+                self.heap[i] = self.heap[m];
+                i = m;
+            }
+            self.heap[i] = last;
+        }
         self.popped += 1;
-        Some((it.time, it.ev))
+        Some(((top.key >> 64) as Nanos, top.ev))
     }
+
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|i| i.time)
+        self.heap.first().map(|i| (i.key >> 64) as Nanos)
     }
     /// Events executed so far.
     pub fn popped(&self) -> u64 {
