@@ -17,8 +17,10 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # Build the Rust core in release mode and install ecnlab (editable) into .venv.
+# Also builds the emulated switch binary (`ecnlab-switch`) that `ecnlab emulate` runs.
 build: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+	cargo build --release -q -p ecnlab-emu
 
 # The main job: the built-in default scenario (TCN static-flow experiment, TCN marking).
 run: build

@@ -1,0 +1,29 @@
+//! # ecnlab-emu: the emulated switch
+//!
+//! A userspace software switch in the spirit of the TCN paper's prototype (TCN §5: a server
+//! with several NICs whose qdisc classifies by DSCP, marks at enqueue or dequeue, schedules
+//! and shapes each port to 99.5 % of line rate). Here the ports are veth interfaces bound
+//! with AF_PACKET, and everything between receive and transmit is ecnlab-core's egress
+//! [`Port`](ecnlab_core::Port), unchanged: the same marking and scheduling code as the
+//! simulator, now carrying real Linux TCP.
+//!
+//! Modules:
+//! - [`wire`]: Ethernet/IPv4 parsing, CE marking with the RFC 1624 checksum update;
+//! - [`frame`]: the frame pool and the `Copy` handle the port queues;
+//! - [`fib`]: MAC learning and static entries;
+//! - [`shaper`]: the per-port token bucket;
+//! - [`switch`]: ingress, egress and counters, without sockets (unit-tested);
+//! - [`config`]: the JSON configuration;
+//! - [`sys`]: the system calls (the only `unsafe` code).
+//!
+//! The binary `ecnlab-switch` runs one single-threaded event loop: receive batches from
+//! every port socket, transmit what the shapers allow, sleep in ppoll until the next frame
+//! or the next shaper deadline.
+
+pub mod config;
+pub mod fib;
+pub mod frame;
+pub mod shaper;
+pub mod switch;
+pub mod sys;
+pub mod wire;

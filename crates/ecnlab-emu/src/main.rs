@@ -1,0 +1,233 @@
+//! `ecnlab-switch`: the emulated switch's event loop.
+//!
+//! ```text
+//! ecnlab-switch --config switch.json [--stats FILE] [--timeseries FILE]
+//! ecnlab-switch --port veth0 --port veth1 [--rate 100Mbps] [--stats FILE]
+//! ```
+//!
+//! Prints `ready` on stdout once every port is bound. SIGUSR1 starts the measurement
+//! window, SIGUSR2 ends it; SIGTERM or SIGINT stop the switch, which then writes its report
+//! (JSON: `total` and `window` counters per port and queue) to `--stats` or stdout.
+
+use ecnlab_emu::config::EmuConfig;
+use ecnlab_emu::switch::{Switch, SLOT_SIZE};
+use ecnlab_emu::sys::{self, PacketSocket};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+/// Frames read from one socket before moving to the next (fairness between ports).
+const RX_BATCH: usize = 32;
+/// Longest sleep: bounds the delay with which a signal that arrives just before ppoll is
+/// seen.
+const MAX_SLEEP_NS: u64 = 20_000_000;
+/// How often PACKET_STATISTICS is read (it is a counter that resets on read).
+const SOCKSTAT_EVERY_NS: u64 = 100_000_000;
+
+struct Args {
+    config: Option<PathBuf>,
+    ports: Vec<String>,
+    rate: String,
+    stats: Option<PathBuf>,
+    timeseries: Option<PathBuf>,
+}
+
+const USAGE: &str =
+    "usage: ecnlab-switch (--config FILE | --port IF [--port IF ...] [--rate RATE]) [--stats FILE] [--timeseries FILE]";
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args { config: None, ports: Vec::new(), rate: "1Gbps".into(), stats: None, timeseries: None };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut val = || it.next().ok_or_else(|| format!("{k} needs a value"));
+        match k.as_str() {
+            "--config" | "-c" => a.config = Some(val()?.into()),
+            "--port" | "-i" => a.ports.push(val()?),
+            "--rate" => a.rate = val()?,
+            "--stats" => a.stats = Some(val()?.into()),
+            "--timeseries" => a.timeseries = Some(val()?.into()),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            _ => return Err(format!("unknown argument `{k}`\n{USAGE}")),
+        }
+    }
+    if a.config.is_none() && a.ports.is_empty() {
+        return Err(USAGE.into());
+    }
+    Ok(a)
+}
+
+fn load_config(a: &Args) -> Result<EmuConfig, String> {
+    match &a.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            EmuConfig::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
+        }
+        None => {
+            let ports: Vec<serde_json::Value> =
+                a.ports.iter().map(|p| serde_json::json!({"ifname": p, "rate": a.rate})).collect();
+            EmuConfig::from_json(&serde_json::json!({ "ports": ports }).to_string())
+        }
+    }
+}
+
+fn write_atomic(path: &PathBuf, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn run() -> Result<(), String> {
+    let args = parse_args()?;
+    let cfg = load_config(&args)?;
+    sys::install_signal_handlers().map_err(|e| format!("signal handlers: {e}"))?;
+    sys::set_timer_slack_ns(1);
+    if let Some(prio) = cfg.realtime_priority {
+        if let Err(e) = sys::set_realtime(prio) {
+            eprintln!("ecnlab-switch: warning: SCHED_FIFO {prio}: {e}; running with normal priority");
+        }
+    }
+    let socks: Vec<PacketSocket> = cfg
+        .ports
+        .iter()
+        .map(|p| {
+            PacketSocket::open(&p.ifname, cfg.socket_rcvbuf.0 as usize, 4 << 20)
+                .map_err(|e| format!("port {}: {e}", p.ifname))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut sw = Switch::new(&cfg, sys::realtime_ns())?;
+    let mut ts_out = match &args.timeseries {
+        Some(p) => {
+            Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?))
+        }
+        None => None,
+    };
+    let sample_ns = cfg.stats_interval.map(|d| d.0).filter(|&d| d > 0);
+    let spin_ns = cfg.spin.0;
+    let mut fds: Vec<libc::pollfd> =
+        socks.iter().map(|s| libc::pollfd { fd: s.fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let mut scratch = vec![0u8; SLOT_SIZE];
+    let mut tx_error: Option<String> = None;
+
+    println!("ready");
+    std::io::stdout().flush().ok();
+
+    let mut now = sys::realtime_ns();
+    let mut next_sample = sample_ns.map(|d| now + d);
+    let mut next_sockstat = now + SOCKSTAT_EVERY_NS;
+    let read_sockstats = |sw: &mut Switch| {
+        for (i, s) in socks.iter().enumerate() {
+            if let Ok((pk, dr)) = s.stats() {
+                sw.ports[i].counters.socket_packets += pk;
+                sw.ports[i].counters.socket_drops += dr;
+            }
+        }
+    };
+    while !sys::STOP.load(Ordering::SeqCst) {
+        if sys::WINDOW_START.swap(false, Ordering::SeqCst) {
+            read_sockstats(&mut sw);
+            sw.start_window(sys::realtime_ns());
+        }
+        if sys::WINDOW_END.swap(false, Ordering::SeqCst) {
+            read_sockstats(&mut sw);
+            sw.end_window(sys::realtime_ns());
+        }
+        // Ingress: a batch from each port in turn.
+        let mut got = 0usize;
+        for (i, s) in socks.iter().enumerate() {
+            for _ in 0..RX_BATCH {
+                let Some(slot) = sw.pool.alloc() else {
+                    // No slot: read the frame anyway (into scratch) and count it lost.
+                    match s.recv(&mut scratch) {
+                        Ok(Some(_)) => {
+                            sw.ports[i].counters.rx_frames += 1;
+                            sw.ports[i].counters.pool_exhausted += 1;
+                            got += 1;
+                            continue;
+                        }
+                        _ => break,
+                    }
+                };
+                match s.recv(sw.pool.slot_mut(slot)) {
+                    Ok(Some(r)) => {
+                        got += 1;
+                        let ts = r.ts_ns.unwrap_or_else(sys::realtime_ns);
+                        sw.on_frame(i, slot, r.orig_len, ts);
+                    }
+                    Ok(None) => {
+                        sw.pool.release(slot);
+                        break;
+                    }
+                    Err(e) => {
+                        sw.pool.release(slot);
+                        return Err(format!("port {}: receive: {e}", sw.ports[i].ifname));
+                    }
+                }
+            }
+        }
+        // Egress: whatever the shapers allow now.
+        now = sys::realtime_ns();
+        sw.transmit(now, |p, b| match socks[p].send(b) {
+            Ok(ok) => ok,
+            Err(e) => {
+                tx_error.get_or_insert_with(|| format!("port {p}: send: {e}"));
+                false
+            }
+        });
+        if now >= next_sockstat {
+            read_sockstats(&mut sw);
+            next_sockstat = now + SOCKSTAT_EVERY_NS;
+        }
+        if let (Some(t), Some(d)) = (next_sample, sample_ns) {
+            if now >= t {
+                if let Some(w) = ts_out.as_mut() {
+                    let _ = writeln!(w, "{}", sw.sample(now));
+                }
+                next_sample = Some(t + d * ((now - t) / d + 1));
+            }
+        }
+        if got > 0 {
+            continue; // more may be waiting: read again before sleeping
+        }
+        // Sleep until a frame arrives or the next deadline.
+        let mut deadline = now + MAX_SLEEP_NS;
+        if let Some(t) = sw.next_tx_at(now) {
+            deadline = deadline.min(t);
+        }
+        if let Some(t) = next_sample {
+            deadline = deadline.min(t);
+        }
+        deadline = deadline.min(next_sockstat);
+        let now2 = sys::realtime_ns();
+        if deadline > now2 {
+            let wait = deadline - now2;
+            if wait > spin_ns {
+                sys::ppoll(&mut fds, Some(wait)).map_err(|e| format!("ppoll: {e}"))?;
+            }
+        }
+    }
+    read_sockstats(&mut sw);
+    let now = sys::realtime_ns();
+    let mut report = sw.report(now);
+    if let Some(e) = tx_error {
+        report["first_tx_error"] = serde_json::json!(e);
+    }
+    let text = serde_json::to_string_pretty(&report).unwrap() + "\n";
+    if let Some(w) = ts_out.as_mut() {
+        let _ = w.flush();
+    }
+    match &args.stats {
+        Some(p) => write_atomic(p, &text).map_err(|e| format!("{}: {e}", p.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("ecnlab-switch: error: {e}");
+        std::process::exit(2);
+    }
+}

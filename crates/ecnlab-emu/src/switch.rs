@@ -1,0 +1,734 @@
+//! The switch without its sockets: ingress (parse, learn, forward, enqueue), egress
+//! (shaper, dequeue, CE rewrite) and counters. The event loop in `main.rs` feeds it frames
+//! and gives it a way to send; tests feed it directly.
+//!
+//! Each egress port is an unchanged [`ecnlab_core::Port`] over [`Frame`] handles, so
+//! classification, the shared buffer, the scheduler, the marking scheme and the per-reason
+//! counters are the simulator's code.
+//!
+//! Frame slots and the port's drops at dequeue: `Port::dequeue` silently discards a packet a
+//! scheme drops at dequeue (CoDel in drop mode, a mark on a not-ECT packet under
+//! `non_ect = "drop"`). To give those frames' slots back, every port keeps a shadow FIFO of
+//! slots per queue and uses the port's documented invariant
+//! `enq_pkts = deq_pkts + dequeue drops + queued` to learn how many heads were dropped.
+//!
+//! Propagation delay: each port's link delay is applied inside the switch by two delay
+//! lines (FIFOs ordered by release time, since the delay of a port is constant): frames
+//! from the host wait `delay` before they join an egress queue, frames to the host wait
+//! `delay` after they leave it.
+
+use crate::config::EmuConfig;
+use crate::fib::{Fib, Forward};
+use crate::frame::{Frame, FramePool};
+use crate::shaper::TokenBucket;
+use crate::wire::{self, parse_mac};
+use ecnlab_core::marking::Reason;
+use ecnlab_core::port::{BufferPool, Port, QueueStats};
+use ecnlab_core::rng::derive_seed;
+use ecnlab_core::Nanos;
+use serde_json::{json, Map, Value};
+use std::collections::VecDeque;
+
+/// Largest frame a slot holds (1500-byte MTU, two VLAN tags, with room to spare). Longer
+/// frames (GRO/TSO left on) are dropped and counted as `oversize`.
+pub const SLOT_SIZE: usize = 2048;
+
+/// Per-port counters outside the port model.
+#[derive(Clone, Debug, Default)]
+pub struct PortCounters {
+    /// Frames received on this port (ingress).
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    /// Frames sent on this port (egress).
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    /// Frames whose CE bit the switch set on egress.
+    pub ce_set: u64,
+    /// Sends that failed (the frame is lost; counted, never hidden).
+    pub tx_errors: u64,
+    /// Ingress frames shorter than an Ethernet header.
+    pub runts: u64,
+    /// Ingress frames longer than a slot (offloads left on?).
+    pub oversize: u64,
+    /// Ingress frames whose destination is behind their ingress port.
+    pub filtered: u64,
+    /// Ingress frames flooded (unknown unicast, broadcast, multicast).
+    pub flooded: u64,
+    /// Ingress frames (or flood copies) dropped because the frame pool was empty.
+    pub pool_exhausted: u64,
+    /// PACKET_STATISTICS of the port's socket: frames the kernel passed to it, and frames it
+    /// dropped because the socket's receive buffer was full.
+    pub socket_packets: u64,
+    pub socket_drops: u64,
+}
+
+impl PortCounters {
+    fn diff(&self, o: &PortCounters) -> PortCounters {
+        PortCounters {
+            rx_frames: self.rx_frames - o.rx_frames,
+            rx_bytes: self.rx_bytes - o.rx_bytes,
+            tx_frames: self.tx_frames - o.tx_frames,
+            tx_bytes: self.tx_bytes - o.tx_bytes,
+            ce_set: self.ce_set - o.ce_set,
+            tx_errors: self.tx_errors - o.tx_errors,
+            runts: self.runts - o.runts,
+            oversize: self.oversize - o.oversize,
+            filtered: self.filtered - o.filtered,
+            flooded: self.flooded - o.flooded,
+            pool_exhausted: self.pool_exhausted - o.pool_exhausted,
+            socket_packets: self.socket_packets - o.socket_packets,
+            socket_drops: self.socket_drops - o.socket_drops,
+        }
+    }
+    fn to_json(&self) -> Value {
+        json!({
+            "rx_frames": self.rx_frames, "rx_bytes": self.rx_bytes,
+            "tx_frames": self.tx_frames, "tx_bytes": self.tx_bytes,
+            "ce_set": self.ce_set, "tx_errors": self.tx_errors,
+            "runts": self.runts, "oversize": self.oversize, "filtered": self.filtered,
+            "flooded": self.flooded, "pool_exhausted": self.pool_exhausted,
+            "socket_packets": self.socket_packets, "socket_drops": self.socket_drops,
+        })
+    }
+}
+
+/// One egress port: the core's port model, its shaper and its bookkeeping.
+pub struct EgressPort {
+    pub name: String,
+    pub ifname: String,
+    pub rate_bps: u64,
+    pub port: Port<Frame>,
+    pub shaper: TokenBucket,
+    pub counters: PortCounters,
+    /// TCP/UDP payload bytes sent per queue.
+    pub payload_by_queue: Vec<u64>,
+    /// Slots in each queue, in FIFO order (see the module doc).
+    shadow: Vec<VecDeque<u32>>,
+    /// Dequeue drops per queue already reconciled with `shadow`.
+    deq_drops_seen: Vec<u64>,
+    /// Enqueue times handed to the port never go backwards (see `Switch::on_frame`).
+    last_enq_ns: Nanos,
+    /// One-way propagation delay of the port's link.
+    pub delay_ns: Nanos,
+    /// Frames from this port's host still on the wire: (arrival at the switch, frame).
+    ingress_line: VecDeque<Frame>,
+    /// Frames to this port's host on the wire: (delivery time, slot, length).
+    egress_line: VecDeque<(Nanos, u32, u16)>,
+}
+
+impl EgressPort {
+    fn dequeue_drops(&self, q: usize) -> u64 {
+        let s = &self.port.stats()[q];
+        s.enq_pkts - s.deq_pkts - self.port.queue_occ()[q].pkts as u64
+    }
+}
+
+/// Counters of the whole switch at one instant; two snapshots give a window.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub at_ns: Nanos,
+    pub ports: Vec<PortSnapshot>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PortSnapshot {
+    pub counters: PortCounters,
+    pub queues: Vec<QueueStats>,
+    pub payload: Vec<u64>,
+}
+
+pub struct Switch {
+    pub ports: Vec<EgressPort>,
+    pub pool: FramePool,
+    pub buffer_pool: BufferPool,
+    pub fib: Fib,
+    non_ip_dscp: u8,
+    overhead: u64,
+    pub start_ns: Nanos,
+    /// Frames handed to an egress socket.
+    pub frames_forwarded: u64,
+    /// Largest queue length per port and queue before the window started (`reset_peak`
+    /// restarts the port's own maximum at the window start).
+    peak_before: Vec<Vec<u64>>,
+    pub window_start: Option<Snapshot>,
+    pub window_end: Option<Snapshot>,
+}
+
+impl Switch {
+    pub fn new(cfg: &EmuConfig, now: Nanos) -> Result<Switch, String> {
+        let mut ports = Vec::with_capacity(cfg.ports.len());
+        for (i, p) in cfg.ports.iter().enumerate() {
+            let seed = derive_seed(cfg.seed, 0xE3_0000 + i as u64);
+            let port = Port::new(&cfg.switch, &cfg.marking, p.rate.0, seed)?;
+            let shaper_rate = ((p.rate.0 as f64) * cfg.shaper.rate_fraction).round().max(1.0) as u64;
+            let n = port.n_queues();
+            ports.push(EgressPort {
+                name: p.name.clone().unwrap_or_else(|| p.ifname.clone()),
+                ifname: p.ifname.clone(),
+                rate_bps: p.rate.0,
+                port,
+                shaper: TokenBucket::new(shaper_rate, cfg.shaper.burst.0, now),
+                counters: PortCounters::default(),
+                payload_by_queue: vec![0; n],
+                shadow: (0..n).map(|_| VecDeque::with_capacity(256)).collect(),
+                deq_drops_seen: vec![0; n],
+                last_enq_ns: 0,
+                delay_ns: p.delay.0,
+                ingress_line: VecDeque::with_capacity(256),
+                egress_line: VecDeque::with_capacity(256),
+            });
+        }
+        let buffer_pool = match cfg.switch.pool {
+            Some(b) => BufferPool::new(b.0),
+            None => BufferPool::unlimited(),
+        };
+        let frames = cfg.pool_frames.unwrap_or_else(|| {
+            // The buffer in small frames, plus what the two delay lines hold at line rate.
+            let on_wire: u64 = cfg.ports.iter().map(|p| p.rate.0 / 8 * 2 * p.delay.0 / 1_000_000_000 / 64).sum();
+            let per_port = (cfg.switch.buffer.0 / 64) as usize + 64;
+            (per_port * cfg.ports.len() + on_wire as usize + 1024).min(32768)
+        });
+        let mut fib = Fib::new(cfg.learn);
+        for s in &cfg.static_macs {
+            fib.add_static(parse_mac(&s.mac)?, s.port as u8);
+        }
+        let peak_before = ports.iter().map(|p| vec![0; p.port.n_queues()]).collect();
+        Ok(Switch {
+            ports,
+            pool: FramePool::new(frames, SLOT_SIZE),
+            buffer_pool,
+            fib,
+            non_ip_dscp: cfg.non_ip_dscp,
+            overhead: cfg.shaper.overhead as u64,
+            start_ns: now,
+            frames_forwarded: 0,
+            peak_before,
+            window_start: None,
+            window_end: None,
+        })
+    }
+
+    /// A frame of `len` bytes was received into `slot` on `in_port`, with kernel timestamp
+    /// `rx_ns`. The switch owns the slot from now on.
+    ///
+    /// The frame joins its egress queue with enqueue time `rx_ns`, so its sojourn includes
+    /// the time it waited in the socket (TCN measures sojourn from arrival at the switch).
+    /// Frames from different ingress sockets are handled a batch at a time, so their
+    /// timestamps can arrive slightly out of order; the time handed to a port is clamped to
+    /// never go backwards (schemes keep state across arrivals in time order).
+    pub fn on_frame(&mut self, in_port: usize, slot: u32, len: usize, rx_ns: Nanos) {
+        let c = &mut self.ports[in_port].counters;
+        c.rx_frames += 1;
+        c.rx_bytes += len as u64;
+        if len > SLOT_SIZE {
+            c.oversize += 1;
+            self.pool.release(slot);
+            return;
+        }
+        let parsed = match wire::parse(self.pool.bytes(slot, len)) {
+            Ok(p) => p,
+            Err(_) => {
+                c.runts += 1;
+                self.pool.release(slot);
+                return;
+            }
+        };
+        let (ip_off, dscp, ecn, payload) = match parsed.ipv4 {
+            Some(ip) => (ip.offset, ip.dscp, ip.ecn, ip.payload),
+            None => (0, self.non_ip_dscp, wire::ECN_NOT_ECT, 0),
+        };
+        self.fib.learn(&parsed.src, in_port as u8);
+        let d = self.ports[in_port].delay_ns;
+        let frame = Frame {
+            rx_ns: rx_ns + d,
+            slot,
+            len: len as u16,
+            ip_off,
+            payload,
+            dscp,
+            ecn,
+            in_port: in_port as u8,
+            ce: false,
+        };
+        if d > 0 {
+            self.ports[in_port].ingress_line.push_back(frame);
+        } else {
+            self.forward(frame);
+        }
+    }
+
+    /// Frames whose propagation to the switch has ended by `now` join their queues.
+    pub fn release_ingress(&mut self, now: Nanos) {
+        for p in 0..self.ports.len() {
+            while let Some(f) = self.ports[p].ingress_line.front().copied() {
+                if f.rx_ns > now {
+                    break;
+                }
+                self.ports[p].ingress_line.pop_front();
+                self.forward(f);
+            }
+        }
+    }
+
+    /// Forward a frame that has arrived (its `rx_ns` is its arrival time at the switch).
+    fn forward(&mut self, frame: Frame) {
+        let in_port = frame.in_port as usize;
+        let slot = frame.slot;
+        let len = frame.len as usize;
+        let dst = {
+            let b = self.pool.bytes(slot, 6);
+            [b[0], b[1], b[2], b[3], b[4], b[5]]
+        };
+        match self.fib.lookup(&dst, in_port as u8) {
+            Forward::Port(p) if (p as usize) < self.ports.len() => self.enqueue(p as usize, frame),
+            Forward::Port(_) | Forward::Filter => {
+                self.ports[in_port].counters.filtered += 1;
+                self.pool.release(slot);
+            }
+            Forward::Flood => {
+                self.ports[in_port].counters.flooded += 1;
+                let outs: Vec<usize> = (0..self.ports.len()).filter(|&p| p != in_port).collect();
+                // Copies for all but the last egress port; the last one takes the original.
+                for (k, &p) in outs.iter().enumerate() {
+                    if k + 1 == outs.len() {
+                        self.enqueue(p, frame);
+                        return;
+                    }
+                    match self.pool.alloc() {
+                        Some(s) => {
+                            let mut buf = [0u8; SLOT_SIZE];
+                            buf[..len].copy_from_slice(self.pool.bytes(slot, len));
+                            self.pool.bytes_mut(s, len).copy_from_slice(&buf[..len]);
+                            self.enqueue(p, Frame { slot: s, ..frame });
+                        }
+                        None => self.ports[in_port].counters.pool_exhausted += 1,
+                    }
+                }
+                if outs.is_empty() {
+                    self.pool.release(slot);
+                }
+            }
+        }
+    }
+
+    fn enqueue(&mut self, p: usize, frame: Frame) {
+        let ep = &mut self.ports[p];
+        let t = frame.rx_ns.max(ep.last_enq_ns);
+        ep.last_enq_ns = t;
+        let q = ep.port.classify(frame.dscp);
+        match ep.port.enqueue(t, frame, &mut self.buffer_pool) {
+            Ok(()) => ep.shadow[q].push_back(frame.slot),
+            Err((f, _reason)) => self.pool.release(f.slot),
+        }
+    }
+
+    /// Release arrived frames, send every frame the shapers allow at `now`, and deliver
+    /// the frames whose propagation delay has passed. `send(port, bytes)` returns false if
+    /// the frame could not be sent (counted in `tx_errors`).
+    pub fn transmit(&mut self, now: Nanos, mut send: impl FnMut(usize, &[u8]) -> bool) {
+        self.release_ingress(now);
+        for p in 0..self.ports.len() {
+            loop {
+                let ep = &mut self.ports[p];
+                if ep.port.is_empty() || !ep.shaper.ready(now) {
+                    break;
+                }
+                let out = ep.port.dequeue(now, &mut self.buffer_pool);
+                // Give back the slots of frames the scheme dropped at dequeue.
+                for q in 0..ep.port.n_queues() {
+                    let d = ep.dequeue_drops(q);
+                    while ep.deq_drops_seen[q] < d {
+                        let s = ep.shadow[q].pop_front().expect("shadow FIFO out of step with the port");
+                        self.pool.release(s);
+                        ep.deq_drops_seen[q] += 1;
+                    }
+                }
+                let Some((frame, q)) = out else { break };
+                let s = ep.shadow[q].pop_front().expect("shadow FIFO out of step with the port");
+                debug_assert_eq!(s, frame.slot);
+                let len = frame.len as usize;
+                if frame.ce && frame.ip_off != 0 {
+                    let bytes = self.pool.bytes_mut(frame.slot, len);
+                    if wire::set_ce(&mut bytes[frame.ip_off as usize..]) {
+                        ep.counters.ce_set += 1;
+                    }
+                }
+                ep.shaper.consume(now, len as u64 + self.overhead);
+                ep.payload_by_queue[q] += frame.payload as u64;
+                if ep.delay_ns > 0 {
+                    ep.egress_line.push_back((now + ep.delay_ns, frame.slot, frame.len));
+                    continue;
+                }
+                if send(p, self.pool.bytes(frame.slot, len)) {
+                    ep.counters.tx_frames += 1;
+                    ep.counters.tx_bytes += len as u64;
+                    self.frames_forwarded += 1;
+                } else {
+                    ep.counters.tx_errors += 1;
+                }
+                self.pool.release(frame.slot);
+            }
+            let ep = &mut self.ports[p];
+            while let Some(&(t, slot, len)) = ep.egress_line.front() {
+                if t > now {
+                    break;
+                }
+                ep.egress_line.pop_front();
+                if send(p, self.pool.bytes(slot, len as usize)) {
+                    ep.counters.tx_frames += 1;
+                    ep.counters.tx_bytes += len as u64;
+                    self.frames_forwarded += 1;
+                } else {
+                    ep.counters.tx_errors += 1;
+                }
+                self.pool.release(slot);
+            }
+        }
+    }
+
+    /// The earliest time `transmit` has work: a backlogged port's shaper allows a frame, or
+    /// a frame in a delay line is due (None: nothing pending).
+    pub fn next_tx_at(&mut self, now: Nanos) -> Option<Nanos> {
+        let mut t: Option<Nanos> = None;
+        for p in self.ports.iter_mut() {
+            let mut cand = [None, None, None];
+            if !p.port.is_empty() {
+                cand[0] = Some(p.shaper.ready_at(now));
+            }
+            cand[1] = p.ingress_line.front().map(|f| f.rx_ns);
+            cand[2] = p.egress_line.front().map(|e| e.0);
+            for c in cand.into_iter().flatten() {
+                t = Some(t.map_or(c, |x: Nanos| x.min(c)));
+            }
+        }
+        t
+    }
+
+    pub fn snapshot(&mut self, now: Nanos) -> Snapshot {
+        let ports = self
+            .ports
+            .iter_mut()
+            .map(|p| {
+                p.port.advance_clock(now);
+                PortSnapshot {
+                    counters: p.counters.clone(),
+                    queues: p.port.stats().to_vec(),
+                    payload: p.payload_by_queue.clone(),
+                }
+            })
+            .collect();
+        Snapshot { at_ns: now, ports }
+    }
+
+    /// Start the measurement window: counters are reported relative to now, and queue
+    /// maxima restart.
+    pub fn start_window(&mut self, now: Nanos) {
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            for (q, s) in p.port.stats().iter().enumerate() {
+                self.peak_before[i][q] = self.peak_before[i][q].max(s.max_bytes);
+            }
+            p.port.reset_peak();
+        }
+        self.window_start = Some(self.snapshot(now));
+        self.window_end = None;
+    }
+
+    /// End the measurement window (the final report still covers the whole run too).
+    pub fn end_window(&mut self, now: Nanos) {
+        if self.window_start.is_some() && self.window_end.is_none() {
+            self.window_end = Some(self.snapshot(now));
+        }
+    }
+
+    /// The report: `total` (since start) and `window` (between `start_window` and
+    /// `end_window` or now; equal to `total` if no window was started).
+    pub fn report(&mut self, now: Nanos) -> Value {
+        let cur = self.snapshot(now);
+        let zero = Snapshot {
+            at_ns: self.start_ns,
+            ports: cur
+                .ports
+                .iter()
+                .map(|p| PortSnapshot {
+                    counters: PortCounters::default(),
+                    queues: vec![QueueStats::default(); p.queues.len()],
+                    payload: vec![0; p.payload.len()],
+                })
+                .collect(),
+        };
+        let total = self.section(&zero, &cur, true);
+        let window = match (&self.window_start, &self.window_end) {
+            (Some(a), Some(b)) => self.section(a, b, false),
+            (Some(a), None) => self.section(a, &cur, false),
+            (None, _) => total.clone(),
+        };
+        let pool_exhausted: u64 = self.ports.iter().map(|p| p.counters.pool_exhausted).sum();
+        json!({
+            "start_ns": self.start_ns,
+            "now_ns": now,
+            "frames_forwarded": self.frames_forwarded,
+            "frames_received": self.ports.iter().map(|p| p.counters.rx_frames).sum::<u64>(),
+            "socket_drops": self.ports.iter().map(|p| p.counters.socket_drops).sum::<u64>(),
+            "frame_pool": {"slots": self.pool.capacity(), "free": self.pool.available(), "exhausted": pool_exhausted},
+            "total": total,
+            "window": window,
+        })
+    }
+
+    fn section(&self, a: &Snapshot, b: &Snapshot, whole_run: bool) -> Value {
+        let dt = b.at_ns.saturating_sub(a.at_ns).max(1);
+        let ports: Vec<Value> = self
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let (pa, pb) = (&a.ports[i], &b.ports[i]);
+                let occ = p.port.queue_occ();
+                let queues: Vec<Value> = (0..pb.queues.len())
+                    .map(|q| {
+                        let (sa, sb) = (&pa.queues[q], &pb.queues[q]);
+                        let deq = sb.deq_pkts - sa.deq_pkts;
+                        let marks = sub(&sb.marks, &sa.marks);
+                        let drops = sub(&sb.drops, &sa.drops);
+                        let unm = sub(&sb.unmarkable, &sa.unmarkable);
+                        let max_q = if whole_run { sb.max_bytes.max(self.peak_before[i][q]) } else { sb.max_bytes };
+                        let mut v = json!({
+                            "queue": q,
+                            "enq_pkts": sb.enq_pkts - sa.enq_pkts,
+                            "enq_bytes": sb.enq_bytes - sa.enq_bytes,
+                            "deq_pkts": deq,
+                            "deq_bytes": sb.deq_bytes - sa.deq_bytes,
+                            "payload_bytes": pb.payload[q] - pa.payload[q],
+                            "goodput_bps": (pb.payload[q] - pa.payload[q]) as f64 * 8e9 / dt as f64,
+                            "marks": marks.iter().sum::<u64>(),
+                            "drops": drops.iter().sum::<u64>(),
+                            "marks_by_reason": by_reason(&marks),
+                            "drops_by_reason": by_reason(&drops),
+                            "unmarkable_by_reason": by_reason(&unm),
+                            "avg_qlen_bytes": (sb.byte_ns - sa.byte_ns) as f64 / dt as f64,
+                            "max_qlen_bytes": max_q,
+                            "qlen_bytes": occ[q].bytes,
+                            "avg_sojourn_us": if deq > 0 {
+                                Some((sb.sojourn_sum_ns - sa.sojourn_sum_ns) as f64 / deq as f64 / 1e3)
+                            } else {
+                                None
+                            },
+                        });
+                        if whole_run {
+                            v["max_sojourn_us"] = json!(sb.sojourn_max_ns as f64 / 1e3);
+                        }
+                        v
+                    })
+                    .collect();
+                let mut v = pb.counters.diff(&pa.counters).to_json();
+                let m = v.as_object_mut().unwrap();
+                m.insert("name".into(), json!(p.name));
+                m.insert("ifname".into(), json!(p.ifname));
+                m.insert("rate_bps".into(), json!(p.rate_bps));
+                m.insert("shaper_rate_bps".into(), json!(p.shaper.rate_bps()));
+                m.insert("shaper_burst_bytes".into(), json!(p.shaper.burst_bytes()));
+                m.insert("delay_ns".into(), json!(p.delay_ns));
+                m.insert("queues".into(), Value::Array(queues));
+                v
+            })
+            .collect();
+        json!({"from_ns": a.at_ns, "to_ns": b.at_ns, "duration_s": dt as f64 / 1e9, "ports": ports})
+    }
+
+    /// One line of the time series: cumulative counters per port and queue at `now`.
+    pub fn sample(&mut self, now: Nanos) -> Value {
+        let ports: Vec<Value> = self
+            .ports
+            .iter_mut()
+            .map(|p| {
+                p.port.advance_clock(now);
+                let occ = p.port.queue_occ();
+                let qs: Vec<Value> = p
+                    .port
+                    .stats()
+                    .iter()
+                    .enumerate()
+                    .map(|(q, s)| {
+                        json!([
+                            s.deq_pkts,
+                            p.payload_by_queue[q],
+                            occ[q].bytes,
+                            s.byte_ns as f64,
+                            s.sojourn_sum_ns as f64,
+                            s.total_marks(),
+                            s.total_drops()
+                        ])
+                    })
+                    .collect();
+                json!({"name": p.name, "q": qs, "socket_drops": p.counters.socket_drops})
+            })
+            .collect();
+        json!({"t_ns": now, "fields": ["deq_pkts", "payload_bytes", "qlen_bytes", "byte_ns", "sojourn_sum_ns", "marks", "drops"], "ports": ports})
+    }
+}
+
+fn sub(a: &[u64; Reason::COUNT], b: &[u64; Reason::COUNT]) -> [u64; Reason::COUNT] {
+    let mut d = [0; Reason::COUNT];
+    for i in 0..Reason::COUNT {
+        d[i] = a[i] - b[i];
+    }
+    d
+}
+
+fn by_reason(v: &[u64; Reason::COUNT]) -> Map<String, Value> {
+    Reason::ALL.iter().filter(|r| v[**r as usize] > 0).map(|r| (r.name().to_string(), json!(v[*r as usize]))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::tests::tcp_frame;
+    use crate::wire::{ipv4_checksum_ok, Mac, ECN_CE, ECN_ECT0};
+
+    const H: [Mac; 3] = [[2, 0xec, 0, 0, 0, 1], [2, 0xec, 0, 0, 0, 2], [2, 0xec, 0, 0, 0, 3]];
+
+    fn cfg(extra: &str) -> EmuConfig {
+        let text = format!(
+            r#"{{"ports": [{{"ifname": "p0", "name": "s0->h0", "rate": "100Mbps"}},
+                          {{"ifname": "p1", "rate": "100Mbps"}}, {{"ifname": "p2", "rate": "100Mbps"}}],
+                "static_macs": [{{"mac": "02:ec:00:00:00:01", "port": 0}}] {extra}}}"#
+        );
+        EmuConfig::from_json(&text).unwrap()
+    }
+
+    fn rx(sw: &mut Switch, port: usize, bytes: &[u8], t: Nanos) {
+        let slot = sw.pool.alloc().unwrap();
+        sw.pool.slot_mut(slot)[..bytes.len()].copy_from_slice(bytes);
+        sw.on_frame(port, slot, bytes.len(), t);
+    }
+
+    fn drain(sw: &mut Switch, now: Nanos) -> Vec<(usize, Vec<u8>)> {
+        let mut out = Vec::new();
+        sw.transmit(now, |p, b| {
+            out.push((p, b.to_vec()));
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn forwards_by_static_and_learned_macs_and_floods_unknown() {
+        let mut sw = Switch::new(&cfg(""), 0).unwrap();
+        let free = sw.pool.available();
+        // h1 -> h0: static entry for h0.
+        rx(&mut sw, 1, &tcp_frame(H[0], H[1], 0, 100), 10);
+        // h0 -> h2: h2 unknown yet -> flooded to ports 1 and 2.
+        rx(&mut sw, 0, &tcp_frame(H[2], H[0], 0, 100), 20);
+        let out = drain(&mut sw, 1_000_000);
+        let ports: Vec<usize> = out.iter().map(|(p, _)| *p).collect();
+        assert_eq!(ports, vec![0, 1, 2]);
+        // h1 was learned on port 1 from its first frame.
+        rx(&mut sw, 0, &tcp_frame(H[1], H[0], 0, 100), 30);
+        let out = drain(&mut sw, 2_000_000);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, 1);
+        // A frame for a host behind its own ingress port is filtered.
+        rx(&mut sw, 1, &tcp_frame(H[1], H[0], 0, 100), 40);
+        assert!(drain(&mut sw, 3_000_000).is_empty());
+        assert_eq!(sw.ports[1].counters.filtered, 1);
+        // Runts are dropped and counted; every slot came back.
+        rx(&mut sw, 2, &[1, 2, 3], 50);
+        assert_eq!(sw.ports[2].counters.runts, 1);
+        assert_eq!(sw.pool.available(), free);
+        assert_eq!(sw.frames_forwarded, 4);
+    }
+
+    /// TCN with a 100 us threshold: a frame that waited longer (counted from its kernel
+    /// receive timestamp) leaves with CE and a valid checksum; a not-ECT one passes unmarked.
+    #[test]
+    fn marks_ect_frames_from_kernel_timestamps_and_fixes_the_checksum() {
+        let mut sw = Switch::new(&cfg(r#", "marking": {"scheme": "tcn", "tcn": {"threshold": "100us"}}"#), 0).unwrap();
+        let t = 1_000_000;
+        rx(&mut sw, 1, &tcp_frame(H[0], H[1], (4 << 2) | ECN_ECT0, 1448), t);
+        rx(&mut sw, 1, &tcp_frame(H[0], H[1], 4 << 2, 1448), t);
+        rx(&mut sw, 2, &tcp_frame(H[0], H[2], (4 << 2) | ECN_ECT0, 1448), t + 150_000);
+        // At t + 200 us the first two have waited 200 us (> 100 us): the 2.5 KB bucket lets
+        // both go, 528 B into debt, paid back at 99.5 Mbit/s by t + 242.5 us. The third then
+        // leaves at t + 245 us having waited 95 us: no mark.
+        let mut out = drain(&mut sw, t + 200_000);
+        assert_eq!(out.len(), 2);
+        assert!(drain(&mut sw, t + 242_000).is_empty());
+        out.extend(drain(&mut sw, t + 245_000));
+        assert_eq!(out.len(), 3);
+        let tos: Vec<u8> = out.iter().map(|(_, b)| b[15]).collect();
+        assert_eq!(tos[0], (4 << 2) | ECN_CE, "ECT frame past the threshold is marked");
+        assert_eq!(tos[1], 4 << 2, "not-ECT frame is never marked");
+        assert_eq!(tos[2], (4 << 2) | ECN_ECT0, "95 us < 100 us: not marked");
+        for (_, b) in &out {
+            assert!(ipv4_checksum_ok(&b[14..34]));
+        }
+        let st = &sw.ports[0].port.stats()[0];
+        assert_eq!(st.marks[Reason::TcnSojourn as usize], 1);
+        assert_eq!(st.unmarkable[Reason::TcnSojourn as usize], 1);
+        assert_eq!(sw.ports[0].counters.ce_set, 1);
+    }
+
+    /// Link delays: 1 ms on both links. A frame received at t joins the queue at t + 1 ms
+    /// (its sojourn counts from there) and reaches the receiver at t + 2 ms.
+    #[test]
+    fn propagation_delay_on_both_links() {
+        let text = r#"{"ports": [{"ifname": "p0", "rate": "100Mbps", "delay": "1ms"},
+                                  {"ifname": "p1", "rate": "100Mbps", "delay": "1ms"}],
+                       "static_macs": [{"mac": "02:ec:00:00:00:01", "port": 0}],
+                       "marking": {"scheme": "tcn", "tcn": {"threshold": "100us"}}}"#;
+        let mut sw = Switch::new(&EmuConfig::from_json(text).unwrap(), 0).unwrap();
+        let free = sw.pool.available();
+        let t = 1_000_000_000;
+        rx(&mut sw, 1, &tcp_frame(H[0], H[1], ECN_ECT0, 1000), t);
+        assert!(drain(&mut sw, t + 999_999).is_empty());
+        assert!(sw.ports[0].port.is_empty(), "still on the wire");
+        assert_eq!(sw.next_tx_at(t + 500_000), Some(t + 1_000_000));
+        assert!(drain(&mut sw, t + 1_000_000).is_empty(), "dequeued, now on the egress wire");
+        assert_eq!(sw.next_tx_at(t + 1_000_000), Some(t + 2_000_000));
+        let out = drain(&mut sw, t + 2_000_000);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1[15] & 3, ECN_ECT0, "no queueing: propagation is not sojourn");
+        assert_eq!(sw.pool.available(), free);
+        assert_eq!(sw.next_tx_at(t + 2_000_000), None);
+    }
+
+    /// CoDel in drop mode drops at dequeue: the dropped frames' slots must come back.
+    #[test]
+    fn dequeue_drops_return_their_slots() {
+        let extra = r#", "marking": {"scheme": "tcn", "non_ect": "drop", "tcn": {"threshold": "10us"}}"#;
+        let mut sw = Switch::new(&cfg(extra), 0).unwrap();
+        let free = sw.pool.available();
+        for i in 0..20 {
+            rx(&mut sw, 1, &tcp_frame(H[0], H[1], 0, 1448), 1000 + i);
+        }
+        let mut sent = 0;
+        let mut t = 1_000_000;
+        while !sw.ports[0].port.is_empty() {
+            sent += drain(&mut sw, t).len();
+            t += 1_000_000;
+        }
+        let st = &sw.ports[0].port.stats()[0];
+        assert_eq!(sent as u64 + st.total_drops(), 20);
+        assert!(st.total_drops() > 0);
+        assert_eq!(sw.pool.available(), free, "every slot is back in the pool");
+    }
+
+    #[test]
+    fn non_ip_frames_use_the_configured_dscp_and_report_has_window() {
+        let cfgx = cfg(r#", "non_ip_dscp": 2, "switch": {"queues": 3}"#);
+        let mut sw = Switch::new(&cfgx, 0).unwrap();
+        let mut arp = H[0].to_vec();
+        arp.extend_from_slice(&H[1]);
+        arp.extend_from_slice(&[0x08, 0x06]);
+        arp.resize(42, 0);
+        rx(&mut sw, 1, &arp, 10);
+        assert_eq!(sw.ports[0].port.queue_occ()[2].pkts, 1);
+        sw.start_window(100);
+        drain(&mut sw, 1_000_000);
+        let r = sw.report(2_000_000);
+        assert_eq!(r["window"]["ports"][0]["queues"][2]["deq_pkts"], 1);
+        assert_eq!(r["window"]["ports"][0]["queues"][2]["enq_pkts"], 0);
+        assert_eq!(r["total"]["ports"][0]["queues"][2]["enq_pkts"], 1);
+        assert_eq!(r["total"]["ports"][0]["name"], "s0->h0");
+    }
+}
