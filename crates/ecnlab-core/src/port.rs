@@ -136,6 +136,7 @@ pub struct Port<P> {
     marking: Marking,
     non_ect: NonEctPolicy,
     needs_oracle: bool,
+    needs_round: bool,
     stats: Vec<QueueStats>,
     total_drops: u64,
     /// Per queue: when `byte_ns` was last brought up to date.
@@ -175,6 +176,7 @@ impl<P: PortPacket> Port<P> {
         let ctx = BuildCtx { n_queues: n, link_rate_bps, buffer_bytes: cfg.buffer.0, seed };
         let marking_built = Marking::build(marking, &ctx)?;
         let needs_oracle = marking_built.needs_oracle_share();
+        let needs_round = marking_built.needs_round_info();
         Ok(Port {
             fifos: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
             occ: vec![QueueOcc::default(); n],
@@ -187,6 +189,7 @@ impl<P: PortPacket> Port<P> {
             marking: marking_built,
             non_ect: marking.non_ect,
             needs_oracle,
+            needs_round,
             stats: vec![QueueStats::default(); n],
             total_drops: 0,
             last_change_ns: vec![0; n],
@@ -196,6 +199,7 @@ impl<P: PortPacket> Port<P> {
     /// Replace the marking scheme (e.g. a custom one from a library user).
     pub fn set_marking(&mut self, marking: Marking, non_ect: NonEctPolicy) {
         self.needs_oracle = marking.needs_oracle_share();
+        self.needs_round = marking.needs_round_info();
         self.marking = marking;
         self.non_ect = non_ect;
     }
@@ -287,8 +291,8 @@ impl<P: PortPacket> Port<P> {
             port_bytes: self.port_bytes + extra,
             pool_bytes: if pool.limit_bytes == u64::MAX { self.port_bytes + extra } else { pool.used_bytes + extra },
             link_rate_bps: self.link_rate_bps,
-            quantum: self.sched.quantum(queue),
-            round_time_ns: self.sched.round_time_ns(),
+            quantum: if self.needs_round { self.sched.quantum(queue) } else { None },
+            round_time_ns: if self.needs_round { self.sched.round_time_ns() } else { None },
             oracle_share,
         }
     }

@@ -61,7 +61,8 @@ pub struct QueueState {
     pub pool_bytes: u64,
     /// Line rate of the port's link, bits per second.
     pub link_rate_bps: u64,
-    /// Round-robin schedulers (DWRR, WRR): the queue's quantum in bytes.
+    /// Round-robin schedulers (DWRR, WRR): the queue's quantum in bytes. Filled in only for
+    /// schemes that read it ([`Marking::needs_round_info`]).
     pub quantum: Option<u32>,
     /// Round-robin schedulers: the smoothed round time T_round in ns used by MQ-ECN
     /// (TCN §3.3; MQ-ECN NSDI'16), `None` before the first sample or when no queue is in a round.
@@ -369,6 +370,11 @@ impl Marking {
     }
     pub fn needs_oracle_share(&self) -> bool {
         dispatch!(self, s => s.needs_oracle_share(), false)
+    }
+    /// Whether the scheme reads the scheduler's quantum and round time (MQ-ECN; custom
+    /// schemes may). The port skips asking the scheduler otherwise.
+    pub fn needs_round_info(&self) -> bool {
+        matches!(self, Marking::MqEcn(_) | Marking::Custom(_))
     }
     pub fn reset(&mut self) {
         dispatch!(self, s => s.reset(), ())
