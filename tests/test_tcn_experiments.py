@@ -50,3 +50,32 @@ def test_tcn_buffer_dequeue_red_peaks_lower():
         peak[scheme] = max(q["max_qlen_bytes"] for q in res.summary["queues"])
     assert peak["dequeue_red"] < 0.9 * peak["per_queue"], peak
     assert peak["dequeue_red"] < 0.9 * peak["tcn"], peak
+
+
+def _capacity_trace(overrides):
+    """TCN Fig. 2 (§3.3): DWRR 2 queues, quantum 18 KB, 8 flows in queue 1, then 2 flows in
+    queue 2 at 10 ms: queue 1's capacity drops from 10 to 5 Gbps."""
+    doc = {
+        "name": "capacity", "duration": "14ms",
+        "topology": {"kind": "star", "hosts": 11, "link_rate": "10Gbps", "link_delay": "24.4us"},
+        "switch": {"queues": 2, "buffer": "1MB", "scheduler": {"kind": "dwrr", "quantum": "18KB"}},
+        "marking": {"ideal": {"k": "125KB", "estimator": "departure_rate"}, "mq_ecn": {"k": "125KB"}},
+        "transport": {"cc": "ecn_star"},
+        "flows": [{"src": i, "dst": 0, "class": 0} for i in range(1, 9)]
+        + [{"src": i, "dst": 0, "class": 1, "start": "10ms"} for i in (9, 10)],
+        "metrics": {"sample_interval": "20us"},
+    }
+    ts = ecnlab.run(doc, overrides=overrides).timeseries
+    return [(t, e) for t, p, q, e in zip(ts["t_s"], ts["port"], ts["queue"], ts["est_rate_bps"])
+            if p == "s0->h0" and q == 0 and e is not None]
+
+
+def test_tcn_capacity_estimators_follow_fig2():
+    mq = [e for t, e in _capacity_trace(["marking.scheme=mq_ecn"]) if 0.0108 < t < 0.014]
+    assert mq and abs(sum(mq) / len(mq) - 5e9) < 0.6e9          # MQ-ECN settles at 5 Gbps
+    alg10 = [e for t, e in _capacity_trace(["marking.scheme=ideal", "marking.ideal.dq_thresh=\"10KB\""])
+             if 0.0108 < t < 0.014]
+    assert sum(alg10) / len(alg10) > 6e9                        # Alg. 1 at 10 KB overestimates
+    alg40 = _capacity_trace(["marking.scheme=ideal", "marking.ideal.dq_thresh=\"40KB\""])
+    early = [e for t, e in alg40 if 0.0100 < t < 0.0115]
+    assert max(early) > 7e9                                      # 40 KB is still far from 5 Gbps

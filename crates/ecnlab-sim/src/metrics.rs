@@ -64,6 +64,9 @@ pub struct TimeSeries {
     pub sojourn_us: Vec<Option<f64>>,
     pub marks: Vec<u64>,
     pub drops: Vec<u64>,
+    /// The queue's capacity as the marking scheme estimates it at the sample instant: TCN
+    /// Alg. 1 or the oracle (ideal ECN/RED), quantum / T_round (MQ-ECN); null otherwise.
+    pub est_rate_bps: Vec<Option<f64>>,
 }
 
 impl TimeSeries {
@@ -90,7 +93,21 @@ impl TimeSeries {
             self.sojourn_us.push((deq > 0).then(|| (c.sojourn_sum_ns - p.sojourn_sum_ns) as f64 / deq as f64 / 1e3));
             self.marks.push(diff(&c.marks, &p.marks).iter().sum());
             self.drops.push(diff(&c.drops, &p.drops).iter().sum());
+            self.est_rate_bps.push(capacity_estimate(l, q));
         }
+    }
+}
+
+fn capacity_estimate(l: &Link, q: usize) -> Option<f64> {
+    use ecnlab_core::marking::{mq_ecn, Marking};
+    use ecnlab_core::sched::Scheduler;
+    match l.port.marking() {
+        Marking::Ideal(m) => m.capacity_estimate_bps(q),
+        Marking::MqEcn(_) => {
+            let s = l.port.scheduler();
+            mq_ecn::implied_capacity_bps(s.quantum(q), s.round_time_ns(), l.spec.rate_bps)
+        }
+        _ => None,
     }
 }
 
