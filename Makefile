@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.deps-installed
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "pytest>=7"
+	$(PIP) install -q "maturin>=1.5,<2" "pytest>=7" "pandas>=2.0" "matplotlib>=3.7" "dask[distributed]"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -6,6 +6,9 @@ scenarios, runs them, and writes results. See ``ecnlab.api.run``.
 
 from .api import RunResult, SimulationError, resolve, run, validate
 from .scenario import ScenarioError, builtin_names, load
+from .sweep import Point
+from . import sweep, reproduce  # noqa: E402  (callable modules: ecnlab.sweep(...), ecnlab.reproduce(...))
 
-__all__ = ["run", "validate", "resolve", "load", "builtin_names", "RunResult", "ScenarioError", "SimulationError"]
+__all__ = ["run", "validate", "resolve", "load", "builtin_names", "sweep", "reproduce", "Point", "RunResult",
+           "ScenarioError", "SimulationError"]
 __version__ = "0.1.0"

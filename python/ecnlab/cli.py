@@ -99,6 +99,62 @@ def _cmd_check(a: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+    return v
+
+
+def _cmd_sweep(a: argparse.Namespace) -> int:
+    from .sweep import load_sweep, points_from_spec, run_points
+
+    spec = load_sweep(a.sweep)
+    points = points_from_spec(spec)
+    res = run_points(points, a.out, jobs=a.jobs, cluster=a.cluster, progress=not a.quiet)
+    if not a.quiet:
+        print(f"{len(res.rows)} points: {res.cached} already done, {res.ran} ran, {res.failed} failed; "
+              f"results in {Path(a.out) / 'results.csv'}")
+        for r in res.rows:
+            if r["status"] == "failed":
+                params = {k: v for k, v in r.items() if k not in ("key", "status", "error")}
+                print(f"  failed {json.dumps(params, default=str)}: {r['error']}")
+    return 1 if res.failed else 0
+
+
+def _cmd_reproduce(a: argparse.Namespace) -> int:
+    from .reproduce import CATALOG, reproduce
+
+    if a.list:
+        for e in CATALOG.values():
+            print(f"  {e.id:<22} {e.paper}, {e.figures}: {e.title}")
+        return 0
+    if a.all and a.ids:
+        raise ScenarioError("give catalog ids or --all, not both")
+    if not a.all and not a.ids:
+        raise ScenarioError("give a catalog id (ecnlab reproduce --list) or --all")
+    ids = None if a.all else (a.ids[0] if len(a.ids) == 1 else a.ids)
+    out = a.out or (f"out/reproduce-{a.scale}" if a.all else f"out/{a.ids[0]}")
+    r = reproduce(ids, out=out, scale=a.scale, seeds=a.seeds, jobs=a.jobs, cluster=a.cluster,
+                  progress=not a.quiet, markdown=a.markdown)
+    if not a.quiet:
+        c = r.claims
+        for exp_id, m in r.manifests.items():
+            cl = c[c["experiment"] == exp_id]
+            if m["status"] == "not run":
+                print(f"{exp_id}: not run: {m['reason']}")
+                continue
+            shown = int((cl["status"] == "shown").sum())
+            print(f"{exp_id}: {shown}/{len(cl)} claims shown ({m['runs']['ok']}/{m['runs']['total']} runs ok, "
+                  f"{m['wall_time_s']:.0f} s)")
+        page = "index.html" if ids is None or not isinstance(ids, str) else "report.html"
+        print(f"report: {Path(out) / page}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
     p.add_argument("--version", action="version", version=f"ecnlab {__version__}")
@@ -122,11 +178,49 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("scenario")
     c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     c.set_defaults(func=_cmd_check)
+
+    sw = sub.add_parser("sweep", help="run a grid of scenarios (SWEEP.toml) in parallel, resumable")
+    sw.add_argument("sweep", help="the sweep file (scenario, [grid], [cases.*], seeds; see the README)")
+    sw.add_argument("--out", required=True, help="result directory: results.csv, runs/<key>/, failed/")
+    sw.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
+    sw.add_argument("--cluster", metavar="tcp://HOST:PORT",
+                    help="run on this Dask scheduler ('local' starts a LocalCluster); needs ecnlab[cluster]")
+    sw.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    sw.set_defaults(func=_cmd_sweep)
+
+    rp = sub.add_parser("reproduce", help="run paper experiments of the catalog and report paper vs ecnlab")
+    rp.add_argument("ids", nargs="*", metavar="ID", help="catalog entries (ecnlab reproduce --list)")
+    rp.add_argument("--all", action="store_true", help="the whole catalog, with an index page")
+    rp.add_argument("--list", action="store_true", help="list the catalog entries")
+    rp.add_argument("--out", help="result directory (default: out/<ID> or out/reproduce-<scale>)")
+    rp.add_argument("--scale", choices=["quick", "paper"], default="quick",
+                    help="quick: minutes on a laptop (default); paper: the papers' sizes")
+    rp.add_argument("--seeds", type=_positive, help="number of seeds (default: the entry's)")
+    rp.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
+    rp.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run on a Dask scheduler")
+    rp.add_argument("--markdown", metavar="FILE", help="also write the claims table as Markdown (REPRODUCTION.md)")
+    rp.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    rp.set_defaults(func=_cmd_reproduce)
     return p
+
+
+def _sigterm_as_interrupt() -> None:
+    """Let `kill` stop a sweep as Ctrl-C does: workers terminated, finished runs kept."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.cmd in ("sweep", "reproduce"):
+        _sigterm_as_interrupt()
     try:
         return args.func(args)
     except ScenarioError as e:

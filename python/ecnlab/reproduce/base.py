@@ -1,0 +1,260 @@
+"""The catalog's building blocks: an ``Experiment`` (its runs at each scale, its figures,
+its claims) and the ``Context`` an experiment's analysis gets (results, per-run files,
+figure and claim recording)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from ..sweep import Point, override
+
+SCALES = ("quick", "paper")
+
+
+@dataclass
+class ClaimDef:
+    """One claim of a paper: an id (unique within the experiment), the claim in words,
+    and the paper's number (or text)."""
+
+    id: str
+    text: str
+    paper: Any
+
+
+@dataclass
+class Experiment:
+    """One entry of SPEC §6.
+
+    ``points(scale, seeds)`` lists the runs (the same seeds and traffic for every scheme);
+    ``analyze(ctx)`` draws the figures and evaluates the claims. ``requires()`` returns
+    None when the simulator can run the experiment, else the reason it cannot (the entry
+    is then reported as "not run: <reason>", with its claims and the paper's numbers)."""
+
+    id: str
+    paper: str
+    figures: str
+    title: str
+    claims: list[ClaimDef]
+    points: Callable[[str, list[int]], list[Point]]
+    analyze: Callable[["Context"], None]
+    scenario: str | None = None
+    requires: Callable[[], str | None] | None = None
+    notes: list[str] = field(default_factory=list)
+    seeds: dict[str, int] = field(default_factory=lambda: {"quick": 1, "paper": 3})
+    scale_notes: dict[str, str] = field(default_factory=dict)
+
+
+CATALOG: dict[str, Experiment] = {}
+
+
+def register(exp: Experiment) -> Experiment:
+    if exp.id in CATALOG:
+        raise ValueError(f"duplicate catalog id {exp.id}")
+    CATALOG[exp.id] = exp
+    return exp
+
+
+# --------------------------------------------------------------------------------------
+# Helpers for point grids
+
+
+def grid(scenario: str | dict, seeds: Sequence[int], axes: Sequence[tuple[str, Sequence[tuple[Any, Sequence[str]]]]],
+         fixed: Sequence[str] = ()) -> list[Point]:
+    """The cartesian product of named axes (each a list of (label, overrides)) and seeds;
+    every combination gets the same seeds, so every scheme sees the same traffic."""
+    import itertools
+
+    pts = []
+    for combo in itertools.product(*[vals for _, vals in axes]):
+        params = {name: label for (name, _), (label, _) in zip(axes, combo)}
+        ovs = list(fixed) + [o for _, ov in combo for o in ov]
+        for s in seeds:
+            pts.append(Point(scenario, ovs, s, dict(params)))
+    return pts
+
+
+def axis(name: str, values: Sequence[Any], key: str | Callable[[Any], Sequence[str]]) -> tuple[str, list]:
+    """An axis whose values set ``key`` (or, given a function, whose overrides it returns)."""
+    if callable(key):
+        return name, [(v, list(key(v))) for v in values]
+    return name, [(v, [override(key, v)]) for v in values]
+
+
+def cases(name: str, table: dict[str, Sequence[str]]) -> tuple[str, list]:
+    """An axis of named override sets, e.g. schemes: {"tcn": ["marking.scheme=tcn"]}."""
+    return name, [(k, list(v)) for k, v in table.items()]
+
+
+# --------------------------------------------------------------------------------------
+# Claim evaluation rules (written once, quoted in every note)
+
+
+def pct_lower(base: float | None, new: float | None) -> float | None:
+    """How much lower ``new`` is than ``base``, in percent (negative: higher)."""
+    if base is None or new is None or not _finite(base) or not _finite(new) or base == 0:
+        return None
+    return (base - new) / base * 100.0
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def rule_up_to(paper_pct: float, ecnlab_pct: float | None) -> tuple[bool, str]:
+    """"Up to X % lower": shown when ecnlab's largest reduction has the same sign and at
+    least half the paper's magnitude."""
+    if ecnlab_pct is None:
+        return False, "no value"
+    ok = ecnlab_pct > 0 and ecnlab_pct >= paper_pct / 2
+    return ok, "rule: shown if ecnlab's value has the paper's sign and at least half its size"
+
+
+def rule_within(paper_pct: float, ecnlab_pct: float | None, floor: float = 5.0) -> tuple[bool, str]:
+    """"Within ~X %": shown when ecnlab's largest deviation is within max(2X, floor) %."""
+    if ecnlab_pct is None:
+        return False, "no value"
+    band = max(2 * paper_pct, floor)
+    return abs(ecnlab_pct) <= band, f"rule: shown if |deviation| <= {band:g} %"
+
+
+def rule_near(paper: float, ecnlab: float | None, rel: float = 0.25) -> tuple[bool, str]:
+    """"About X": shown when ecnlab is within ±rel of the paper's number."""
+    if ecnlab is None or not _finite(ecnlab):
+        return False, "no value"
+    return abs(ecnlab - paper) <= rel * abs(paper), f"rule: shown if within ±{rel * 100:g} % of the paper"
+
+
+# --------------------------------------------------------------------------------------
+# The analysis context
+
+
+@dataclass
+class Claim:
+    id: str
+    claim: str
+    paper: Any
+    ecnlab: Any = None
+    shown: bool = False
+    status: str = "not evaluated"
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "claim": self.claim, "paper": self.paper, "ecnlab": _clean(self.ecnlab),
+                "shown": bool(self.shown), "status": self.status, "note": self.note}
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None
+        return float(f"{v:.4g}")
+    if hasattr(v, "item"):  # numpy scalar
+        return _clean(v.item())
+    return v
+
+
+@dataclass
+class FigureRec:
+    name: str
+    caption: str
+
+
+class Context:
+    """What an experiment's ``analyze`` works with.
+
+    ``df``: the ok rows of ``results.csv`` (a pandas DataFrame, numeric where possible);
+    ``all_rows``: every row; ``scale``; ``seeds``; ``run_dir(key)``; ``summary(key)``,
+    ``timeseries(key)``, ``flows(key)``, ``probes(key)`` read a run's files;
+    ``figure(name, caption)`` is a context manager that yields a matplotlib Figure and saves
+    it as PNG and SVG; ``claim(id, ecnlab, shown, note)`` records a claim's outcome."""
+
+    def __init__(self, exp: Experiment, out: Path, results, scale: str, seeds: list[int]):
+        self.exp, self.out, self.scale, self.seeds = exp, out, scale, seeds
+        self.all_rows = results
+        self.df = results[results["status"] == "ok"].copy() if len(results) else results
+        self.claims = {c.id: Claim(c.id, c.text, c.paper) for c in exp.claims}
+        self.figures: list[FigureRec] = []
+        self.notes: list[str] = []
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+
+    # -- run files
+    def run_dir(self, key: str) -> Path:
+        return self.out / "runs" / key
+
+    def summary(self, key: str) -> dict[str, Any]:
+        return json.loads((self.run_dir(key) / "summary.json").read_text())
+
+    def _csv(self, key: str, name: str):
+        import pandas as pd
+
+        p = self.run_dir(key) / name
+        try:
+            return pd.read_csv(p)
+        except (pd.errors.EmptyDataError, FileNotFoundError):
+            return pd.DataFrame()
+
+    def timeseries(self, key: str):
+        return self._csv(key, "timeseries.csv")
+
+    def flows(self, key: str):
+        return self._csv(key, "flows.csv")
+
+    def probes(self, key: str):
+        return self._csv(key, "probes.csv")
+
+    def rows(self, **where):
+        """The ok rows whose params equal ``where`` (e.g. ``scheme="tcn"``)."""
+        d = self.df
+        for k, v in where.items():
+            d = d[d[k] == v]
+        return d
+
+    # -- outputs
+    @contextmanager
+    def figure(self, name: str, caption: str, ncols: int = 1, nrows: int = 1, size=None) -> Iterator[Any]:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        size = size or (4.2 * ncols + 0.6, 3.2 * nrows + 0.4)
+        fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
+        try:
+            yield fig, axes
+            fig.tight_layout()
+            for ext in ("png", "svg"):
+                fig.savefig(self.out / "figures" / f"{name}.{ext}", dpi=110 if ext == "png" else None)
+            self.figures.append(FigureRec(name, caption))
+        finally:
+            plt.close(fig)
+
+    def claim(self, id: str, ecnlab: Any, shown: bool, note: str = "") -> None:
+        c = self.claims[id]
+        c.ecnlab, c.shown = ecnlab, bool(shown)
+        c.status = "shown" if shown else "not shown"
+        c.note = note
+
+    def unavailable(self, id: str, note: str) -> None:
+        """A claim that this run cannot evaluate (e.g. a scale without the needed points)."""
+        c = self.claims[id]
+        c.status, c.note = "not evaluated", note
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+def not_run_claims(exp: Experiment, reason: str) -> list[dict[str, Any]]:
+    return [Claim(c.id, c.text, c.paper, None, False, "not run", f"not run: {reason}").as_dict() for c in exp.claims]
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0", "false")

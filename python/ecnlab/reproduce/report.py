@@ -1,0 +1,200 @@
+"""HTML reports (one per experiment, an index for the catalog) and REPRODUCTION.md.
+
+The pages are static and self-contained: figures are referenced by relative paths next
+to the page, no external scripts or styles. A small inline script sets
+``data-images-loaded`` / ``data-images-total`` on ``<body>`` once every ``<img>`` has
+loaded (complete with a natural width), so a headless browser can check the figures."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
+ padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;width:100%;font-size:.92em} th,td{border:1px solid #ccc;padding:.35em .5em;
+ vertical-align:top;text-align:left} th{background:#f4f4f4}
+td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.shown{background:#e5f5e0}.notshown{background:#fde0dd}.notrun{background:#eee;color:#555}.noteval{background:#fff7d6}
+.meta{color:#555;font-size:.92em} code{background:#f4f4f4;padding:0 .2em}
+figure{display:inline-block;margin:.8em 1em .8em 0;max-width:100%} figure img{max-width:100%;border:1px solid #ddd}
+figcaption{font-size:.88em;color:#444;max-width:640px}
+"""
+
+_SCRIPT = """
+<script>
+(function(){
+  function check(){
+    var imgs=Array.prototype.slice.call(document.images);
+    var ok=imgs.filter(function(i){return i.complete&&i.naturalWidth>0;}).length;
+    document.body.setAttribute('data-images-total',String(imgs.length));
+    document.body.setAttribute('data-images-loaded',String(ok));
+  }
+  window.addEventListener('load',check);
+})();
+</script>
+"""
+
+_STATUS_CLASS = {"shown": "shown", "not shown": "notshown", "not run": "notrun", "not evaluated": "noteval"}
+
+
+def fmt(v: Any) -> str:
+    """A number as a table cell: 4 significant digits, thousands kept readable."""
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "–"
+        if isinstance(v, int) or float(v).is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        a = abs(v)
+        if a >= 100:
+            return f"{v:,.0f}"
+        if a >= 10:
+            return f"{v:.1f}"
+        if a >= 1:
+            return f"{v:.2f}"
+        return f"{v:.3g}"
+    return str(v)
+
+
+def _e(s: Any) -> str:
+    return html.escape(str(s))
+
+
+def claims_table(claims: list[dict[str, Any]], with_exp: bool = False) -> str:
+    head = ("<tr>" + ("<th>experiment</th>" if with_exp else "")
+            + "<th>claim</th><th>paper</th><th>ecnlab</th><th>shown</th><th>note</th></tr>")
+    rows = []
+    for c in claims:
+        cls = _STATUS_CLASS.get(c.get("status", ""), "")
+        shown = {"shown": "yes", "not shown": "no"}.get(c.get("status"), c.get("status", ""))
+        exp = ""
+        if with_exp:
+            exp = f"<td><a href=\"{_e(c['experiment'])}/report.html\">{_e(c['experiment'])}</a></td>"
+        rows.append(f"<tr class=\"{cls}\">{exp}<td>{_e(c['claim'])}</td><td class=\"num\">{_e(fmt(c['paper']))}</td>"
+                    f"<td class=\"num\">{_e(fmt(c['ecnlab']))}</td><td>{_e(shown)}</td><td>{_e(c.get('note', ''))}</td></tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def write_report(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any]]) -> Path:
+    """``out/report.html`` for one experiment."""
+    m = manifest
+    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ecnlab: {_e(m['id'])}</title>"
+             f"<style>{_CSS}</style></head><body>"]
+    parts.append(f"<h1>{_e(m['id'])}: {_e(m['title'])}</h1>")
+    parts.append(f"<p class=\"meta\">{_e(m['paper'])}, {_e(m['figures'])}. Scale <b>{_e(m['scale'])}</b>, "
+                 f"seeds {_e(', '.join(map(str, m.get('seeds', []))))}. ")
+    if m["status"] == "not run":
+        parts.append(f"<b>Not run: {_e(m['reason'])}</b></p>")
+    else:
+        r = m.get("runs", {})
+        parts.append(f"{r.get('total', 0)} runs ({r.get('ok', 0)} ok, {r.get('failed', 0)} failed, "
+                     f"{r.get('reused', 0)} reused from an earlier invocation), "
+                     f"wall time {m.get('wall_time_s', 0):.0f} s. Data: <a href=\"results.csv\">results.csv</a>, "
+                     f"<a href=\"claims.json\">claims.json</a>, per-run files in <code>runs/&lt;key&gt;/</code>.</p>")
+    parts.append(f"<p class=\"meta\">Regenerate: <code>{_e(m['command'])}</code></p>")
+    if m.get("scale_note"):
+        parts.append(f"<p class=\"meta\">{_e(m['scale_note'])}</p>")
+    if m.get("analysis_error"):
+        parts.append(f"<p class=\"notshown\">Analysis failed: {_e(m['analysis_error'])}</p>")
+    parts.append("<h2>Claims</h2>")
+    parts.append(claims_table(claims))
+    if m.get("figures_drawn"):
+        parts.append("<h2>Figures</h2>")
+        for f in m["figures_drawn"]:
+            parts.append(f"<figure><img src=\"figures/{_e(f['name'])}.png\" alt=\"{_e(f['caption'])}\">"
+                         f"<figcaption>{_e(f['caption'])} (<a href=\"figures/{_e(f['name'])}.svg\">SVG</a>)"
+                         f"</figcaption></figure>")
+    if m.get("failures"):
+        parts.append("<h2>Failed runs</h2><table><tr><th>params</th><th>error</th></tr>")
+        for f in m["failures"]:
+            parts.append(f"<tr><td>{_e(json.dumps(f['params']))}</td><td>{_e(f['error'])}</td></tr>")
+        parts.append("</table>")
+    notes = list(m.get("notes", [])) + list(m.get("analysis_notes", []))
+    if notes:
+        parts.append("<h2>Parameters and notes</h2><ul>")
+        parts.extend(f"<li>{_e(n)}</li>" for n in notes)
+        parts.append("</ul>")
+    parts.append(_SCRIPT + "</body></html>\n")
+    path = out / "report.html"
+    path.write_text("".join(parts))
+    return path
+
+
+def write_index(out: Path, manifests: list[dict[str, Any]], claims: list[dict[str, Any]], command: str) -> Path:
+    """``out/index.html``: every experiment, its status, and every claim."""
+    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ecnlab reproduction</title>"
+             f"<style>{_CSS}</style></head><body><h1>ecnlab: reproducing TCN, ECN# and the dual AQM</h1>"
+             f"<p class=\"meta\">Regenerate: <code>{_e(command)}</code></p>"]
+    n = {s: sum(1 for c in claims if c["status"] == s) for s in ("shown", "not shown", "not evaluated", "not run")}
+    parts.append(f"<p>{len(claims)} claims: {n['shown']} shown, {n['not shown']} not shown, "
+                 f"{n['not evaluated']} not evaluated, {n['not run']} not run.</p>")
+    parts.append("<h2>Experiments</h2><table><tr><th>experiment</th><th>paper</th><th>status</th><th>runs</th>"
+                 "<th>run time (sum)</th><th>claims shown</th></tr>")
+    for m in manifests:
+        cl = [c for c in claims if c["experiment"] == m["id"]]
+        shown = sum(1 for c in cl if c["status"] == "shown")
+        status = "not run: " + m["reason"] if m["status"] == "not run" else m["status"]
+        r = m.get("runs", {})
+        parts.append(f"<tr><td><a href=\"{_e(m['id'])}/report.html\">{_e(m['id'])}</a></td>"
+                     f"<td>{_e(m['paper'])}, {_e(m['figures'])}</td><td>{_e(status)}</td>"
+                     f"<td class=\"num\">{r.get('ok', 0)}/{r.get('total', 0)}</td>"
+                     f"<td class=\"num\">{r.get('run_time_s', 0):.0f} s</td><td class=\"num\">{shown}/{len(cl)}</td></tr>")
+    parts.append("</table><h2>Claims</h2>")
+    parts.append(claims_table(claims, with_exp=True))
+    parts.append(_SCRIPT + "</body></html>\n")
+    path = out / "index.html"
+    path.write_text("".join(parts))
+    return path
+
+
+def _md(s: Any) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str, Any]], command: str) -> str:
+    """The text of REPRODUCTION.md: one table row per claim."""
+    n = {s: sum(1 for c in claims if c["status"] == s) for s in ("shown", "not shown", "not evaluated", "not run")}
+    scale = manifests[0]["scale"] if manifests else "quick"
+    lines = [
+        "# Reproduction: TCN, ECN# and the dual AQM in ecnlab",
+        "",
+        "Generated by ecnlab from an actual run of the whole catalog (SPEC §6); do not edit by hand.",
+        "Regenerate with:",
+        "",
+        "```sh",
+        command,
+        "```",
+        "",
+        f"Scale **{scale}**: {'small flow counts and short runs, so the numbers are noisier than the papers;' if scale == 'quick' else 'the papers sizes;'}"
+        " `--scale paper` uses the papers' sizes. Every claim is judged by direction and a band written in its "
+        "note; no scheme or scenario is tuned to a claim. Each experiment's `report.html` has the figures, the runs and "
+        "the parameter choices with their sources.",
+        "",
+        f"{len(claims)} claims: {n['shown']} shown, {n['not shown']} not shown, {n['not evaluated']} not evaluated, "
+        f"{n['not run']} not run.",
+        "",
+        "| experiment | claim | paper | ecnlab | shown | note |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in claims:
+        shown = {"shown": "yes", "not shown": "**no**"}.get(c["status"], c["status"])
+        lines.append(f"| {_md(c['experiment'])} | {_md(c['claim'])} | {_md(fmt(c['paper']))} | {_md(fmt(c['ecnlab']))} "
+                     f"| {shown} | {_md(c.get('note', ''))} |")
+    lines += ["", "## Experiments", "",
+              "Run time: the simulations' wall-clock time summed over the runs (one core each).", "",
+              "| experiment | paper | status | runs | run time |", "|---|---|---|---|---|"]
+    for m in manifests:
+        status = "not run: " + m["reason"] if m["status"] == "not run" else m["status"]
+        r = m.get("runs", {})
+        lines.append(f"| {m['id']} | {_md(m['paper'])}, {_md(m['figures'])} | {_md(status)} | {r.get('ok', 0)}/{r.get('total', 0)} "
+                     f"| {r.get('run_time_s', 0):.0f} s |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,161 @@
+"""Running catalog entries: points -> sweep -> analysis -> results.csv, figures,
+claims.json, report.html (and, for several entries, index.html)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..scenario import ScenarioError
+from ..sweep import run_points
+from . import report
+from .base import CATALOG, SCALES, Context, Experiment, not_run_claims
+
+
+@dataclass
+class ReproduceResult:
+    """What ``ecnlab.reproduce`` returns: ``claims`` (a DataFrame, one row per claim with
+    its experiment), ``results`` (id -> that experiment's results DataFrame), ``manifests``
+    (id -> the experiment's metadata: status, runs, figures) and the output directory."""
+
+    out: Path
+    claims: Any
+    results: dict[str, Any]
+    manifests: dict[str, dict[str, Any]]
+
+
+def _command(ids: Sequence[str] | None, out: Path, scale: str, seeds: int | None, markdown: str | None) -> str:
+    args = [".venv/bin/ecnlab", "reproduce"]
+    args += ["--all"] if ids is None else list(ids)
+    args += ["--scale", scale, "--out", str(out)]
+    if seeds:
+        args += ["--seeds", str(seeds)]
+    if markdown:
+        args += ["--markdown", markdown]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jobs: int | None, cluster: Any,
+                   progress: bool, command: str) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
+    """Run one entry into ``out``; returns (manifest, claims, results DataFrame)."""
+    import pandas as pd
+
+    out.mkdir(parents=True, exist_ok=True)
+    n = seeds or exp.seeds.get(scale, 1)
+    seed_list = list(range(1, n + 1))
+    manifest: dict[str, Any] = {
+        "id": exp.id, "title": exp.title, "paper": exp.paper, "figures": exp.figures, "scale": scale,
+        "seeds": seed_list, "command": command, "notes": list(exp.notes), "scale_note": exp.scale_notes.get(scale, ""),
+        "scenario": exp.scenario,
+    }
+    t0 = time.monotonic()
+    reason = exp.requires() if exp.requires else None
+    if reason:
+        manifest |= {"status": "not run", "reason": reason, "runs": {"total": 0, "ok": 0, "failed": 0}, "wall_time_s": 0.0}
+        claims = not_run_claims(exp, reason)
+        results = pd.DataFrame()
+        (out / "results.csv").write_text("")
+        _finish(out, manifest, claims)
+        return manifest, claims, results
+    points = exp.points(scale, seed_list)
+    res = run_points(points, out, jobs=jobs, cluster=cluster, progress=progress, label=f"{exp.id}: ")
+    results = pd.read_csv(out / "results.csv") if res.rows else pd.DataFrame()
+    ok = int((results["status"] == "ok").sum()) if len(results) else 0
+    failures = [{"params": {k: _py(r[k]) for k in points[0].params} | {"seed": _py(r["seed"])}, "error": r["error"]}
+                for _, r in results.iterrows() if r["status"] != "ok"] if len(results) else []
+    run_s = float(results["wall_time_s"].fillna(0).sum()) if "wall_time_s" in results else 0.0
+    manifest |= {"runs": {"total": len(results), "ok": ok, "failed": len(results) - ok, "reused": res.cached,
+                          "run_time_s": run_s},
+                 "failures": failures}
+    ctx = Context(exp, out, results, scale, seed_list)
+    if ok == 0:
+        manifest["status"] = "failed"
+        manifest["analysis_error"] = "no run succeeded" + (f": {failures[0]['error']}" if failures else "")
+        for c in ctx.claims.values():
+            c.note = manifest["analysis_error"]
+    else:
+        manifest["status"] = "ran"
+        try:
+            exp.analyze(ctx)
+        except Exception as e:  # noqa: BLE001 - report it, keep the rest of the catalog going
+            manifest["analysis_error"] = f"{type(e).__name__}: {e}"
+            manifest["analysis_traceback"] = traceback.format_exc()
+            for c in ctx.claims.values():
+                if c.status == "not evaluated" and not c.note:
+                    c.note = f"analysis failed: {type(e).__name__}: {e}"
+    manifest["figures_drawn"] = [{"name": f.name, "caption": f.caption} for f in ctx.figures]
+    manifest["analysis_notes"] = ctx.notes
+    manifest["wall_time_s"] = time.monotonic() - t0
+    claims = [c.as_dict() for c in ctx.claims.values()]
+    _finish(out, manifest, claims)
+    return manifest, claims, results
+
+
+def _py(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") else v
+
+
+def _finish(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any]]) -> None:
+    (out / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
+    (out / "experiment.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    report.write_report(out, manifest, claims)
+
+
+def reproduce(
+    ids: str | Sequence[str] | None = None,
+    out: str | Path = "out/reproduce",
+    scale: str = "quick",
+    seeds: int | None = None,
+    jobs: int | None = None,
+    cluster: Any = None,
+    progress: bool = True,
+    markdown: str | Path | None = None,
+) -> ReproduceResult:
+    """Run catalog entries (``ids``: one id, a list, or None for the whole catalog).
+
+    One id writes into ``out`` itself: ``results.csv``, ``figures/*.png|svg``,
+    ``claims.json``, ``report.html`` and ``runs/<key>/``. Several ids (or all) write one
+    such directory per id under ``out`` plus ``out/index.html`` and ``out/claims.csv``;
+    ``markdown`` also writes the REPRODUCTION.md table there. ``scale``: ``"quick"`` (a few
+    minutes per entry on a laptop) or ``"paper"`` (the paper's sizes). ``seeds``: number of
+    seeds (default: the entry's, 1 at quick scale). Runs already in ``out`` are reused."""
+    import pandas as pd
+
+    if scale not in SCALES:
+        raise ScenarioError(f"--scale: '{scale}' is not one of {', '.join(SCALES)}")
+    if seeds is not None and seeds < 1:
+        raise ScenarioError("--seeds: must be >= 1")
+    single = isinstance(ids, str)
+    id_list = list(CATALOG) if ids is None else ([ids] if single else list(ids))
+    for i in id_list:
+        if i not in CATALOG:
+            import difflib
+
+            near = difflib.get_close_matches(i, list(CATALOG), n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            raise ScenarioError(f"no catalog entry '{i}'{hint}; ecnlab reproduce --list shows them")
+    out = Path(out)
+    command = _command(None if ids is None else id_list, out, scale, seeds, str(markdown) if markdown else None)
+    manifests: dict[str, dict[str, Any]] = {}
+    results: dict[str, Any] = {}
+    all_claims: list[dict[str, Any]] = []
+    for i in id_list:
+        exp_out = out if single else out / i
+        m, claims, df = run_experiment(CATALOG[i], exp_out, scale, seeds, jobs, cluster, progress, command)
+        manifests[i], results[i] = m, df
+        all_claims += [{"experiment": i} | c for c in claims]
+    claims_df = pd.DataFrame(all_claims)
+    if not single:
+        out.mkdir(parents=True, exist_ok=True)
+        claims_df.to_csv(out / "claims.csv", index=False)
+        report.write_index(out, list(manifests.values()), all_claims, command)
+        if markdown:
+            Path(markdown).write_text(report.reproduction_markdown(list(manifests.values()), all_claims, command))
+    elif markdown:
+        Path(markdown).write_text(report.reproduction_markdown(list(manifests.values()), all_claims, command))
+    return ReproduceResult(out, claims_df, results, manifests)

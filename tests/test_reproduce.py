@@ -1,0 +1,166 @@
+"""The experiment catalog: one entry end to end (results.csv, claims.json, figures,
+report.html rendered by headless Chromium with its images loaded), a "not run" entry, and
+the catalog's completeness.
+
+How the browser check works: report.html carries a small inline script that, on the
+window's load event (which fires only after every <img> has finished loading or failed),
+writes ``data-images-total`` and ``data-images-loaded`` (images complete with a natural
+width > 0) on <body>. Chromium's ``--dump-dom`` prints the DOM after the load event, so the
+test reads both attributes from it; a separate ``--screenshot`` must be a real, non-blank
+PNG."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from ecnlab.reproduce import CATALOG
+
+from conftest import run_cli
+
+SPEC_IDS = ["tcn-perport", "tcn-capacity", "tcn-buffer", "tcn-static", "tcn-isolation", "tcn-priority",
+            "tcn-leafspine", "ecnsharp-dilemma", "ecnsharp-star", "ecnsharp-leafspine", "ecnsharp-incast",
+            "ecnsharp-sensitivity", "ecnsharp-sched", "ecnsharp-dcqcn", "ecnsharp-pias", "dualq-step",
+            "dualq-nflows", "dualq-slope", "dualq-equal"]
+CLAIM_KEYS = {"claim", "paper", "ecnlab", "shown", "note"}
+
+
+def test_catalog_has_every_spec_id_and_valid_points():
+    from ecnlab.api import validate
+
+    assert sorted(CATALOG) == sorted(SPEC_IDS)
+    for e in CATALOG.values():
+        assert e.claims and len({c.id for c in e.claims}) == len(e.claims), e.id
+        if e.requires is not None and e.requires():
+            continue
+        n = {}
+        for scale in ("quick", "paper"):
+            pts = e.points(scale, [1, 2])
+            assert pts, (e.id, scale)
+            n[scale] = len(pts)
+            for p in pts:  # every override names a real key with a valid value
+                validate(p.scenario, p.overrides)
+            # every scheme/setting gets the same seeds
+            assert {p.seed for p in pts} == {1, 2}
+        assert n["paper"] >= n["quick"], e.id
+
+
+@pytest.fixture(scope="module")
+def buffer_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("repro") / "tcn-buffer"
+    p = run_cli("reproduce", "tcn-buffer", "--out", out, "--scale", "quick", "--jobs", "2")
+    assert "claims shown" in p.stdout
+    return out
+
+
+def test_entry_writes_results_claims_figures_report(buffer_report):
+    out = buffer_report
+    rows = (out / "results.csv").read_text().splitlines()
+    assert rows[0].startswith("scheme,seed,key,status,error,")
+    assert len(rows) == 1 + 3  # enqueue ECN/RED, dequeue ECN/RED, TCN
+    claims = json.loads((out / "claims.json").read_text())
+    assert len(claims) >= 4
+    for c in claims:
+        assert CLAIM_KEYS <= set(c), c
+        assert isinstance(c["shown"], bool)
+        assert c["status"] in ("shown", "not shown"), c
+        assert isinstance(c["ecnlab"], (int, float)), c
+    exp = json.loads((out / "experiment.json").read_text())
+    figs = [f["name"] for f in exp["figures_drawn"]]
+    assert figs == ["fig3-buffer"]
+    for f in figs:
+        for ext in ("png", "svg"):
+            assert (out / "figures" / f"{f}.{ext}").stat().st_size > 5000
+    assert (out / "figures" / "fig3-buffer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = (out / "report.html").read_text()
+    assert 'src="figures/fig3-buffer.png"' in html
+    for c in claims:
+        assert c["claim"] in html or c["claim"].replace("'", "&#x27;") in html
+    # The paper's direction: dequeue marking peaks lower than enqueue marking.
+    deq = next(c for c in claims if c["id"] == "deq_lower")
+    assert deq["ecnlab"] < 0.9
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        r = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env)
+            r = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True, env=env)
+        if r.returncode == 0:
+            return shutil.which("chromium")
+        pytest.skip(f"chromium is not installed and apt-get install failed: {r.stderr.strip().splitlines()[-1:]}")
+    pytest.skip("chromium is not installed and cannot be installed here (not root or no apt-get)")
+
+
+def _browser(chromium, *args):
+    with tempfile.TemporaryDirectory() as ud:
+        return subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={ud}", *args],
+            capture_output=True, text=True, timeout=120)
+
+
+def test_report_renders_in_headless_chromium_with_images(buffer_report, tmp_path):
+    chromium = _chromium()
+    url = (buffer_report / "report.html").resolve().as_uri()
+    dom = _browser(chromium, "--virtual-time-budget=10000", "--dump-dom", url)
+    body = re.search(r"<body[^>]*>", dom.stdout)
+    assert body, dom.stderr[-2000:]
+    total = re.search(r'data-images-total="(\d+)"', body.group(0))
+    loaded = re.search(r'data-images-loaded="(\d+)"', body.group(0))
+    assert total and loaded, body.group(0)
+    assert int(total.group(1)) >= 1 and loaded.group(1) == total.group(1), body.group(0)
+
+    shot = tmp_path / "shot.png"
+    r = _browser(chromium, "--window-size=1280,1800", "--hide-scrollbars", f"--screenshot={shot}", url)
+    assert shot.exists(), r.stderr[-2000:]
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    img = mpimg.imread(shot)
+    assert img.shape[0] >= 1000 and img.shape[1] >= 1200
+    rgb = img[..., :3].reshape(-1, 3)
+    colors = np.unique((rgb * 255).astype(np.uint8), axis=0)
+    assert len(colors) > 200, len(colors)  # text, table colours and the plotted figure, not a blank page
+    assert rgb.std() > 0.05
+
+
+def test_entry_without_simulator_support_is_reported_not_run(tmp_path):
+    """An entry whose `requires()` names a missing simulator feature is not run: each claim
+    says "not run: <reason>" and the report says so (tcn-capacity and ecnsharp-dcqcn took
+    this path until the estimator trace and DCQCN existed)."""
+    from ecnlab.reproduce import ClaimDef, Experiment, run_experiment
+
+    def points(scale, seeds):
+        raise AssertionError("a not-run entry must not build its runs")
+
+    exp = Experiment(id="needs-feature", paper="Paper", figures="Fig. 0", title="needs a feature",
+                     claims=[ClaimDef("a", "something holds", 1.0), ClaimDef("b", "something else", "> 2")],
+                     points=points, analyze=lambda ctx: None, requires=lambda: "the simulator has no X yet")
+    out = tmp_path / "nr"
+    m, claims, df = run_experiment(exp, out, "quick", None, 1, None, False, "ecnlab reproduce needs-feature")
+    assert m["status"] == "not run" and df.empty
+    on_disk = json.loads((out / "claims.json").read_text())
+    assert on_disk == claims and [c["paper"] for c in claims] == [1.0, "> 2"]
+    assert all(c["status"] == "not run" and c["note"] == "not run: the simulator has no X yet" and c["ecnlab"] is None
+               and c["shown"] is False for c in claims)
+    assert "Not run: the simulator has no X yet" in (out / "report.html").read_text()
+
+
+def test_reproduce_errors_are_one_line(tmp_path):
+    for args, text in ((["nope"], "no catalog entry 'nope'"), ([], "give a catalog id"),
+                       (["tcn-buffer", "--scale", "huge"], "--scale")):
+        p = run_cli("reproduce", *args, "--out", tmp_path / "x", check=False)
+        assert p.returncode == 2, p
+        assert p.stderr.startswith("ecnlab: error: ") and text in p.stderr and p.stderr.count("\n") == 1

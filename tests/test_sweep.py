@@ -1,0 +1,166 @@
+"""Sweeps: results.csv, resume after a killed driver, failed points, Dask = local."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import ecnlab
+from ecnlab.sweep import Point, point_key
+
+from conftest import ECNLAB, ROOT, run_cli
+
+
+def _rows(out):
+    with open(Path(out) / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+SMALL = """
+scenario = "tcn-perport"
+seeds = [1, 2]
+set = {"duration" = "0.25s", "metrics.warmup" = "0.05s"}
+[grid]
+"marking.scheme" = ["per_port", "tcn"]
+"flows.1.count" = [2, 8]
+"""
+
+
+def test_small_sweep_writes_results_csv(tmp_path):
+    spec = _write(tmp_path / "s.toml", SMALL)
+    out = tmp_path / "out"
+    p = run_cli("sweep", spec, "--out", out, "--jobs", "2")
+    assert "8 points" in p.stdout
+    rows = _rows(out)
+    assert len(rows) == 8
+    assert {r["status"] for r in rows} == {"ok"}
+    assert {(r["marking.scheme"], r["flows.1.count"], r["seed"]) for r in rows} == {
+        (s, n, seed) for s in ("per_port", "tcn") for n in ("2", "8") for seed in ("1", "2")}
+    cols = rows[0].keys()
+    for c in ["fct_small_avg_us", "fct_small_p99_us", "fct_large_avg_us", "fct_all_avg_us", "marks", "drops",
+              "timeouts", "probe_rtt_avg_us", "goodput_bps[s0->h0:0]", "goodput_bps[s0->h0:1]"]:
+        assert c in cols, c
+    for r in rows:
+        d = out / "runs" / r["key"]
+        assert (d / "summary.json").is_file() and (d / "flows.csv").is_file() and (d / "timeseries.csv").is_file()
+        # The key is the hash of the resolved scenario and the seed, and differs per point.
+        assert point_key(json.loads((d / "scenario.json").read_text()), int(r["seed"])) == r["key"]
+        assert json.loads((d / "point.json").read_text())["params"]["marking.scheme"] == r["marking.scheme"]
+    assert len({r["key"] for r in rows}) == 8
+    # Per-port marking gives service 2 (8 flows) more than TCN does: the metrics are the runs'.
+    g = {(r["marking.scheme"], r["flows.1.count"], r["seed"]): float(r["goodput_bps[s0->h0:1]"]) for r in rows}
+    assert g[("per_port", "8", "1")] > g[("tcn", "8", "1")]
+
+
+def test_sweep_api_returns_a_dataframe(tmp_path):
+    pts = [Point("tcn-perport", ["duration=\"0.3s\"", f"flows.1.count={n}"], seed=1, params={"n": n}) for n in (2, 4)]
+    df = ecnlab.sweep(pts, out=tmp_path / "api", jobs=1, progress=False)
+    assert list(df["n"]) == [2, 4] and list(df["status"]) == ["ok", "ok"]
+    assert df["goodput_bps[s0->h0:1]"].notna().all()
+
+
+SLOW = """
+scenario = "tcn-buffer"
+set = {"duration" = "20ms"}
+seeds = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+[grid]
+"marking.scheme" = ["per_queue"]
+"""
+
+
+def _done(out):
+    runs = Path(out) / "runs"
+    return {p.name: (p / "summary.json").stat().st_mtime_ns
+            for p in runs.iterdir() if not p.name.startswith(".") and (p / "summary.json").is_file()} \
+        if runs.exists() else {}
+
+
+def test_killed_sweep_resumes_without_repeating_finished_runs(tmp_path):
+    spec = _write(tmp_path / "slow.toml", SLOW)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([str(ECNLAB), "sweep", str(spec), "--out", str(out), "--jobs", "1"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(_done(out)) < 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no run finished in 60 s"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its worker processes, mid-sweep
+    proc.wait()
+    time.sleep(0.2)
+    before = _done(out)
+    assert 3 <= len(before) < 12, f"{len(before)} runs finished before the kill; the test needs a partial sweep"
+    assert not (out / "results.csv").exists()  # it died before writing the table
+
+    p = run_cli("sweep", spec, "--out", out, "--jobs", "1")
+    assert f"12 runs: {len(before)} already done, {12 - len(before)} to run" in p.stderr
+    assert f"{len(before)} already done, {12 - len(before)} ran, 0 failed" in p.stdout
+    after = _done(out)
+    assert len(after) == 12
+    for key, mtime in before.items():  # finished runs were neither repeated nor rewritten
+        assert after[key] == mtime, key
+    assert [r["status"] for r in _rows(out)] == ["ok"] * 12
+    assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]
+
+    p = run_cli("sweep", spec, "--out", out, "--jobs", "1")  # a third run has nothing to do
+    assert "12 already done, 0 ran" in p.stdout
+    assert _done(out) == after
+
+
+def test_failing_point_is_recorded_and_the_rest_go_on(tmp_path):
+    spec = _write(tmp_path / "bad.toml", """
+scenario = "tcn-perport"
+set = {"duration" = "0.3s"}
+[cases.variant]
+good = {"marking.scheme" = "tcn"}
+typo = {"marking.tcn.treshold" = "100us"}
+also_good = {"marking.scheme" = "per_queue"}
+""")
+    out = tmp_path / "out"
+    p = run_cli("sweep", spec, "--out", out, check=False)
+    assert p.returncode == 1, p.stderr
+    rows = {r["variant"]: r for r in _rows(out)}
+    assert rows["good"]["status"] == "ok" and rows["also_good"]["status"] == "ok"
+    bad = rows["typo"]
+    assert bad["status"] == "failed"
+    assert "treshold" in bad["error"] and "\n" not in bad["error"]
+    rec = json.loads((out / "failed" / f"{bad['key']}.json").read_text())
+    assert rec["params"] == {"variant": "typo"} and "marking.tcn.treshold=\"100us\"" in rec["overrides"]
+    assert "treshold" in rec["error"]
+    assert "failed {\"variant\": \"typo\"" in p.stdout
+
+
+def test_bad_sweep_file_is_one_line_exit_2(tmp_path):
+    spec = _write(tmp_path / "x.toml", 'scenario = "tcn-perport"\ngird = {}\n')
+    p = run_cli("sweep", spec, "--out", tmp_path / "o", check=False)
+    assert p.returncode == 2
+    assert p.stderr.startswith("ecnlab: error: sweep: unknown key `gird`") and p.stderr.count("\n") == 1
+
+
+def test_dask_local_cluster_gives_the_same_results(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    spec = _write(tmp_path / "s.toml", SMALL)
+    local = ecnlab.sweep(spec, out=tmp_path / "local", jobs=2, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        remote = ecnlab.sweep(spec, out=tmp_path / "dask", cluster=client, progress=False)
+    drop = ["wall_time_s"]
+    assert list(local.columns) == list(remote.columns)
+    assert local.drop(columns=drop).equals(remote.drop(columns=drop))
+    a, b = _rows(tmp_path / "local"), _rows(tmp_path / "dask")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in a] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in b]
+    for r in a:  # identical per-run files too
+        for f in ("flows.csv", "timeseries.csv"):
+            assert (tmp_path / "local" / "runs" / r["key"] / f).read_bytes() == \
+                (tmp_path / "dask" / "runs" / r["key"] / f).read_bytes()
