@@ -94,3 +94,9 @@ def test_failed_rerun_does_not_leave_an_old_summary(tmp_path):
     assert p.returncode == 2
     # Validation fails before anything is written: the previous complete result stays intact.
     assert summary(out)["sim_time_s"] == 0.002
+
+
+def test_emulate_is_wired_into_the_cli():
+    p = run_cli("emulate", "--help")
+    assert "usage: ecnlab emulate" in p.stdout
+    assert "emulate" in run_cli("--help").stdout

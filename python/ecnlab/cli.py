@@ -32,11 +32,17 @@ def _print_summary(s: dict, out: Path) -> None:
     print(f"{s['scenario']} (seed {s['seed']}): {s['sim_time_s']:.3f} s simulated in {s['wall_time_s']:.2f} s wall, "
           f"{s['events']:,} events, {s['packet_hops']:,} packet-hops")
     qs = [q for q in s["queues"] if q["goodput_bps"] > 0 or q["marks"] or q["drops"]]
+    hidden = 0
+    if len(qs) > 12:
+        hidden = len(qs) - 10
+        qs = sorted(qs, key=lambda q: -q["goodput_bps"])[:10]
     if qs:
         print(f"  {'port':<14} {'queue':>5} {'goodput':>14} {'avg qlen':>10} {'max qlen':>10} {'marks':>8} {'drops':>7}")
         for q in qs:
             print(f"  {q['port']:<14} {q['queue']:>5} {_fmt_rate(q['goodput_bps']):>14} "
                   f"{q['avg_qlen_bytes'] / 1e3:>8.1f}KB {q['max_qlen_bytes'] / 1e3:>8.1f}KB {q['marks']:>8} {q['drops']:>7}")
+        if hidden:
+            print(f"  ... and {hidden} more queues (the 10 busiest are shown; all are in summary.json)")
     f = s["fct"]["all"]
     if f["count"]:
         print(f"  FCT all: n={f['count']} avg {f['avg_us']:.1f} us, p99 {f['p99_us']:.1f} us; "
@@ -179,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     c.set_defaults(func=_cmd_check)
 
+    sub.add_parser("emulate", add_help=False,
+                   help="run a scenario on real Linux TCP through the emulated switch (root; ecnlab emulate -h)")
+
     sw = sub.add_parser("sweep", help="run a grid of scenarios (SWEEP.toml) in parallel, resumable")
     sw.add_argument("sweep", help="the sweep file (scenario, [grid], [cases.*], seeds; see the README)")
     sw.add_argument("--out", required=True, help="result directory: results.csv, runs/<key>/, failed/")
@@ -218,6 +227,12 @@ def _sigterm_as_interrupt() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["emulate"]:
+        # The emulator has its own option parser (python/ecnlab/emulate.py).
+        from .emulate import main as emulate_main
+
+        return emulate_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.cmd in ("sweep", "reproduce"):
         _sigterm_as_interrupt()
