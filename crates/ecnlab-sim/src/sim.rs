@@ -34,8 +34,8 @@ use std::collections::VecDeque;
 enum Ev {
     TxDone(u32),
     Arrive(u32),
-    SndTimer(u32),
-    RcvTimer(u32),
+    /// A connection endpoint's deadline (RTO, delayed ACK, DCQCN timers).
+    Timer(u32, End),
     /// A listed flow (`[[flows]]`) starts.
     FlowStart(u32),
     /// A listed long-lived flow's application stops; its connection is torn down.
@@ -46,6 +46,13 @@ enum Ev {
     ProbeSend(u32),
     Sample,
     Warmup,
+}
+
+/// The two ends of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    Sender = 0,
+    Receiver = 1,
 }
 
 pub(crate) struct Link {
@@ -74,8 +81,8 @@ pub(crate) struct Conn {
     pub dst: u16,
     pub sender: Sender,
     pub receiver: Receiver,
-    snd_timer: Option<Nanos>,
-    rcv_timer: Option<Nanos>,
+    /// Time of the pending timer event of each end ([`End`]).
+    timer_at: [Option<Nanos>; 2],
     /// The message being sent, if any.
     current: Option<u32>,
     /// Application rate limit: one MSS written every `app_gap` ns (listed flows only).
@@ -93,6 +100,15 @@ pub(crate) struct Conn {
 impl Flow {
     pub(crate) fn seq_start(&self) -> u64 {
         self.seq_start
+    }
+}
+
+impl Conn {
+    fn deadline(&self, end: End) -> Option<Nanos> {
+        match end {
+            End::Sender => self.sender.timer(),
+            End::Receiver => self.receiver.timer(),
+        }
     }
 }
 
@@ -365,8 +381,7 @@ impl Simulator {
             dst,
             sender,
             receiver,
-            snd_timer: None,
-            rcv_timer: None,
+            timer_at: [None; 2],
             current: None,
             app_gap: None,
             app_written: 0,
@@ -424,8 +439,7 @@ impl Simulator {
         match ev {
             Ev::TxDone(l) => self.tx_done(l as usize),
             Ev::Arrive(l) => self.arrive(l as usize),
-            Ev::SndTimer(c) => self.snd_timer(c as usize),
-            Ev::RcvTimer(c) => self.rcv_timer(c as usize),
+            Ev::Timer(c, end) => self.timer(c as usize, end),
             Ev::FlowStart(f) => self.flow_start(f as usize),
             Ev::FlowStop(f) => {
                 let c = self.flows[f as usize].conn as usize;
@@ -735,55 +749,43 @@ impl Simulator {
     }
 
     fn arm_snd(&mut self, c: usize) {
-        let conn = &mut self.conns[c];
-        if let Some(t) = conn.sender.timer() {
-            if conn.snd_timer.is_none_or(|p| t < p) {
-                conn.snd_timer = Some(t);
-                self.events.push(t.max(self.now), Ev::SndTimer(c as u32));
-            }
-        }
+        self.arm(c, End::Sender);
     }
 
     fn arm_rcv(&mut self, c: usize) {
+        self.arm(c, End::Receiver);
+    }
+
+    /// Keep one live event for the endpoint's deadline: a new event only when the deadline
+    /// moved earlier than the pending one (later moves are caught when that one fires).
+    fn arm(&mut self, c: usize, end: End) {
         let conn = &mut self.conns[c];
-        if let Some(t) = conn.receiver.timer() {
-            if conn.rcv_timer.is_none_or(|p| t < p) {
-                conn.rcv_timer = Some(t);
-                self.events.push(t.max(self.now), Ev::RcvTimer(c as u32));
+        if let Some(t) = conn.deadline(end) {
+            let pending = &mut conn.timer_at[end as usize];
+            if pending.is_none_or(|p| t < p) {
+                *pending = Some(t);
+                self.events.push(t.max(self.now), Ev::Timer(c as u32, end));
             }
         }
     }
 
-    fn snd_timer(&mut self, c: usize) {
+    fn timer(&mut self, c: usize, end: End) {
         let conn = &mut self.conns[c];
-        if conn.snd_timer != Some(self.now) {
+        if conn.timer_at[end as usize] != Some(self.now) {
             return; // stale: another event owns the timer
         }
-        conn.snd_timer = None;
+        conn.timer_at[end as usize] = None;
         if conn.closed {
             return;
         }
-        if conn.sender.timer().is_some_and(|t| t <= self.now) {
-            conn.sender.on_timer(self.now, &mut self.out);
+        if conn.deadline(end).is_some_and(|t| t <= self.now) {
+            match end {
+                End::Sender => conn.sender.on_timer(self.now, &mut self.out),
+                End::Receiver => conn.receiver.on_timer(self.now, &mut self.out),
+            }
             self.flush_out();
         }
-        self.arm_snd(c);
-    }
-
-    fn rcv_timer(&mut self, c: usize) {
-        let conn = &mut self.conns[c];
-        if conn.rcv_timer != Some(self.now) {
-            return;
-        }
-        conn.rcv_timer = None;
-        if conn.closed {
-            return;
-        }
-        if conn.receiver.timer().is_some_and(|t| t <= self.now) {
-            conn.receiver.on_timer(self.now, &mut self.out);
-            self.flush_out();
-        }
-        self.arm_rcv(c);
+        self.arm(c, end);
     }
 
     fn probe_send(&mut self, p: usize) {
