@@ -1,0 +1,409 @@
+"""Run one benchmark scenario in ns-3 3.44 (PyPI wheel). Runs inside benches/.venv-ns3.
+
+    benches/.venv-ns3/bin/python benches/ns3_driver.py CONFIG.json OUT.json
+
+The topology is built and every per-packet sink runs in C++ (cppyy.cppdef): packet-hops are
+counted at PhyTxEnd of every point-to-point device, bottleneck payload and time-averaged
+backlog (queue disc + 1-packet device queue) by C++ trace sinks, flow completion by a C++
+sink on the sender socket's HighestRxAck. `Simulator::Run()` is timed on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+T_PROC = time.perf_counter()
+
+CPP = r"""
+#include <vector>
+#include <deque>
+#include <algorithm>
+using namespace ns3;
+
+namespace bench {
+
+uint64_t g_hops = 0;
+void HopSink(Ptr<const Packet>) { ++g_hops; }
+
+// --- bottleneck port: payload bytes sent and time-averaged backlog --------------------
+double g_warmup = 0.0;       // seconds
+uint64_t g_payload = 0;
+uint32_t g_qd_bytes = 0, g_dev_bytes = 0;
+double g_byte_s = 0.0, g_last = 0.0;
+void Account() {
+    double now = Simulator::Now().GetSeconds();
+    double from = std::max(g_last, g_warmup);
+    if (now > from) g_byte_s += double(g_qd_bytes + g_dev_bytes) * (now - from);
+    g_last = now;
+}
+void QdBytes(uint32_t, uint32_t v) { Account(); g_qd_bytes = v; }
+void DevBytes(uint32_t, uint32_t v) { Account(); g_dev_bytes = v; }
+void BottleneckTx(Ptr<const Packet> p) {
+    if (Simulator::Now().GetSeconds() < g_warmup) return;
+    int64_t pl = int64_t(p->GetSize()) - 42;   // PPP 2 + IPv4 20 + TCP 20 (no options)
+    if (pl > 0) g_payload += uint64_t(pl);
+}
+
+Ptr<QueueDisc> g_bneck_qd;
+
+// --- flows --------------------------------------------------------------------------
+struct Flow { uint32_t src, dst; uint64_t size; double start; double finish; Ptr<Socket> sock; };
+std::vector<Flow> g_flows;
+uint64_t g_done = 0;
+bool g_stop_when_done = true;
+double g_last_finish = 0.0;
+
+void CloseFlow(uint32_t i) { g_flows[i].sock->Close(); }
+void OnAck(uint32_t i, SequenceNumber32, SequenceNumber32 v) {
+    Flow &f = g_flows[i];
+    if (f.finish < 0 && uint64_t(v.GetValue()) >= f.size + 1) {   // ISN 0, SYN takes 1
+        f.finish = Simulator::Now().GetSeconds();
+        g_last_finish = f.finish;
+        Simulator::ScheduleNow(&CloseFlow, i);
+        if (++g_done == g_flows.size() && g_stop_when_done) Simulator::Stop();
+    }
+}
+void Connect(uint32_t i, Ipv4Address dst, uint16_t port) {
+    g_flows[i].sock->Connect(InetSocketAddress(dst, port));
+}
+// The application writes MSS-sized chunks as send-buffer space frees up (as BulkSend does);
+// one Send() of a multi-megabyte packet makes ns-3's TcpTxBuffer slow down sharply.
+std::vector<uint64_t> g_written;
+void SendMore(uint32_t i) {
+    Flow &f = g_flows[i];
+    while (g_written[i] < f.size) {
+        uint32_t chunk = uint32_t(std::min<uint64_t>(1460, f.size - g_written[i]));
+        if (f.sock->GetTxAvailable() < chunk) break;
+        if (f.sock->Send(Create<Packet>(chunk)) < 0) break;
+        g_written[i] += chunk;
+    }
+}
+void OnTxSpace(uint32_t i, Ptr<Socket>, uint32_t) {
+    if (g_written[i] > 0 && g_written[i] < g_flows[i].size) SendMore(i);
+}
+void SendFlow(uint32_t i) {
+    g_written[i] = 0;
+    SendMore(i);   // a fresh socket's 4 MB buffer always takes the first chunk
+}
+
+uint64_t g_tcn_over = 0, g_tcn_marked = 0;
+
+// --- SP + DWRR with TCN (sojourn > T marks at dequeue); shared buffer -----------------
+class TcnSpDwrr : public QueueDisc {
+public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("bench::TcnSpDwrr").SetParent<QueueDisc>().SetGroupName("TrafficControl")
+            .AddConstructor<TcnSpDwrr>();
+        return tid;
+    }
+    TcnSpDwrr() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
+    uint32_t nq = 8, strict = 1, quantum = 1500;
+    uint64_t buffer = 300000;
+    int64_t threshold_ns = 78000;
+    std::vector<int64_t> deficit;
+    std::vector<bool> active;
+    std::deque<uint32_t> rr;
+private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override {
+        if (uint64_t(GetNBytes()) + item->GetSize() > buffer) { DropBeforeEnqueue(item, "buffer"); return false; }
+        uint8_t tos = 0; item->GetUint8Value(QueueItem::IP_DSFIELD, tos);
+        uint32_t q = std::min<uint32_t>(tos >> 2, nq - 1);
+        item->SetTimeStamp(Simulator::Now());
+        bool ok = GetInternalQueue(q)->Enqueue(item);
+        if (ok && q >= strict && !active[q]) { active[q] = true; deficit[q] = quantum; rr.push_back(q); }
+        return ok;
+    }
+    Ptr<QueueDiscItem> Mark(Ptr<QueueDiscItem> it) {
+        if ((Simulator::Now() - it->GetTimeStamp()).GetNanoSeconds() > threshold_ns) {
+            ++g_tcn_over;
+            if (QueueDisc::Mark(it, "tcn")) ++g_tcn_marked;
+        }
+        return it;
+    }
+    Ptr<QueueDiscItem> DoDequeue() override {
+        for (uint32_t q = 0; q < strict; ++q)
+            if (GetInternalQueue(q)->GetNPackets() > 0) return Mark(GetInternalQueue(q)->Dequeue());
+        while (!rr.empty()) {
+            uint32_t q = rr.front();
+            Ptr<const QueueDiscItem> head = GetInternalQueue(q)->Peek();
+            if (!head) { rr.pop_front(); active[q] = false; continue; }
+            if (deficit[q] >= int64_t(head->GetSize())) {
+                deficit[q] -= head->GetSize();
+                Ptr<QueueDiscItem> it = GetInternalQueue(q)->Dequeue();
+                if (GetInternalQueue(q)->GetNPackets() == 0) { rr.pop_front(); active[q] = false; deficit[q] = 0; }
+                return Mark(it);
+            }
+            // not enough credit: add a quantum and go to the back of the round (DRR)
+            deficit[q] += quantum;
+            rr.pop_front(); rr.push_back(q);
+        }
+        return nullptr;
+    }
+    bool CheckConfig() override {
+        for (uint32_t i = 0; i < nq; ++i) {
+            Ptr<DropTailQueue<QueueDiscItem>> iq = CreateObject<DropTailQueue<QueueDiscItem>>();
+            iq->SetMaxSize(QueueSize("100000p"));
+            AddInternalQueue(iq);
+        }
+        deficit.assign(nq, 0); active.assign(nq, false);
+        return true;
+    }
+    void InitializeParams() override {}
+};
+
+Ptr<QueueDisc> MakeTcn(uint32_t nq, uint32_t strict, uint32_t quantum, uint64_t buffer, int64_t thr_ns) {
+    Ptr<TcnSpDwrr> q = CreateObject<TcnSpDwrr>();
+    q->nq = nq; q->strict = strict; q->quantum = quantum; q->buffer = buffer; q->threshold_ns = thr_ns;
+    return q;
+}
+
+void InstallRootQdisc(Ptr<NetDevice> dev, Ptr<QueueDisc> qd) {
+    Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    tc->DeleteRootQueueDiscOnDevice(dev);
+    tc->SetRootQueueDiscOnDevice(dev, qd);
+}
+
+void ConnectHopSinks() {
+    Config::ConnectWithoutContext("/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/PhyTxEnd",
+                                  MakeCallback(&HopSink));
+}
+void ConnectBottleneck(Ptr<NetDevice> dev) {
+    dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&BottleneckTx));
+    Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    tc->GetRootQueueDiscOnDevice(dev)->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QdBytes));
+    g_bneck_qd = tc->GetRootQueueDiscOnDevice(dev);
+    Ptr<PointToPointNetDevice> p2p = DynamicCast<PointToPointNetDevice>(dev);
+    p2p->GetQueue()->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&DevBytes));
+}
+
+void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t port, uint64_t size, double start, uint8_t dscp) {
+    uint32_t i = g_flows.size();
+    Ptr<Socket> sock = Socket::CreateSocket(src, TcpSocketFactory::GetTypeId());
+    sock->Bind();
+    // ns-3 3.44 adds ECT to a socket's packets only if the ToS set by the application
+    // already carries ECN bits (TcpSocketBase::AddSocketTags); so a non-zero DSCP is set
+    // with ECT(0) (side effect: that socket's SYN/FIN are ECT too).
+    sock->SetIpTos(dscp ? uint8_t((dscp << 2) | 0x2) : 0);
+    g_flows.push_back(Flow{s, d, size, start, -1.0, sock});
+    // Pre-established connection: the handshake happens 300 us (3 base RTTs) before the flow
+    // starts. Not all at t = 0: hundreds of simultaneous SYNs meet RED, which drops non-ECT
+    // packets above K (ConnTimeout retries), and hundreds of open endpoints make ns-3's
+    // linear endpoint demultiplexing slow. Sockets are closed when their flow completes.
+    double t_conn = std::max(0.0, start - 300e-6);
+    Simulator::ScheduleWithContext(src->GetId(), Seconds(t_conn), &Connect, i, dst, port);
+    sock->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, i));
+    sock->SetSendCallback(MakeBoundCallback(&OnTxSpace, i));
+    g_written.push_back(0);
+    Simulator::ScheduleWithContext(src->GetId(), Seconds(start), &SendFlow, i);
+}
+
+// Receivers: one listening socket per host; every accepted connection reads and discards,
+// and closes when its peer closes (ns-3's PacketSink leaves them in CLOSE_WAIT forever, and
+// every open endpoint slows ns-3's linear endpoint demultiplexing).
+std::vector<Ptr<Socket>> g_sockets;
+// Goodput: unique payload delivered to the applications of the bottleneck's host after warm-up.
+uint32_t g_goodput_node = 0xffffffff;
+uint64_t g_app_bytes = 0;
+void RxRead(Ptr<Socket> s) {
+    bool count = s->GetNode()->GetId() == g_goodput_node && Simulator::Now().GetSeconds() >= g_warmup;
+    while (Ptr<Packet> p = s->Recv()) {
+        if (p->GetSize() == 0) break;
+        if (count) g_app_bytes += p->GetSize();
+    }
+}
+uint64_t BneckDrops() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalDroppedPackets : 0; }
+uint64_t BneckMarks() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalMarkedPackets : 0; }
+void RxDoClose(Ptr<Socket> s) { s->Close(); }
+void RxPeerClose(Ptr<Socket> s) { Simulator::ScheduleNow(&RxDoClose, s); }
+void RxErr(Ptr<Socket>) {}
+bool AcceptReq(Ptr<Socket>, const Address &) { return true; }
+void Accepted(Ptr<Socket> s, const Address &) {
+    s->SetRecvCallback(MakeCallback(&RxRead));
+    s->SetCloseCallbacks(MakeCallback(&RxPeerClose), MakeCallback(&RxErr));
+}
+void Listen(Ptr<Node> n, uint16_t port) {
+    Ptr<Socket> l = Socket::CreateSocket(n, TcpSocketFactory::GetTypeId());
+    l->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
+    l->Listen();
+    l->SetAcceptCallback(MakeCallback(&AcceptReq), MakeCallback(&Accepted));
+    g_sockets.push_back(l);
+}
+
+double TimeRun(double stop_s) {
+    Simulator::Stop(Seconds(stop_s));
+    auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto t1 = std::chrono::steady_clock::now();
+    Account();
+    return std::chrono::duration<double>(t1 - t0).count();
+}
+
+}  // namespace bench
+"""
+
+
+def main() -> None:
+    cfg = json.load(open(sys.argv[1]))
+    out_path = sys.argv[2]
+    t_imp = time.perf_counter()
+    from ns import ns  # noqa: E402  (7-10 s)
+    import cppyy
+
+    cppyy.cppdef("#include <chrono>\n" + CPP)
+    b = cppyy.gbl.bench
+    import_s = time.perf_counter() - t_imp
+
+    tr, topo, sw, mk = cfg["transport"], cfg["topology"], cfg["switch"], cfg["marking"]
+    SD, sv = ns.Config.SetDefault, ns.StringValue
+    SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpDctcp.GetTypeId()))
+    SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
+    SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
+    SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
+    SD("ns3::TcpSocket::DelAckCount", ns.UintegerValue(tr["delayed_ack"]))
+    SD("ns3::TcpSocket::SndBufSize", ns.UintegerValue(4 << 20))
+    SD("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 26))
+    SD("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.MicroSeconds(tr["rto_init_us"])))
+    SD("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MicroSeconds(tr["rto_min_us"])))
+    SD("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.NanoSeconds(1)))
+    SD("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    SD("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    SD("ns3::RttEstimator::InitialEstimation", ns.TimeValue(ns.MicroSeconds(tr["rto_init_us"])))
+    SD("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(tr["dctcp_g"]))
+    SD("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(tr["dctcp_alpha_init"]))
+
+    # ---- topology
+    rate = f'{topo["link_rate_gbps"]}Gbps'
+    if topo["kind"] == "star":
+        n_hosts, n_sw = topo["hosts"], 1
+        links = [(h, n_hosts, rate, topo["link_delay_us"]) for h in range(n_hosts)]
+    else:
+        L, S, hpl = topo["leaves"], topo["spines"], topo["hosts_per_leaf"]
+        n_hosts, n_sw = L * hpl, L + S
+        core = f'{topo.get("core_rate_gbps") or topo["link_rate_gbps"]}Gbps'
+        links = [(h, n_hosts + h // hpl, rate, topo["host_delay_us"]) for h in range(n_hosts)]
+        links += [(n_hosts + l, n_hosts + L + s, core, topo["core_delay_us"]) for l in range(L) for s in range(S)]
+    nodes = ns.NodeContainer()
+    nodes.Create(n_hosts + n_sw)
+    ns.InternetStackHelper().Install(nodes)
+    p2p = ns.PointToPointHelper()
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", sv("1p"))   # device queue: 1 packet
+    addr = ns.Ipv4AddressHelper()
+    host_ip = {}
+    sw_devs, host_devs, to_host_dev = [], [], {}
+    for i, (a, bnode, r, d_us) in enumerate(links):
+        p2p.SetDeviceAttribute("DataRate", sv(r))
+        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(int(round(d_us * 1000)))))
+        devs = p2p.Install(nodes.Get(a), nodes.Get(bnode))
+        addr.SetBase(ns.Ipv4Address(f"10.{i // 256}.{i % 256}.0"), ns.Ipv4Mask("255.255.255.252"))
+        ifc = addr.Assign(devs)
+        if a < n_hosts:
+            host_ip[a] = ifc.GetAddress(0)
+            host_devs.append(devs.Get(0))
+            to_host_dev[a] = devs.Get(1)
+            sw_devs.append(devs.Get(1))
+        else:
+            sw_devs += [devs.Get(0), devs.Get(1)]
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+    # ---- queue discs: no FqCoDel anywhere; hosts a tail-drop FIFO, switches the scheme
+    nic_pkts = cfg["nic_buffer_bytes"] // 1500
+    for dev in host_devs:
+        b.InstallRootQdisc(dev, _fifo(ns, nic_pkts))
+    buf_pkts = sw["buffer_bytes"] // 1500
+    for dev in sw_devs:
+        if mk["scheme"] == "red_k":
+            q = ns.CreateObject[ns.RedQueueDisc]()
+            k = mk["k_packets"]
+            for name, val in [("MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buf_pkts}p"))),
+                              ("MinTh", ns.DoubleValue(k)), ("MaxTh", ns.DoubleValue(k)),
+                              ("QW", ns.DoubleValue(1.0)), ("UseEcn", ns.BooleanValue(True)),
+                              ("Gentle", ns.BooleanValue(False)), ("UseHardDrop", ns.BooleanValue(False)),
+                              ("MeanPktSize", ns.UintegerValue(1500)),
+                              ("LinkBandwidth", ns.DataRateValue(ns.DataRate(rate))),
+                              ("LinkDelay", ns.TimeValue(ns.MicroSeconds(25)))]:
+                q.SetAttribute(name, val)
+        else:
+            q = b.MakeTcn(sw["queues"], sw.get("strict", 0), sw.get("quantum_bytes", 1500), sw["buffer_bytes"],
+                          int(mk["threshold_us"] * 1000))
+        b.InstallRootQdisc(dev, q)
+
+    # ---- applications
+    port = 9
+    for h in range(n_hosts):
+        b.Listen(nodes.Get(h), port)
+    for f in cfg["long_flows"]:
+        bs = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(host_ip[f["dst"]], port).ConvertTo())
+        bs.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bs.SetAttribute("SendSize", ns.UintegerValue(tr["mss"]))
+        bs.Install(nodes.Get(f["src"])).Start(ns.Seconds(0))
+    n_trace = 0
+    if cfg["trace_csv"]:
+        with open(cfg["trace_csv"]) as fh:
+            next(fh)
+            for line in fh:
+                st, s, d, size, cls = line.strip().split(",")
+                b.AddFlow(nodes.Get(int(s)), int(s), int(d), host_ip[int(d)], port, int(size), float(st), int(cls))
+                n_trace += 1
+    b.g_stop_when_done = bool(n_trace) and not cfg["long_flows"]
+    b.g_warmup = cfg["warmup_s"]
+    b.ConnectHopSinks()
+    if cfg["port_to_host"] is not None:
+        b.ConnectBottleneck(to_host_dev[cfg["port_to_host"]])
+        b.g_goodput_node = cfg["port_to_host"]
+
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    run_s = b.TimeRun(cfg["duration_s"])
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    sim_end = ns.Simulator.Now().GetSeconds()
+    events = int(ns.Simulator.GetEventCount())
+
+    res = {
+        "simulator": "ns-3 3.44 (PyPI wheel: release build, logging and asserts compiled in)",
+        "run_wall_s": run_s, "import_s": import_s, "process_wall_s": None,
+        "events": events, "packet_hops": int(b.g_hops), "sim_time_s": sim_end,
+        "peak_rss_mb_before_run": rss_before / 1024, "peak_rss_mb": rss_after / 1024,
+    }
+    if cfg["port_to_host"] is not None:
+        win = sim_end - cfg["warmup_s"]
+        res["bottleneck"] = {"goodput_bps": b.g_app_bytes * 8 / win, "avg_qlen_bytes": b.g_byte_s / win,
+                             "tx_payload_bps_incl_retransmissions": b.g_payload * 8 / win,
+                             "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
+    res["tcn_over_threshold"] = int(b.g_tcn_over)
+    res["tcn_marked"] = int(b.g_tcn_marked)
+    if n_trace:
+        fl = b.g_flows
+        recs = [(int(fl[i].size), (fl[i].finish - fl[i].start) * 1e6 if fl[i].finish >= 0 else None)
+                for i in range(n_trace)]
+        res["flows"] = {"completed": sum(1 for _, f in recs if f is not None),
+                        "unfinished": sum(1 for _, f in recs if f is None)}
+        res["fct"] = fct_summary(recs)
+    ns.Simulator.Destroy()
+    res["process_wall_s"] = time.perf_counter() - T_PROC
+    json.dump(res, open(out_path, "w"), indent=1)
+
+
+def _fifo(ns, pkts):
+    q = ns.CreateObject[ns.FifoQueueDisc]()
+    q.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{pkts}p")))
+    return q
+
+
+def fct_summary(recs):
+    def stats(v):
+        v = sorted(v)
+        if not v:
+            return {"count": 0, "avg_us": None, "p50_us": None, "p99_us": None}
+        pick = lambda q: v[min(len(v) - 1, int(q * len(v)))]  # noqa: E731
+        return {"count": len(v), "avg_us": sum(v) / len(v), "p50_us": pick(0.5), "p99_us": pick(0.99)}
+    done = [(s, f) for s, f in recs if f is not None]
+    return {"all": stats([f for _, f in done]),
+            "small": stats([f for s, f in done if s <= 100_000]),
+            "medium": stats([f for s, f in done if 100_000 < s <= 10_000_000]),
+            "large": stats([f for s, f in done if s > 10_000_000])}
+
+
+if __name__ == "__main__":
+    main()

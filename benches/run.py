@@ -1,0 +1,423 @@
+"""ecnlab benchmark suite: ecnlab vs ns-3 3.44 on the same scenarios, plus a scaling table.
+
+    .venv/bin/python benches/run.py                 # everything (ns-3 venv created on first use)
+    .venv/bin/python benches/run.py --quick --no-ns3   # tiny scale, ecnlab only (CI smoke test)
+    .venv/bin/python benches/run.py --only dctcp-8long --repeat 3
+
+Writes benches/results/latest.json and benches/results/latest.md (unless --out-dir is given).
+Scenarios are defined once, as data, in benches/scenarios.py; generated traffic is drawn once
+(benches/traffic.py) into a trace CSV that both simulators replay. ns-3 runs in its own
+virtualenv (benches/.venv-ns3, `pip install ns3`), never as a dependency of ecnlab.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import scenarios as S  # noqa: E402
+import traffic as T  # noqa: E402
+
+NS3_VENV = HERE / ".venv-ns3"
+NS3_PY = NS3_VENV / "bin" / "python"
+LAST_CPU_S = None
+
+
+def ecnlab_cmd() -> list[str]:
+    exe = Path(sys.executable).parent / "ecnlab"
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-m", "ecnlab"]
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, str]:
+    """Run cmd; return (process wall s, peak RSS MB of the child, stdout+stderr).
+
+    The child's user+system CPU seconds (from /usr/bin/time) are left in LAST_CPU_S: on a
+    shared 2-core machine CPU time is less noisy than wall time."""
+    global LAST_CPU_S
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    # ru_maxrss of RUSAGE_CHILDREN is the max over all waited children so far; use
+    # /usr/bin/time -v when present for a per-run figure.
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}")
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    rss = int(m.group(1)) / 1024 if m else float("nan")
+    u = re.search(r"User time \(seconds\): ([\d.]+)", p.stderr)
+    sy = re.search(r"System time \(seconds\): ([\d.]+)", p.stderr)
+    LAST_CPU_S = float(u.group(1)) + float(sy.group(1)) if u and sy else None
+    return wall, rss, p.stdout + p.stderr
+
+
+def time_prefix() -> list[str]:
+    return ["/usr/bin/time", "-v"] if Path("/usr/bin/time").exists() else []
+
+
+def run_ecnlab(scenario: str, out: Path, sets: list[str] = (), repeat: int = 2, once_if_over_s: float = 1e9) -> dict:
+    """Run ecnlab `repeat` times; keep the fastest (by the simulator's own wall time). A run
+    longer than `once_if_over_s` is not repeated."""
+    best = None
+    for _ in range(repeat):
+        if best is not None and best["run_wall_s"] > once_if_over_s:
+            break
+        cmd = time_prefix() + ecnlab_cmd() + ["run", scenario, "--out", str(out)]
+        for s in sets:
+            cmd += ["--set", s]
+        wall, rss, _ = timed(cmd)
+        summ = json.loads((out / "summary.json").read_text())
+        r = {"run_wall_s": summ["wall_time_s"], "process_wall_s": wall, "peak_rss_mb": rss,
+             "process_cpu_s": LAST_CPU_S,
+             "events": summ["events"], "packet_hops": summ["packet_hops"], "sim_time_s": summ["sim_time_s"],
+             "summary": summ}
+        if best is None or r["run_wall_s"] < best["run_wall_s"]:
+            best = r
+        best.setdefault("all_run_wall_s", []).append(r["run_wall_s"])
+    if best is not None:
+        best["all_run_wall_s"] = sorted(best["all_run_wall_s"])
+    return best
+
+
+def ensure_ns3() -> None:
+    if NS3_PY.exists():
+        chk = subprocess.run([str(NS3_PY), "-c", "import importlib.util,sys; sys.exit(importlib.util.find_spec('ns') is None)"])
+        if chk.returncode == 0:
+            return
+    print("creating benches/.venv-ns3 and installing ns3 from PyPI (about 2 minutes) ...", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(NS3_VENV)], check=True)
+    subprocess.run([str(NS3_PY), "-m", "pip", "install", "-q", "ns3==3.44.*"], check=True)
+
+
+def run_ns3(cfg: dict, work: Path, repeat: int) -> dict:
+    cfg_path = work / "ns3-config.json"
+    cfg_path.write_text(json.dumps(cfg, indent=1))
+    best = None
+    walls = []
+    for _ in range(repeat):
+        out = work / "ns3-result.json"
+        wall, rss, _ = timed(time_prefix() + [str(NS3_PY), str(HERE / "ns3_driver.py"), str(cfg_path), str(out)])
+        r = json.loads(out.read_text())
+        r["process_wall_s"] = wall
+        r["process_cpu_s"] = LAST_CPU_S
+        if rss == rss:  # /usr/bin/time figure for the whole process
+            r["peak_rss_mb"] = rss
+        walls.append(r["run_wall_s"])
+        if best is None or r["run_wall_s"] < best["run_wall_s"]:
+            best = r
+    best["all_run_wall_s"] = sorted(walls)
+    return best
+
+
+def rates(r: dict) -> dict:
+    w = r["run_wall_s"]
+    return {"wall_s": w, "events_per_s": r["events"] / w, "hops_per_s": r["packet_hops"] / w,
+            "sim_s_per_wall_s": r["sim_time_s"] / w, "peak_rss_mb": r["peak_rss_mb"],
+            "events": r["events"], "packet_hops": r["packet_hops"], "sim_time_s": r["sim_time_s"],
+            "process_wall_s": r["process_wall_s"], "process_cpu_s": r.get("process_cpu_s"),
+            "all_run_wall_s": r.get("all_run_wall_s")}
+
+
+def ecnlab_observables(sc: dict, summ: dict) -> dict:
+    obs = {}
+    p = sc["compare"]["port_to_host"]
+    if p is not None:
+        q = [q for q in summ["queues"] if q["port"].endswith(f"->h{p}")]
+        obs["goodput_bps"] = sum(x["goodput_bps"] for x in q)
+        obs["avg_qlen_bytes"] = sum(x["avg_qlen_bytes"] for x in q)
+        obs["drops"] = sum(x["drops"] for x in q)
+        obs["marks"] = sum(x["marks"] for x in q)
+    if sc["compare"]["fct"]:
+        obs["fct"] = summ["fct"]
+        obs["flows"] = summ["flows"]
+    return obs
+
+
+def ns3_observables(sc: dict, r: dict) -> dict:
+    obs = {}
+    if sc["compare"]["port_to_host"] is not None:
+        obs["goodput_bps"] = r["bottleneck"]["goodput_bps"]
+        obs["avg_qlen_bytes"] = r["bottleneck"]["avg_qlen_bytes"]
+        obs["drops"] = r["bottleneck"].get("drops")
+        obs["marks"] = r["bottleneck"].get("marks")
+    if sc["compare"]["fct"]:
+        obs["fct"] = r["fct"]
+        obs["flows"] = r["flows"]
+    return obs
+
+
+def agreement(sc: dict, e: dict, n: dict) -> list[dict]:
+    items = []
+
+    def item(name, a, b, tol):
+        if a is None or b is None:
+            return
+        rel = abs(a - b) / abs(b) if b else (0.0 if a == 0 else float("inf"))
+        items.append({"item": name, "ecnlab": a, "ns3": b, "rel_diff": rel, "tol": tol,
+                      "verdict": "PASS" if rel <= tol else "FAIL"})
+
+    if sc["compare"]["goodput"]:
+        item("bottleneck goodput (bps)", e["goodput_bps"], n["goodput_bps"], 0.02)
+    if sc["compare"]["qlen"]:
+        item("bottleneck mean queue (bytes)", e["avg_qlen_bytes"], n["avg_qlen_bytes"], 0.10)
+    for k in ("drops", "marks"):  # context, not a pass/fail criterion
+        if e.get(k) is not None and n.get(k) is not None:
+            items.append({"item": f"bottleneck {k} (packets)", "ecnlab": e[k], "ns3": n[k],
+                          "rel_diff": abs(e[k] - n[k]) / n[k] if n[k] else 0.0, "tol": None, "verdict": "info"})
+    if sc["compare"]["fct"]:
+        for cls in ("all", "small", "medium", "large"):
+            a, b = e["fct"][cls], n["fct"][cls]
+            if a["count"] and b["count"]:
+                item(f"FCT avg {cls} (us) [n={a['count']}/{b['count']}]", a["avg_us"], b["avg_us"], 0.10)
+    return items
+
+
+def run_shared(name: str, args, work_root: Path) -> dict:
+    sc = S.resolve(name, args.quick)
+    work = work_root / name
+    work.mkdir(parents=True, exist_ok=True)
+    trace = None
+    if "traffic" in sc:
+        rows = T.generate(sc)
+        trace = work / "flows-trace.csv"
+        T.write_trace(rows, trace)
+        trace = str(trace)
+    toml = work / "ecnlab.toml"
+    toml.write_text(S.ecnlab_toml(sc, trace))
+    print(f"[{name}] ecnlab ...", flush=True)
+    e = run_ecnlab(str(toml), work / "ecnlab-out", repeat=args.repeat)
+    res = {"scenario": name, "description": sc["description"], "ecnlab": rates(e),
+           "ecnlab_observables": ecnlab_observables(sc, e["summary"])}
+    if not args.no_ns3:
+        print(f"[{name}] ns-3 ...", flush=True)
+        n = run_ns3(S.ns3_config(sc, trace), work, repeat=args.ns3_repeat)
+        res["ns3"] = rates(n)
+        res["ns3"]["import_s"] = n.get("import_s")
+        res["ns3"]["peak_rss_mb_before_run"] = n.get("peak_rss_mb_before_run")
+        res["ns3_observables"] = ns3_observables(sc, n)
+        res["ratio_hops_per_s"] = res["ecnlab"]["hops_per_s"] / res["ns3"]["hops_per_s"]
+        res["ratio_wall"] = res["ns3"]["wall_s"] / res["ecnlab"]["wall_s"]
+        res["agreement"] = agreement(sc, res["ecnlab_observables"], res["ns3_observables"])
+    return res
+
+
+# ---------------------------------------------------------------- ecnlab-only runs
+
+LS_FLOWS = [0.2857142857, 0.2857142857, 0.2857142857, 0.1428571429]  # tcn-leafspine's 4 entries
+
+
+def leafspine_sets(leaves: int, spines: int, hpl: int, flows: int) -> list[str]:
+    sets = [f"topology.leaves={leaves}", f"topology.spines={spines}", f"topology.hosts_per_leaf={hpl}"]
+    left = flows
+    for i, share in enumerate(LS_FLOWS):
+        k = left if i == len(LS_FLOWS) - 1 else int(round(flows * share))
+        left -= k
+        sets.append(f"traffic.{i}.flows={k}")
+    return sets
+
+
+def load_ecnlab_dir(d: Path) -> dict:
+    """An earlier `ecnlab run` (summary.json, plus /usr/bin/time -v output in time.txt if present)."""
+    summ = json.loads((d / "summary.json").read_text())
+    t = (d / "time.txt").read_text() if (d / "time.txt").exists() else ""
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)
+    u = re.search(r"User time \(seconds\): ([\d.]+)", t)
+    sy = re.search(r"System time \(seconds\): ([\d.]+)", t)
+    return {"run_wall_s": summ["wall_time_s"], "process_wall_s": None, "peak_rss_mb": int(m.group(1)) / 1024 if m else float("nan"),
+            "process_cpu_s": float(u.group(1)) + float(sy.group(1)) if u and sy else None,
+            "events": summ["events"], "packet_hops": summ["packet_hops"], "sim_time_s": summ["sim_time_s"],
+            "summary": summ, "all_run_wall_s": [summ["wall_time_s"]], "imported_from": str(d)}
+
+
+def run_full_scale(args, work_root: Path) -> dict:
+    name = "tcn-leafspine-full"
+    if args.full_from:
+        e = load_ecnlab_dir(Path(args.full_from))
+        s = e["summary"]
+        return {"scenario": name, "description": "built-in tcn-leafspine: 144 hosts, 12x12, SP + 7 DWRR, TCN, DCTCP, "
+                "PIAS, 90 % load, 50,000 flows; ecnlab only; one run, imported with --full-from",
+                "ecnlab": rates(e), "fct": s["fct"], "flows": s["flows"]}
+    sets = [] if not args.quick else leafspine_sets(12, 12, 12, 700)
+    print(f"[{name}] ecnlab (built-in tcn-leafspine{' quick' if args.quick else ', 50,000 flows'}) ...", flush=True)
+    e = run_ecnlab("tcn-leafspine", work_root / name, sets, repeat=args.repeat if args.quick else args.full_repeat)
+    s = e["summary"]
+    return {"scenario": name, "description": "built-in tcn-leafspine: 144 hosts, 12x12, SP + 7 DWRR, TCN, DCTCP, "
+            "PIAS, 90 % load, " + ("700 flows (quick)" if args.quick else "50,000 flows") + "; ecnlab only",
+            "ecnlab": rates(e), "fct": s["fct"], "flows": s["flows"]}
+
+
+# Sizes chosen to finish on a shared 2-core machine (the leaf-spine costs ~17-21 k packet-hops
+# per flow); the 50,000-flow point is the full-scale run (tcn-leafspine-full).
+SCALING_HOSTS = [(4, 4, 4), (8, 8, 8), (12, 12, 12), (16, 16, 16), (32, 32, 32)]  # 16, 64, 144, 256, 1024 hosts
+SCALING_FLOWS = [3000, 10_000]  # + 1000 (hosts axis, 144 hosts) and 50,000 (full scale)
+SCALING_FIXED_FLOWS = 1000
+
+
+def run_scaling(args, work_root: Path) -> list[dict]:
+    rows = []
+    if args.quick:
+        host_pts, flow_pts, fixed_flows = [(4, 4, 4), (8, 8, 8)], [200, 400], 200
+    else:
+        host_pts, flow_pts, fixed_flows = SCALING_HOSTS, SCALING_FLOWS, SCALING_FIXED_FLOWS
+    plan = [("hosts", l, s, h, fixed_flows) for (l, s, h) in host_pts]
+    plan += [("flows", 12, 12, 12, f) for f in flow_pts]
+    for axis, l, s, h, f in plan:
+        label = f"scaling {axis}: {l * h} hosts, {f} flows"
+        print(f"[{label}] ...", flush=True)
+        e = run_ecnlab("tcn-leafspine", work_root / f"scale-{l}x{s}x{h}-{f}", leafspine_sets(l, s, h, f),
+                       repeat=args.repeat, once_if_over_s=60)
+        r = rates(e)
+        rows.append({"axis": axis, "hosts": l * h, "leaves": l, "spines": s, "hosts_per_leaf": h, "flows": f,
+                     **{k: r[k] for k in ("wall_s", "events", "packet_hops", "hops_per_s", "events_per_s",
+                                          "sim_time_s", "peak_rss_mb", "all_run_wall_s", "process_cpu_s")},
+                     "ns_per_hop": r["wall_s"] / r["packet_hops"] * 1e9})
+    return rows
+
+
+# ---------------------------------------------------------------- report
+
+def fmt(x, nd=2):
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        if abs(x) >= 1e6:
+            return f"{x / 1e6:.{nd}f} M"
+        if abs(x) >= 1e3:
+            return f"{x / 1e3:.{nd}f} k"
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def tol_txt(tol) -> str:
+    return "-" if tol is None else f"{tol * 100:.0f} %"
+
+
+def markdown(res: dict) -> str:
+    L = [f"# ecnlab benchmark results", "",
+         f"Command: `{res['command']}`  ", f"Date: {res['date']}; machine: {res['machine']}  ",
+         "ecnlab: release build, single-threaded; wall = the simulator's event loop (`wall_time_s`), "
+         "peak memory = whole process (`/usr/bin/time -v`).  ",
+         "ns-3: 3.44 PyPI wheel (a release build with logging and asserts compiled in, not ns-3's `optimized` "
+         "profile); wall = `Simulator::Run()` only (the `from ns import ns` import, ~700 MB and 10-40 s, "
+         "is excluded); peak memory and process CPU = whole process including that import.  ",
+         f"Each figure is the best of {res['repeat']} ecnlab runs and {res['ns3_repeat']} ns-3 runs "
+         "(2-core machine shared with other work: expect +-20 % noise; all runs are in latest.json).", ""]
+    L += ["## ecnlab vs ns-3 on the same scenarios", "",
+          "| scenario | simulator | wall (s) | events/s | packet-hops/s | sim s / wall s | peak mem (MB) | process CPU (s) | hops/s ratio ecnlab/ns-3 |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in res["shared"]:
+        e = r["ecnlab"]
+        L.append(f"| {r['scenario']} | ecnlab | {e['wall_s']:.3f} | {fmt(e['events_per_s'])} | {fmt(e['hops_per_s'])} | "
+                 f"{e['sim_s_per_wall_s']:.3g} | {e['peak_rss_mb']:.0f} | {fmt(e.get('process_cpu_s'), 1)} | **{r['ratio_hops_per_s']:.0f}x** |"
+                 if "ns3" in r else
+                 f"| {r['scenario']} | ecnlab | {e['wall_s']:.3f} | {fmt(e['events_per_s'])} | {fmt(e['hops_per_s'])} | "
+                 f"{e['sim_s_per_wall_s']:.3g} | {e['peak_rss_mb']:.0f} | {fmt(e.get('process_cpu_s'), 1)} | (ns-3 not run) |")
+        if "ns3" in r:
+            n = r["ns3"]
+            L.append(f"| | ns-3 | {n['wall_s']:.2f} | {fmt(n['events_per_s'])} | {fmt(n['hops_per_s'])} | "
+                     f"{n['sim_s_per_wall_s']:.3g} | {n['peak_rss_mb']:.0f} | {fmt(n.get('process_cpu_s'), 1)} | |")
+    for r in res.get("full", []):
+        e = r["ecnlab"]
+        L.append(f"| {r['scenario']} | ecnlab | {e['wall_s']:.2f} | {fmt(e['events_per_s'])} | {fmt(e['hops_per_s'])} | "
+                 f"{e['sim_s_per_wall_s']:.3g} | {e['peak_rss_mb']:.0f} | {fmt(e.get('process_cpu_s'), 1)} | ecnlab only |")
+    L += ["", "Packet-hops counted per simulator: ecnlab counts its own; ns-3 counts PhyTxEnd on every "
+          "point-to-point device (data, ACKs, and the handshake packets of its pre-established connections). "
+          "Events are each simulator's own scheduler events and are not comparable one-to-one.", ""]
+    if any("agreement" in r for r in res["shared"]):
+        L += ["## Agreement of results (speed must not come from simulating less)", "",
+              "| scenario | item | ecnlab | ns-3 | diff | tolerance | verdict |", "|---|---|---:|---:|---:|---:|---|"]
+        for r in res["shared"]:
+            for a in r.get("agreement", []):
+                L.append(f"| {r['scenario']} | {a['item']} | {fmt(a['ecnlab'], 3)} | {fmt(a['ns3'], 3)} | "
+                         f"{a['rel_diff'] * 100:.1f} % | {tol_txt(a['tol'])} | {a['verdict']} |")
+        L.append("")
+    for r in res["shared"] + res.get("full", []):
+        L.append(f"- **{r['scenario']}**: {r['description']}")
+    L.append("")
+    if res.get("scaling"):
+        L += ["## ecnlab scaling (tcn-leafspine shape, built-in scenario with hosts / flows overridden)", "",
+              "| axis | hosts (leaves x spines x hosts/leaf) | flows | wall (s) | packet-hops | hops/s | ns per hop | sim time (s) | peak mem (MB) |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for s in res["scaling"]:
+            L.append(f"| {s['axis']} | {s['hosts']} ({s['leaves']}x{s['spines']}x{s['hosts_per_leaf']}) | {s['flows']} | "
+                     f"{s['wall_s']:.2f} | {fmt(float(s['packet_hops']))} | {fmt(s['hops_per_s'])} | {s['ns_per_hop']:.0f} | "
+                     f"{s['sim_time_s']:.3f} | {s['peak_rss_mb']:.0f} |")
+        for r in res.get("full", []):
+            e = r["ecnlab"]
+            L.append(f"| flows (full scale) | 144 (12x12x12) | {r['flows']['total']} | {e['wall_s']:.2f} | "
+                     f"{fmt(float(e['packet_hops']))} | {fmt(e['hops_per_s'])} | {e['wall_s'] / e['packet_hops'] * 1e9:.0f} | "
+                     f"{e['sim_time_s']:.3f} | {e['peak_rss_mb']:.0f} |")
+        L += ["", "Only the sizes listed were run; nothing is extrapolated. Wall = the event loop's own "
+              "`wall_time_s` on a shared machine; `all_run_wall_s` and `process_cpu_s` in latest.json.", ""]
+    return "\n".join(L)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="tiny scale (seconds), for CI")
+    ap.add_argument("--only", action="append", help="run only this scenario (repeatable): "
+                    + ", ".join(list(S.SCENARIOS) + list(S.FULL_SCALE) + ["scaling"]))
+    ap.add_argument("--no-ns3", action="store_true", help="ecnlab only")
+    ap.add_argument("--repeat", type=int, default=2, help="ecnlab runs per measurement (best kept)")
+    ap.add_argument("--ns3-repeat", type=int, default=2, help="ns-3 runs per measurement (best kept)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other scenarios' entries of an existing latest.json (run pieces separately)")
+    ap.add_argument("--full-from", help="use an earlier `ecnlab run tcn-leafspine --out DIR` (DIR/summary.json, "
+                    "DIR/time.txt from /usr/bin/time -v) instead of running the 50,000-flow scenario again")
+    ap.add_argument("--full-repeat", type=int, default=1, help="runs of the full-scale leaf-spine (minutes each)")
+    ap.add_argument("--out-dir", default=str(HERE / "results"), help="where latest.json / latest.md go")
+    ap.add_argument("--report-only", action="store_true", help="re-render latest.md from latest.json")
+    args = ap.parse_args(argv)
+    if args.report_only:
+        res = json.loads((Path(args.out_dir) / "latest.json").read_text())
+        (Path(args.out_dir) / "latest.md").write_text(markdown(res))
+        print(markdown(res))
+        return 0
+
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    work_root = out_dir / "work"
+    work_root.mkdir(exist_ok=True)
+    want = set(args.only or [])
+    sel = lambda n: not want or n in want  # noqa: E731
+    if not args.no_ns3 and any(sel(n) for n in S.SCENARIOS):
+        ensure_ns3()
+    res = {"command": " ".join(["benches/run.py"] + (argv if argv is not None else sys.argv[1:])),
+           "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": f"{platform.processor() or platform.machine()}, "
+           f"{os.cpu_count()} CPUs, Linux {platform.release()}", "quick": args.quick, "repeat": args.repeat,
+           "ns3_repeat": 0 if args.no_ns3 else args.ns3_repeat, "shared": [], "full": [], "scaling": []}
+    for name in S.SCENARIOS:
+        if sel(name):
+            res["shared"].append(run_shared(name, args, work_root))
+    if sel("tcn-leafspine-full"):
+        res["full"].append(run_full_scale(args, work_root))
+    if sel("scaling"):
+        res["scaling"] = run_scaling(args, work_root)
+    if args.merge and (out_dir / "latest.json").exists():
+        old = json.loads((out_dir / "latest.json").read_text())
+        new_names = {r["scenario"] for r in res["shared"] + res["full"]}
+        res["shared"] = [r for r in old.get("shared", []) if r["scenario"] not in new_names] + res["shared"]
+        res["full"] = [r for r in old.get("full", []) if r["scenario"] not in new_names] + res["full"]
+        if not res["scaling"]:
+            res["scaling"] = old.get("scaling", [])
+        res["command"] = old.get("command", "") + " ; " + res["command"]
+    (out_dir / "latest.json").write_text(json.dumps(res, indent=1, default=str))
+    md = markdown(res)
+    (out_dir / "latest.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Benchmark scenarios, each defined ONCE as data.
+
+Every scenario is a plain dict. `ecnlab_toml()` turns it into an ecnlab scenario file and
+`ns3_config()` into the JSON the ns-3 driver (`ns3_driver.py`) builds from; generated
+traffic is drawn once (`traffic.py`) into a trace CSV that both simulators replay.
+
+Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
+- 1500-byte packets (MSS 1460, 40-byte TCP/IP header; ns-3 adds a 2-byte PPP header),
+  no TCP options (ns-3: timestamps and SACK off), classic NewReno recovery.
+- DCTCP g = 1/16, alpha starts at 0 (ecnlab's default), initial window as given, every
+  segment ACKed (no delayed ACKs), RTO_min = initial RTO = 5 ms, min cwnd as given.
+- Connections are pre-established (ecnlab has no handshake; ns-3 connects every flow's
+  socket at t = 0 and sends at the flow's start), one fresh connection per flow.
+- FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
+- Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
+  with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K packets) or TCN (custom ns-3 queue
+  disc, see ns3_driver.py). Host NICs: one tail-drop FIFO (4 MB), no marking. ns-3 device
+  queues hold 1 packet; FqCoDel is removed everywhere.
+"""
+
+from __future__ import annotations
+
+import copy
+
+COMMON_TRANSPORT = {
+    "cc": "dctcp",
+    "mss": 1460,
+    "init_cwnd": 10,
+    "min_cwnd": 1,
+    "rto_min_us": 5000,
+    "rto_init_us": 5000,
+    "dctcp_g": 0.0625,
+    "dctcp_alpha_init": 0.0,
+    "delayed_ack": 1,
+}
+
+SCENARIOS: dict[str, dict] = {
+    # (a) 8 DCTCP long flows into one 10 Gbps port, K = 65 packets, ~100 us base RTT, 1 s.
+    "dctcp-8long": {
+        "description": "8 DCTCP long flows -> one 10 Gbps port, DCTCP-RED K = 65 pkts, 100 us base RTT, 1 s",
+        "topology": {"kind": "star", "hosts": 9, "link_rate_gbps": 10, "link_delay_us": 24.4},
+        "switch": {"queues": 1, "buffer_bytes": 1_000_000, "scheduler": "sp"},
+        "marking": {"scheme": "red_k", "k_packets": 65},
+        "transport": dict(COMMON_TRANSPORT),
+        "long_flows": [{"src": s, "dst": 0} for s in range(1, 9)],
+        "duration_s": 1.0,
+        "warmup_s": 0.1,
+        # the switch port toward host 0 is the bottleneck
+        "compare": {"port_to_host": 0, "goodput": True, "qlen": True, "fct": False},
+        "quick": {"duration_s": 0.02, "warmup_s": 0.005},
+    },
+    # (b) web search, Poisson at 60 % load into one port, 16 senders, 1000 flows.
+    "websearch-incast60": {
+        "description": "web-search Poisson 60 % load -> one 10 Gbps port, 16 senders, 1000 flows, K = 65 pkts",
+        "topology": {"kind": "star", "hosts": 17, "link_rate_gbps": 10, "link_delay_us": 24.4},
+        "switch": {"queues": 1, "buffer_bytes": 1_000_000, "scheduler": "sp"},
+        "marking": {"scheme": "red_k", "k_packets": 65},
+        "transport": dict(COMMON_TRANSPORT),
+        "traffic": {"cdf": "websearch", "load": 0.6, "flows": 1000, "senders": list(range(1, 17)),
+                    "receivers": [0], "classes": [0], "seed": 1},
+        "duration_s": 10.0,      # upper bound; both stop when the last flow completes
+        "warmup_s": 0.0,
+        "compare": {"port_to_host": 0, "goodput": True, "qlen": True, "fct": True},
+        "quick": {"traffic": {"flows": 40}},
+    },
+    # (c) TCN leaf-spine at reduced scale, run by both simulators (the full-scale run is
+    # ecnlab-only: the built-in tcn-leafspine scenario, see FULL_SCALE below).
+    "tcn-leafspine-small": {
+        # One spine with a 40 Gbps core (non-blocking) because ns-3 3.44's global routing only
+        # has per-PACKET random ECMP (ecnlab hashes per flow); with one spine neither splits.
+        "description": "TCN leaf-spine reduced: 4 leaves x 1 spine (40G core) x 4 hosts (16 hosts), SP + 7 DWRR, "
+                       "TCN 78 us, DCTCP IW 16, 90 % load (web search), 600 flows, no PIAS",
+        "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 1, "hosts_per_leaf": 4,
+                     "link_rate_gbps": 10, "core_rate_gbps": 40, "host_delay_us": 20.2, "core_delay_us": 0.2},
+        "switch": {"queues": 8, "buffer_bytes": 300_000, "scheduler": "sp_dwrr", "strict": 1,
+                   "quantum_bytes": 1500},
+        "marking": {"scheme": "tcn", "threshold_us": 78},
+        "transport": dict(COMMON_TRANSPORT, init_cwnd=16),
+        "traffic": {"cdf": "websearch", "load": 0.9, "flows": 600, "pattern": "inter_leaf",
+                    "classes": [1, 2, 3, 4, 5, 6, 7], "seed": 1},
+        "ack_dscp": 0,
+        "duration_s": 10.0,
+        "warmup_s": 0.0,
+        "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
+        "quick": {"traffic": {"flows": 30}},
+    },
+}
+
+# Full-scale TCN leaf-spine: ecnlab only (ns-3 would take hours); the built-in scenario.
+FULL_SCALE = {
+    "tcn-leafspine-full": {"builtin": "tcn-leafspine", "quick_set": ["traffic.0.flows=200", "traffic.1.flows=200",
+                                                                   "traffic.2.flows=200", "traffic.3.flows=100"]},
+}
+
+
+def resolve(name: str, quick: bool) -> dict:
+    sc = copy.deepcopy(SCENARIOS[name])
+    if quick:
+        for k, v in sc.pop("quick", {}).items():
+            if isinstance(v, dict):
+                sc[k].update(v)
+            else:
+                sc[k] = v
+    else:
+        sc.pop("quick", None)
+    sc["name"] = name
+    return sc
+
+
+def n_hosts(sc: dict) -> int:
+    t = sc["topology"]
+    if t["kind"] == "star":
+        return t["hosts"]
+    return t["leaves"] * t["hosts_per_leaf"]
+
+
+def _us(x: float) -> str:
+    return f'"{x}us"'
+
+
+def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
+    t, sw, m, tr = sc["topology"], sc["switch"], sc["marking"], sc["transport"]
+    out = [f'name = "{sc["name"]}"', f'description = "{sc["description"]}"',
+           f'duration = "{sc["duration_s"]}s"', "seed = 1", "", "[topology]", f'kind = "{t["kind"]}"']
+    if t["kind"] == "star":
+        out += [f'hosts = {t["hosts"]}', f'link_rate = "{t["link_rate_gbps"]}Gbps"', f'link_delay = {_us(t["link_delay_us"])}']
+    else:
+        out += [f'leaves = {t["leaves"]}', f'spines = {t["spines"]}', f'hosts_per_leaf = {t["hosts_per_leaf"]}',
+                f'link_rate = "{t["link_rate_gbps"]}Gbps"', f'host_delay = {_us(t["host_delay_us"])}',
+                f'core_delay = {_us(t["core_delay_us"])}']
+        if t.get("core_rate_gbps"):
+            out.append(f'core_rate = "{t["core_rate_gbps"]}Gbps"')
+    out += ["", "[switch]", f'queues = {sw["queues"]}', f'buffer = "{sw["buffer_bytes"]}B"', "",
+            "[switch.scheduler]", f'kind = "{sw["scheduler"]}"']
+    if sw["scheduler"] == "sp_dwrr":
+        out += [f'strict = {sw["strict"]}', f'quantum = "{sw["quantum_bytes"]}B"']
+    out += ["", "[marking]"]
+    if m["scheme"] == "red_k":
+        out += ['scheme = "per_queue"', "", "[marking.threshold]", f'k = "{m["k_packets"] * 1500}B"']
+    elif m["scheme"] == "tcn":
+        out += ['scheme = "tcn"', "", "[marking.tcn]", f'threshold = {_us(m["threshold_us"])}']
+    else:
+        raise ValueError(m["scheme"])
+    out += ["", "[transport]", f'cc = "{tr["cc"]}"', f'mss = {tr["mss"]}', f'init_cwnd = {tr["init_cwnd"]}',
+            f'min_cwnd = {tr["min_cwnd"]}', f'rto_min = {_us(tr["rto_min_us"])}', f'rto_init = {_us(tr["rto_init_us"])}',
+            f'dctcp_g = {tr["dctcp_g"]}', f'dctcp_alpha_init = {tr["dctcp_alpha_init"]}',
+            f'delayed_ack = {tr["delayed_ack"]}', "", "[host]", "persistent_connections = false", "nic_marking = false"]
+    if sc.get("ack_dscp") is not None:
+        out.append(f'ack_dscp = {sc["ack_dscp"]}')
+    for f in sc.get("long_flows", []):
+        out += ["", "[[flows]]", f'src = {f["src"]}', f'dst = {f["dst"]}']
+    if trace_csv:
+        out += ["", "[[traffic]]", 'kind = "trace"', f'file = "{trace_csv}"']
+    out += ["", "[metrics]", "timeseries = false", f'warmup = "{sc["warmup_s"]}s"', "stop_when_done = true", ""]
+    return "\n".join(out)
+
+
+def ns3_config(sc: dict, trace_csv: str | None) -> dict:
+    """Everything the ns-3 driver needs, as JSON-able data."""
+    return {
+        "name": sc["name"],
+        "topology": sc["topology"],
+        "switch": sc["switch"],
+        "marking": sc["marking"],
+        "transport": sc["transport"],
+        "long_flows": sc.get("long_flows", []),
+        "trace_csv": trace_csv,
+        "ack_dscp": sc.get("ack_dscp"),
+        "duration_s": sc["duration_s"],
+        "warmup_s": sc["warmup_s"],
+        "port_to_host": sc["compare"]["port_to_host"],
+        "nic_buffer_bytes": 4_000_000,
+    }

@@ -1,0 +1,77 @@
+//! Criterion: the event queue under the "hold" model — a queue of N pending events; each
+//! operation pops the earliest and pushes one a pseudo-random 0..50 us later (link
+//! serializations, propagation, timers), at the sizes a run holds: ~1k (a star), ~10k (the
+//! 144-host leaf-spine) and ~100k pending events (1024 hosts, many timers).
+//!
+//! `cargo bench -p ecnlab-sim --bench event_queue`
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ecnlab_sim::event::EventQueue;
+
+#[derive(Clone, Copy, Debug)]
+#[allow(dead_code)]
+enum Ev {
+    Link(u32),
+    Timer(u32, u32),
+}
+
+struct XorShift(u64);
+impl XorShift {
+    #[inline]
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn bench_hold(c: &mut Criterion) {
+    let mut g = c.benchmark_group("event_queue_hold");
+    g.throughput(Throughput::Elements(1));
+    for n in [1_000usize, 10_000, 100_000] {
+        let mut q = EventQueue::with_capacity(n * 2);
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        for i in 0..n {
+            q.push(rng.next() % 50_000, Ev::Link(i as u32));
+        }
+        g.bench_function(BenchmarkId::new("pop_push", n), |b| {
+            b.iter(|| {
+                let (t, ev) = q.pop().unwrap();
+                let ev = black_box(ev);
+                let next = match ev {
+                    Ev::Link(i) => Ev::Timer(i, 0),
+                    Ev::Timer(i, _) => Ev::Link(i),
+                };
+                q.push(t + 1 + rng.next() % 50_000, next);
+            })
+        });
+    }
+    // Bursty mix: push 4 then pop 4 (a packet arrival scheduling several follow-ups).
+    for n in [1_000usize, 10_000, 100_000] {
+        let mut q = EventQueue::with_capacity(n * 2);
+        let mut rng = XorShift(0x1234_5678_9ABC_DEF1);
+        for i in 0..n {
+            q.push(rng.next() % 50_000, Ev::Link(i as u32));
+        }
+        let mut now = 0;
+        g.throughput(Throughput::Elements(8));
+        g.bench_function(BenchmarkId::new("push4_pop4", n), |b| {
+            b.iter(|| {
+                for k in 0..4u32 {
+                    q.push(now + 1 + rng.next() % 50_000, Ev::Timer(k, k));
+                }
+                for _ in 0..4 {
+                    let (t, ev) = q.pop().unwrap();
+                    now = t;
+                    black_box(ev);
+                }
+            })
+        });
+        g.throughput(Throughput::Elements(1));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_hold);
+criterion_main!(benches);
