@@ -90,6 +90,9 @@ pub(crate) struct Conn {
     app_written: u64,
     /// The application stopped: the connection is torn down, late packets are ignored.
     pub closed: bool,
+    /// Opened for generated traffic: returns to its host pair's idle pool when a message
+    /// completes (listed flows keep their own connections, which may use another `cc`).
+    pooled: bool,
     /// Extra one-way delay of this connection's data packets (RTT variation).
     extra_delay_ns: Nanos,
     ecmp: u64,
@@ -386,6 +389,7 @@ impl Simulator {
             app_gap: None,
             app_written: 0,
             closed: false,
+            pooled: false,
             extra_delay_ns,
             ecmp: derive_seed(self.seed, 2_000_000 + id as u64),
             acked_at_warmup: 0,
@@ -647,7 +651,7 @@ impl Simulator {
             flow.timeouts = conn.sender.timeouts() - flow.timeouts_at_start;
             flow.retransmits = conn.sender.fast_retransmits() - flow.rtx_at_start;
             conn.current = None;
-            if self.persistent && conn.app_gap.is_none() {
+            if self.persistent && conn.pooled {
                 self.idle_conns.entry((conn.src, conn.dst)).or_default().push(c as u32);
             }
         }
@@ -704,7 +708,9 @@ impl Simulator {
             Some(c) => c,
             None => {
                 let cfg = self.transport.clone();
-                self.new_conn(&cfg, a.src, a.dst, a.class)
+                let c = self.new_conn(&cfg, a.src, a.dst, a.class);
+                self.conns[c as usize].pooled = true;
+                c
             }
         };
         let f = self.flows.len();
