@@ -89,7 +89,7 @@ void SendFlow(uint32_t i) {
     SendMore(i);   // a fresh socket's 4 MB buffer always takes the first chunk
 }
 
-uint64_t g_tcn_over = 0, g_tcn_marked = 0;
+uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0;
 
 // --- SP + DWRR with TCN (sojourn > T marks at dequeue); shared buffer -----------------
 class TcnSpDwrr : public QueueDisc {
@@ -109,8 +109,12 @@ public:
 private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
         if (uint64_t(GetNBytes()) + item->GetSize() > buffer) { DropBeforeEnqueue(item, "buffer"); return false; }
-        uint8_t tos = 0; item->GetUint8Value(QueueItem::IP_DSFIELD, tos);
-        uint32_t q = std::min<uint32_t>(tos >> 2, nq - 1);
+        TcpHeader th;
+        uint32_t cls = 0;
+        if (item->GetPacket()->PeekHeader(th) && th.GetDestinationPort() >= 1009 && th.GetDestinationPort() < 49152)
+            cls = (th.GetDestinationPort() - 9) / 1000;
+        uint32_t q = std::min<uint32_t>(cls, nq - 1);
+        if (q > 0) ++g_tcn_classed;
         item->SetTimeStamp(Simulator::Now());
         bool ok = GetInternalQueue(q)->Enqueue(item);
         if (ok && q >= strict && !active[q]) { active[q] = true; deficit[q] = quantum; rr.push_back(q); }
@@ -183,10 +187,12 @@ void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t po
     uint32_t i = g_flows.size();
     Ptr<Socket> sock = Socket::CreateSocket(src, TcpSocketFactory::GetTypeId());
     sock->Bind();
-    // ns-3 3.44 adds ECT to a socket's packets only if the ToS set by the application
-    // already carries ECN bits (TcpSocketBase::AddSocketTags); so a non-zero DSCP is set
-    // with ECT(0) (side effect: that socket's SYN/FIN are ECT too).
-    sock->SetIpTos(dscp ? uint8_t((dscp << 2) | 0x2) : 0);
+    // The class travels as the destination port (9 + 1000 x class), not as the IP ToS: with
+    // a non-zero ToS set by the application, ns-3 3.44's TCP sends its segments without ECT
+    // (measured: TCN marked nothing); a socket priority tag does not survive the first hop.
+    // The switch queue disc reads the TCP destination port; ACKs (to ephemeral ports) go
+    // to queue 0, as ecnlab's ack_dscp = 0.
+    port = uint16_t(port + 1000 * dscp);
     g_flows.push_back(Flow{s, d, size, start, -1.0, sock});
     // Pre-established connection: the handshake happens 300 us (3 base RTTs) before the flow
     // starts. Not all at t = 0: hundreds of simultaneous SYNs meet RED, which drops non-ECT
@@ -332,8 +338,10 @@ def main() -> None:
 
     # ---- applications
     port = 9
+    classes = sorted({0} | {int(l.strip().split(",")[4]) for l in open(cfg["trace_csv"]).readlines()[1:]}) if cfg["trace_csv"] else [0]
     for h in range(n_hosts):
-        b.Listen(nodes.Get(h), port)
+        for c in classes:
+            b.Listen(nodes.Get(h), port + 1000 * c)
     for f in cfg["long_flows"]:
         bs = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(host_ip[f["dst"]], port).ConvertTo())
         bs.SetAttribute("MaxBytes", ns.UintegerValue(0))
@@ -373,6 +381,7 @@ def main() -> None:
                              "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
+    res["tcn_enqueued_in_queues_1_to_7"] = int(b.g_tcn_classed)
     if n_trace:
         fl = b.g_flows
         recs = [(int(fl[i].size), (fl[i].finish - fl[i].start) * 1e6 if fl[i].finish >= 0 else None)

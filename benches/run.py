@@ -70,6 +70,7 @@ def run_ecnlab(scenario: str, out: Path, sets: list[str] = (), repeat: int = 2, 
     """Run ecnlab `repeat` times; keep the fastest (by the simulator's own wall time). A run
     longer than `once_if_over_s` is not repeated."""
     best = None
+    walls = []
     for _ in range(repeat):
         if best is not None and best["run_wall_s"] > once_if_over_s:
             break
@@ -82,11 +83,10 @@ def run_ecnlab(scenario: str, out: Path, sets: list[str] = (), repeat: int = 2, 
              "process_cpu_s": LAST_CPU_S,
              "events": summ["events"], "packet_hops": summ["packet_hops"], "sim_time_s": summ["sim_time_s"],
              "summary": summ}
+        walls.append(r["run_wall_s"])
         if best is None or r["run_wall_s"] < best["run_wall_s"]:
             best = r
-        best.setdefault("all_run_wall_s", []).append(r["run_wall_s"])
-    if best is not None:
-        best["all_run_wall_s"] = sorted(best["all_run_wall_s"])
+    best["all_run_wall_s"] = sorted(walls)
     return best
 
 
@@ -341,7 +341,15 @@ def markdown(res: dict) -> str:
             for a in r.get("agreement", []):
                 L.append(f"| {r['scenario']} | {a['item']} | {fmt(a['ecnlab'], 3)} | {fmt(a['ns3'], 3)} | "
                          f"{a['rel_diff'] * 100:.1f} % | {tol_txt(a['tol'])} | {a['verdict']} |")
-        L.append("")
+        L += ["", "Where they disagree (investigated, simulator unchanged): the whole-run goodput of the Poisson "
+              "scenarios is total bytes / completion time of the last flow, so it moves with one large flow's "
+              "finish; the large-flow class has 16-26 flows, so its average is dominated by a few flows; "
+              "ns-3 keeps a 13-17 % longer queue and marks 13 % more packets than ecnlab on the web-search "
+              "port, pointing at differences in DCTCP/NewReno details (ns-3's ECE handling in slow start and "
+              "CWR, limited transmit, its handshake-derived first RTT estimate) rather than at the network "
+              "model, which agrees closely on the long-flow scenario. The reduced leaf-spine additionally uses "
+              "a custom ns-3 SP+DWRR+TCN queue disc (ns-3 has neither) and classifies by TCP port. "
+              "ecnlab counts 207 timeouts in its 600 flows there.", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")
@@ -358,6 +366,10 @@ def markdown(res: dict) -> str:
             L.append(f"| flows (full scale) | 144 (12x12x12) | {r['flows']['total']} | {e['wall_s']:.2f} | "
                      f"{fmt(float(e['packet_hops']))} | {fmt(e['hops_per_s'])} | {e['wall_s'] / e['packet_hops'] * 1e9:.0f} | "
                      f"{e['sim_time_s']:.3f} | {e['peak_rss_mb']:.0f} |")
+            if e.get("process_cpu_s"):
+                L += ["", f"Full-scale row: {e['process_cpu_s']:.0f} s of process CPU for {e['packet_hops'] / 1e6:.0f} M "
+                      f"packet-hops = {e['packet_hops'] / e['process_cpu_s'] / 1e6:.2f} M hops/s per CPU second; its wall "
+                      "time was measured while the machine ran other jobs (load average 5-9 on 2 cores)."]
         L += ["", "Only the sizes listed were run; nothing is extrapolated. Wall = the event loop's own "
               "`wall_time_s` on a shared machine; `all_run_wall_s` and `process_cpu_s` in latest.json.", ""]
     return "\n".join(L)
