@@ -100,3 +100,8 @@ def test_emulate_is_wired_into_the_cli():
     p = run_cli("emulate", "--help")
     assert "usage: ecnlab emulate" in p.stdout
     assert "emulate" in run_cli("--help").stdout
+
+
+def test_bench_is_wired_into_the_cli():
+    p = run_cli("bench", "--help")
+    assert "--quick" in p.stdout

@@ -185,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     c.set_defaults(func=_cmd_check)
 
+    sub.add_parser("bench", add_help=False, help="run the benchmark suite against ns-3 (benches/run.py; -h for options)")
     sub.add_parser("emulate", add_help=False,
                    help="run a scenario on real Linux TCP through the emulated switch (root; ecnlab emulate -h)")
 
@@ -226,6 +227,18 @@ def _sigterm_as_interrupt() -> None:
         pass
 
 
+def _bench(rest: list[str]) -> int:
+    """`ecnlab bench ...` runs the benchmark suite of a source checkout (benches/run.py)."""
+    import subprocess
+    from pathlib import Path as _P
+
+    script = _P(__file__).resolve().parents[2] / "benches" / "run.py"
+    if not script.exists():
+        sys.stderr.write("ecnlab: error: the benchmark suite (benches/run.py) ships with the source repository only\n")
+        return 2
+    return subprocess.call([sys.executable, str(script), *rest])
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["emulate"]:
@@ -233,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         from .emulate import main as emulate_main
 
         return emulate_main(argv[1:])
+    if argv[:1] == ["bench"]:
+        return _bench(argv[1:])
     args = build_parser().parse_args(argv)
     if args.cmd in ("sweep", "reproduce"):
         _sigterm_as_interrupt()
