@@ -157,29 +157,29 @@ fn parse_rate(s: &str) -> Result<u64, String> {
 }
 
 fn fmt_duration(ns: u64) -> String {
-    if ns != 0 && ns % NS_PER_S == 0 {
+    if ns != 0 && ns.is_multiple_of(NS_PER_S) {
         format!("{}s", ns / NS_PER_S)
-    } else if ns != 0 && ns % NS_PER_MS == 0 {
+    } else if ns != 0 && ns.is_multiple_of(NS_PER_MS) {
         format!("{}ms", ns / NS_PER_MS)
-    } else if ns != 0 && ns % NS_PER_US == 0 {
+    } else if ns != 0 && ns.is_multiple_of(NS_PER_US) {
         format!("{}us", ns / NS_PER_US)
     } else {
         format!("{ns}ns")
     }
 }
 fn fmt_bytes(b: u64) -> String {
-    if b != 0 && b % 1_000_000 == 0 {
+    if b != 0 && b.is_multiple_of(1_000_000) {
         format!("{}MB", b / 1_000_000)
-    } else if b != 0 && b % 1000 == 0 {
+    } else if b != 0 && b.is_multiple_of(1000) {
         format!("{}KB", b / 1000)
     } else {
         format!("{b}B")
     }
 }
 fn fmt_rate(r: u64) -> String {
-    if r != 0 && r % 1_000_000_000 == 0 {
+    if r != 0 && r.is_multiple_of(1_000_000_000) {
         format!("{}Gbps", r / 1_000_000_000)
-    } else if r != 0 && r % 1_000_000 == 0 {
+    } else if r != 0 && r.is_multiple_of(1_000_000) {
         format!("{}Mbps", r / 1_000_000)
     } else {
         format!("{r}bps")

@@ -47,9 +47,11 @@ fn main() {
         // scale every `flows = N` of [[traffic]] down by div
         text = text
             .lines()
-            .map(|l| match l.trim().strip_prefix("flows = ").and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok()) {
-                Some(n) => format!("flows = {}", (n / div).max(1)),
-                None => l.to_string(),
+            .map(|l| {
+                match l.trim().strip_prefix("flows = ").and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok()) {
+                    Some(n) => format!("flows = {}", (n / div).max(1)),
+                    None => l.to_string(),
+                }
             })
             .collect::<Vec<_>>()
             .join("\n");
@@ -67,7 +69,8 @@ fn main() {
     let hops = out.summary["packet_hops"].as_u64().unwrap_or(0);
     let events = out.summary["events"].as_u64().unwrap_or(0);
     let (setup_a, setup_r, setup_b) = (s1.0 - s0.0, s1.1 - s0.1, s1.2 - s0.2);
-    let (loop_a, loop_r, loop_b) = (s2.0 - s1.0 - setup_a, s2.1 - s1.1 - setup_r, (s2.2 - s1.2).saturating_sub(setup_b));
+    let (loop_a, loop_r, loop_b) =
+        (s2.0 - s1.0 - setup_a, s2.1 - s1.1 - setup_r, (s2.2 - s1.2).saturating_sub(setup_b));
     println!("scenario: {path} (flows / {div})");
     println!("setup (Simulator::new): {setup_a} allocs, {setup_r} reallocs, {setup_b} bytes");
     println!("loop + results        : {loop_a} allocs, {loop_r} reallocs, {loop_b} bytes ({wall:.3} s whole run)");

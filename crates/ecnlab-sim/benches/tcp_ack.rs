@@ -65,7 +65,13 @@ fn bench_tcp(c: &mut Criterion) {
             b.iter(|| {
                 now += 1200;
                 let pkt = Packet {
-                    flow: 0, src: 1, dst: 2, seq, tx_ns: now, payload: 1460, size: 1500,
+                    flow: 0,
+                    src: 1,
+                    dst: 2,
+                    seq,
+                    tx_ns: now,
+                    payload: 1460,
+                    size: 1500,
                     ecn: if seq % (8 * 1460) == 0 { Ecn::Ce } else { Ecn::Ect0 },
                     ..Default::default()
                 };

@@ -161,13 +161,22 @@ pub enum RttVariationMode {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DelayDist {
-    Fixed { value: Duration },
-    Uniform { min: Duration, max: Duration },
+    Fixed {
+        value: Duration,
+    },
+    Uniform {
+        min: Duration,
+        max: Duration,
+    },
     /// One of `values`, equally likely (the ECN# ns-3 classes: 1, 20, 50, 80, 160 us).
-    Choice { values: Vec<Duration> },
+    Choice {
+        values: Vec<Duration>,
+    },
     /// An empirical CDF: `points = [[delay, cumulative probability], ...]`, linear
     /// interpolation between points.
-    Empirical { points: Vec<(Duration, f64)> },
+    Empirical {
+        points: Vec<(Duration, f64)>,
+    },
 }
 
 impl DelayDist {
@@ -287,7 +296,12 @@ pub struct MetricsConfig {
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { warmup: Duration(0), sample_interval: Duration::from_ms(1), timeseries: true, stop_when_done: true }
+        MetricsConfig {
+            warmup: Duration(0),
+            sample_interval: Duration::from_ms(1),
+            timeseries: true,
+            stop_when_done: true,
+        }
     }
 }
 

@@ -73,7 +73,6 @@ impl TimeSeries {
     pub(crate) fn record(
         &mut self,
         t: Nanos,
-        _li: u32,
         l: &Link,
         prev: &[QueueSnapshot],
         cur: &[QueueSnapshot],

@@ -14,20 +14,20 @@
 //! they fire).
 
 use crate::config::{RttVariation, RttVariationMode, Scenario};
+use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
 use crate::event::EventQueue;
 use crate::metrics::{FlowRecord, ProbeRecord, QueueSnapshot, TimeSeries};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
+use crate::topology::{LinkSpec, Net};
 use crate::transport::{Receiver, Sender};
 use crate::workload::{self, FlowArrival, HostInfo};
-use ecnlab_core::rng::Rng;
-use std::collections::HashMap;
-use crate::topology::{LinkSpec, Net};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig};
 use ecnlab_core::rng::derive_seed;
+use ecnlab_core::rng::Rng;
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
+use std::collections::HashMap;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
@@ -250,8 +250,13 @@ impl Simulator {
                 _ => None,
             },
         };
-        let arrivals = workload::generate(&scn.traffic, &hosts, derive_seed(seed, 4_000_000))
-            .map_err(|e| if e.starts_with("traffic") { e } else { format!("traffic: {e}") })?;
+        let arrivals = workload::generate(&scn.traffic, &hosts, derive_seed(seed, 4_000_000)).map_err(|e| {
+            if e.starts_with("traffic") {
+                e
+            } else {
+                format!("traffic: {e}")
+            }
+        })?;
 
         let mut delay_rng = Rng::stream(seed, 5_000_000);
         let host_delay_ns = match &scn.rtt_variation {
@@ -699,11 +704,7 @@ impl Simulator {
         if let Some(n) = self.arrivals.get(self.next_arrival) {
             self.events.push(n.start_ns, Ev::NextArrival);
         }
-        let reuse = if self.persistent {
-            self.idle_conns.get_mut(&(a.src, a.dst)).and_then(|v| v.pop())
-        } else {
-            None
-        };
+        let reuse = if self.persistent { self.idle_conns.get_mut(&(a.src, a.dst)).and_then(|v| v.pop()) } else { None };
         let c = match reuse {
             Some(c) => c,
             None => {
@@ -845,7 +846,7 @@ impl Simulator {
             let cur = QueueSnapshot::of(l);
             let prev = std::mem::take(&mut self.last_sample[i]);
             let name = crate::metrics::port_name(&self.net, i);
-            self.timeseries.record(t, i as u32, l, &prev, &cur, self.sample_interval, &name);
+            self.timeseries.record(t, l, &prev, &cur, self.sample_interval, &name);
             self.last_sample[i] = cur;
         }
     }
@@ -893,10 +894,17 @@ fn check_thresholds(scn: &Scenario, buffer: ByteSize) -> Result<(), String> {
     let k = m.threshold.k.0;
     let uses_threshold = matches!(
         m.scheme,
-        SchemeName::PerQueue | SchemeName::PerPort | SchemeName::PerPool | SchemeName::DequeueRed | SchemeName::DctcpRed
+        SchemeName::PerQueue
+            | SchemeName::PerPort
+            | SchemeName::PerPool
+            | SchemeName::DequeueRed
+            | SchemeName::DctcpRed
     );
     if uses_threshold && k >= buffer.0 {
-        return Err(format!("marking.threshold.k: {} is not below the port buffer switch.buffer = {}", m.threshold.k, buffer));
+        return Err(format!(
+            "marking.threshold.k: {} is not below the port buffer switch.buffer = {}",
+            m.threshold.k, buffer
+        ));
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! One driving interface over the transports (window-based TCP flavours and rate-based
 //! DCQCN), dispatched by enum so the event loop makes no virtual calls per packet.
 
-use crate::packet::Packet;
 use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
+use crate::packet::Packet;
 use crate::tcp::{TcpReceiver, TcpSender};
 use ecnlab_core::Nanos;
 
