@@ -254,23 +254,10 @@ pub(crate) fn summary(
     let mut drops_total = [0u64; Reason::COUNT];
     let mut unmarkable_total = [0u64; Reason::COUNT];
     for (i, l) in sim.links.iter().enumerate() {
-        if !l.is_switch_port {
-            // Host NIC marks and drops still count in the totals.
-            for (q, s) in l.port.stats().iter().enumerate() {
-                let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
-                let d = diff(&s.drops, &snap.drops);
-                let m = diff(&s.marks, &snap.marks);
-                for k in 0..Reason::COUNT {
-                    drops_total[k] += d[k];
-                    marks_total[k] += m[k];
-                }
-            }
-            continue;
-        }
-        if l.tx_pkts == 0 && l.port.stats().iter().all(|s| s.total_drops() == 0) {
-            continue;
-        }
-        let name = port_name(&sim.net, i);
+        // Totals count every port, host NICs included; the per-queue list has switch ports
+        // that carried traffic.
+        let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
+        let name = if listed { port_name(&sim.net, i) } else { String::new() };
         for (q, s) in l.port.stats().iter().enumerate() {
             let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
             let marks = diff(&s.marks, &snap.marks);
@@ -280,6 +267,9 @@ pub(crate) fn summary(
                 marks_total[k] += marks[k];
                 drops_total[k] += drops[k];
                 unmarkable_total[k] += unm[k];
+            }
+            if !listed {
+                continue;
             }
             let deq = s.deq_pkts - snap.deq_pkts;
             if l.payload_by_queue[q] == 0 && s.enq_pkts == 0 && drops.iter().all(|&d| d == 0) {
