@@ -116,13 +116,30 @@ def resolve(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[st
     return with_overrides(doc, overrides)
 
 
+def _scenario_error(scenario: Any, overrides: Iterable[str], msg: str) -> ScenarioError:
+    """The core's message (``field.path: what``) prefixed with the file or built-in name it
+    came from, and pointing at the ``--set`` that put the bad value there, if one did."""
+    label = "" if isinstance(scenario, dict) else f"{os.fspath(scenario)}: "
+    field_path = msg.split(": ", 1)[0]
+    culprit = [a for a in overrides if "=" in a and _same_field(a.split("=", 1)[0].strip(), field_path)]
+    hint = f" (set by --set {culprit[-1]})" if culprit else ""
+    return ScenarioError(f"{label}{msg}{hint}")
+
+
+def _same_field(key: str, field_path: str) -> bool:
+    """``flows.0.size`` (a --set key) names ``flows[0].size`` (a core field path)."""
+    dotted = field_path.replace("[", ".").replace("]", "")
+    return dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + ".")
+
+
 def validate(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[str] = ()) -> dict[str, Any]:
     """Resolve and fully validate a scenario without running it; raises ScenarioError."""
+    overrides = list(overrides)
     doc = resolve(scenario, overrides)
     try:
         _core.validate_json(to_json(doc))
     except ValueError as e:
-        raise ScenarioError(str(e)) from None
+        raise _scenario_error(scenario, overrides, str(e)) from None
     return doc
 
 
@@ -132,6 +149,7 @@ def run(
     overrides: Iterable[str] = (),
 ) -> RunResult:
     """Run a scenario (built-in name, TOML path, or a dict) and return its results."""
+    overrides = list(overrides)
     doc = resolve(scenario, overrides)
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")
@@ -139,7 +157,7 @@ def run(
     try:
         text = _core.run_json(to_json(doc), None if seed is None else int(seed))
     except ValueError as e:
-        raise ScenarioError(str(e)) from None
+        raise _scenario_error(scenario, overrides, str(e)) from None
     except RuntimeError as e:
         raise SimulationError(str(e)) from None
     wall = time.perf_counter() - t0

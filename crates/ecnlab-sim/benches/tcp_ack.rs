@@ -40,7 +40,7 @@ fn bench_tcp(c: &mut Criterion) {
                 now += 1200;
                 let mut pkt = pipe.pop_front().expect("pipe ran dry");
                 n += 1;
-                if n % 8 == 0 && pkt.ecn != Ecn::NotEct {
+                if n.is_multiple_of(8) && pkt.ecn != Ecn::NotEct {
                     pkt.ecn = Ecn::Ce;
                 }
                 r.on_data(now, &pkt, &mut acks);

@@ -1,10 +1,15 @@
 //! Run a scenario TOML file and print its summary (a debugging aid without Python).
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run_toml SCENARIO.toml");
-    let text = std::fs::read_to_string(&path).expect("read");
-    let scn = ecnlab_sim::Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let fail = |m: String| -> ! {
+        eprintln!("run_toml: error: {m}");
+        std::process::exit(2)
+    };
+    let Some(path) = std::env::args().nth(1) else { fail("usage: run_toml SCENARIO.toml".into()) };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
+    let scn = ecnlab_sim::Scenario::from_toml(&text).unwrap_or_else(|e| fail(format!("{path}: {e}")));
+    scn.validate().unwrap_or_else(|e| fail(format!("{path}: {e}")));
     let t0 = std::time::Instant::now();
-    let out = ecnlab_sim::run(&scn, scn.seed).unwrap_or_else(|e| panic!("{e}"));
+    let out = ecnlab_sim::run(&scn, scn.seed).unwrap_or_else(|e| fail(format!("{path}: {e}")));
     let s = &out.summary;
     eprintln!("{:.2} s wall, {} events, {} hops", t0.elapsed().as_secs_f64(), s["events"], s["packet_hops"]);
 }

@@ -2,6 +2,7 @@
 //! hands over) deserializes into. Configuration flows one way: file -> these structs ->
 //! the built network. Unknown keys are errors; every error names its field path.
 
+use crate::de::{internally_tagged, join_error};
 use crate::tcp::{CcKind, TcpConfig};
 use crate::workload::TrafficSpec;
 use ecnlab_core::port::PortConfig;
@@ -58,7 +59,7 @@ fn default_seed() -> u64 {
 
 /// Built-in topologies. Host indices are 0-based; in a star, hosts hang off one switch.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Topology {
     /// N hosts on one switch.
     Star {
@@ -99,6 +100,8 @@ pub enum Topology {
         core_delay: Duration,
     },
 }
+
+internally_tagged!(Topology, "kind");
 
 /// Host settings.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -159,7 +162,7 @@ pub enum RttVariationMode {
 
 /// A distribution of extra delays.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DelayDist {
     Fixed {
         value: Duration,
@@ -178,6 +181,8 @@ pub enum DelayDist {
         points: Vec<(Duration, f64)>,
     },
 }
+
+internally_tagged!(DelayDist, "dist");
 
 impl DelayDist {
     pub fn validate(&self) -> Result<(), String> {
@@ -310,18 +315,14 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Scenario, String> {
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
+            let path = e.path().clone();
             let inner = e.into_inner().to_string();
             // serde_json appends " at line L column C" which means nothing to a user of TOML.
-            let inner = match inner.find(" at line ") {
-                Some(i) => inner[..i].to_string(),
-                None => inner,
+            let inner = match inner.rfind(" at line ") {
+                Some(i) => &inner[..i],
+                None => &inner,
             };
-            if path == "." {
-                inner
-            } else {
-                format!("{path}: {inner}")
-            }
+            join_error(&path, inner)
         })
     }
 
@@ -329,13 +330,8 @@ impl Scenario {
     pub fn from_toml(text: &str) -> Result<Scenario, String> {
         let de = toml::Deserializer::parse(text).map_err(|e| e.message().to_string())?;
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner().message().to_string();
-            if path == "." {
-                inner
-            } else {
-                format!("{path}: {inner}")
-            }
+            let path = e.path().clone();
+            join_error(&path, e.into_inner().message())
         })
     }
 
@@ -358,30 +354,41 @@ impl Scenario {
         }
         match &self.topology {
             Topology::Star { link_rate, host_link_rate, host_link_delay, hosts, .. } => {
-                if link_rate.0 == 0 || host_link_rate.iter().any(|r| r.0 == 0) {
-                    return Err("topology.link_rate: must be larger than 0".into());
+                positive_rate("topology.link_rate", *link_rate)?;
+                for (i, r) in host_link_rate.iter().enumerate() {
+                    positive_rate(&format!("topology.host_link_rate[{i}]"), *r)?;
                 }
-                if host_link_rate.len() > *hosts || host_link_delay.len() > *hosts {
-                    return Err("topology.host_link_rate/host_link_delay: more entries than hosts".into());
+                for (name, len) in
+                    [("host_link_rate", host_link_rate.len()), ("host_link_delay", host_link_delay.len())]
+                {
+                    if len > *hosts {
+                        return Err(format!("topology.{name}: {len} entries for {hosts} hosts"));
+                    }
                 }
             }
             Topology::Dumbbell { link_rate, bottleneck_rate, .. } => {
-                if link_rate.0 == 0 || bottleneck_rate.0 == 0 {
-                    return Err("topology: link rates must be larger than 0".into());
-                }
+                positive_rate("topology.link_rate", *link_rate)?;
+                positive_rate("topology.bottleneck_rate", *bottleneck_rate)?;
             }
             Topology::LeafSpine { leaves, spines, link_rate, core_rate, .. } => {
-                if *leaves == 0 || *spines == 0 {
-                    return Err("topology: leaves and spines must be at least 1".into());
+                if *leaves == 0 {
+                    return Err("topology.leaves: must be at least 1".into());
                 }
-                if link_rate.0 == 0 || core_rate.is_some_and(|r| r.0 == 0) {
-                    return Err("topology: link rates must be larger than 0".into());
+                if *spines == 0 {
+                    return Err("topology.spines: must be at least 1".into());
+                }
+                positive_rate("topology.link_rate", *link_rate)?;
+                if let Some(r) = core_rate {
+                    positive_rate("topology.core_rate", *r)?;
                 }
             }
         }
+        self.check_thresholds()?;
         for (i, f) in self.flows.iter().enumerate() {
-            if f.src >= n || f.dst >= n {
-                return Err(format!("flows[{i}]: host {} does not exist ({} hosts)", f.src.max(f.dst), n));
+            for (name, h) in [("src", f.src), ("dst", f.dst)] {
+                if h >= n {
+                    return Err(format!("flows[{i}].{name}: host {h} does not exist ({n} hosts)"));
+                }
             }
             if f.src == f.dst {
                 return Err(format!("flows[{i}]: src and dst are the same host"));
@@ -397,8 +404,13 @@ impl Scenario {
             }
         }
         for (i, p) in self.probes.iter().enumerate() {
-            if p.src >= n || p.dst >= n || p.src == p.dst {
-                return Err(format!("probes[{i}]: src/dst must be two different existing hosts"));
+            for (name, h) in [("src", p.src), ("dst", p.dst)] {
+                if h >= n {
+                    return Err(format!("probes[{i}].{name}: host {h} does not exist ({n} hosts)"));
+                }
+            }
+            if p.src == p.dst {
+                return Err(format!("probes[{i}]: src and dst are the same host"));
             }
             if p.interval.0 == 0 {
                 return Err(format!("probes[{i}].interval: must be larger than 0"));
@@ -423,5 +435,108 @@ impl Scenario {
             return Err("host.pias_thresholds: must be increasing".into());
         }
         Ok(())
+    }
+
+    /// A queue-length threshold of the chosen scheme at or above the port buffer can never
+    /// act (the queue is dropped before it is reached): almost surely a unit slip.
+    fn check_thresholds(&self) -> Result<(), String> {
+        use ecnlab_core::marking::SchemeName::*;
+        let m = &self.marking;
+        let mut th: Vec<(String, ByteSize)> = Vec::new();
+        match m.scheme {
+            PerQueue | PerPort | PerPool | DequeueRed | DctcpRed => {
+                th.push(("threshold.k".into(), m.threshold.k));
+                for (i, k) in m.threshold.k_per_queue.iter().enumerate() {
+                    th.push((format!("threshold.k_per_queue[{i}]"), *k));
+                }
+            }
+            Red => {
+                th.push(("red.min_th".into(), m.red.min_th));
+                th.push(("red.max_th".into(), m.red.max_th));
+            }
+            Ideal => th.push(("ideal.k".into(), m.ideal.k)),
+            MqEcn => th.push(("mq_ecn.k".into(), m.mq_ecn.k)),
+            EcnSharp => {
+                th.extend(m.ecn_sharp.ins_target_bytes.map(|b| ("ecn_sharp.ins_target_bytes".into(), b)));
+                th.extend(m.ecn_sharp.pst_target_bytes.map(|b| ("ecn_sharp.pst_target_bytes".into(), b)));
+            }
+            Dualq => {
+                for (inst, p) in [("scalable", &m.dualq.scalable), ("classic", &m.dualq.classic)] {
+                    th.push((format!("dualq.{inst}.min_th"), p.min_th));
+                    th.push((format!("dualq.{inst}.max_th"), p.max_th));
+                }
+            }
+            None | Codel | Tcn => {}
+        }
+        let buffer = self.switch.buffer;
+        match th.into_iter().find(|(_, k)| k.0 > buffer.0 || (k.0 == buffer.0 && buffer.0 > 0)) {
+            Some((name, k)) => {
+                Err(format!("marking.{name}: {k} is not below the port buffer switch.buffer = {buffer}"))
+            }
+            Option::None => Ok(()),
+        }
+    }
+}
+
+fn positive_rate(field: &str, r: Rate) -> Result<(), String> {
+    if r.0 == 0 {
+        return Err(format!("{field}: must be larger than 0"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "name = \"t\"\nduration = \"1ms\"\n";
+
+    fn err(toml_text: &str) -> String {
+        Scenario::from_toml(toml_text).and_then(|s| s.validate().map(|_| s)).err().expect("must be rejected")
+    }
+
+    #[test]
+    fn errors_inside_tagged_tables_name_the_field() {
+        let star = "[topology]\nkind = \"star\"\nhosts = 2\nlink_delay = \"1us\"\n";
+        let e = err(&format!("{HEAD}{star}link_rate = \"-1Gbps\"\n"));
+        assert!(e.starts_with("topology.link_rate: "), "{e}");
+        let e = err(&format!("{HEAD}{star}link_rate = \"1Gbps\"\n[[traffic]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nflows = \"many\"\n"));
+        assert!(e.starts_with("traffic[0].flows: invalid type"), "{e}");
+        let e = err(&format!(
+            "{HEAD}{star}link_rate = \"1Gbps\"\n[rtt_variation]\ndelay = {{ dist = \"fixed\", value = \"x\" }}\n"
+        ));
+        assert!(e.starts_with("rtt_variation.delay.value: "), "{e}");
+        let e = err(&format!("{HEAD}[topology]\nkind = \"stra\"\n"));
+        assert_eq!(e, "topology.kind: unknown variant `stra` (did you mean `star`?)");
+    }
+
+    #[test]
+    fn tagged_tables_round_trip_through_json() {
+        let text = format!(
+            "{HEAD}[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\n\
+             link_rate = \"10Gbps\"\nhost_delay = \"1us\"\ncore_delay = \"1us\"\n\
+             [[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [1, 2]\nsize_min = \"1KB\"\nsize_max = \"2KB\"\nqueries = 1\n"
+        );
+        let s = Scenario::from_toml(&text).unwrap();
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"kind\":\"leaf_spine\"") && json.contains("\"kind\":\"incast\""), "{json}");
+        let back = Scenario::from_json(&json).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+    }
+
+    #[test]
+    fn a_threshold_above_the_buffer_is_rejected() {
+        let star = "[topology]\nkind = \"star\"\nhosts = 2\nlink_rate = \"1Gbps\"\nlink_delay = \"1us\"\n";
+        let e = err(&format!(
+            "{HEAD}{star}[switch]\nbuffer = \"50KB\"\n[marking]\nscheme = \"mq_ecn\"\n[marking.mq_ecn]\nk = \"60KB\"\n"
+        ));
+        assert!(e.starts_with("marking.mq_ecn.k: 60KB is not below the port buffer"), "{e}");
+        // The same K is fine when another scheme is chosen: only the active scheme's count.
+        assert!(Scenario::from_toml(&format!(
+            "{HEAD}{star}[switch]\nbuffer = \"50KB\"\n[marking.mq_ecn]\nk = \"60KB\"\n"
+        ))
+        .unwrap()
+        .validate()
+        .is_ok());
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod dcqcn;
+pub mod de;
 pub mod event;
 pub mod metrics;
 pub mod packet;

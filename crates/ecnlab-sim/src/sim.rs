@@ -203,7 +203,6 @@ impl Simulator {
     /// Build the network and traffic of a validated scenario.
     pub fn new(scn: &Scenario, seed: u64) -> Result<Simulator, String> {
         scn.validate()?;
-        check_thresholds(scn, scn.switch.buffer)?;
         let net = Net::build(&scn.topology);
         if let Some(&(s, d)) = net.unreachable_pairs().first() {
             return Err(format!("topology: host {s} cannot reach host {d}"));
@@ -886,27 +885,6 @@ impl Simulator {
         }
         Ok(())
     }
-}
-
-/// Threshold sanity: a queue-length threshold at or above the buffer can never act.
-fn check_thresholds(scn: &Scenario, buffer: ByteSize) -> Result<(), String> {
-    let m = &scn.marking;
-    let k = m.threshold.k.0;
-    let uses_threshold = matches!(
-        m.scheme,
-        SchemeName::PerQueue
-            | SchemeName::PerPort
-            | SchemeName::PerPool
-            | SchemeName::DequeueRed
-            | SchemeName::DctcpRed
-    );
-    if uses_threshold && k >= buffer.0 {
-        return Err(format!(
-            "marking.threshold.k: {} is not below the port buffer switch.buffer = {}",
-            m.threshold.k, buffer
-        ));
-    }
-    Ok(())
 }
 
 #[inline]

@@ -73,12 +73,14 @@ use std::collections::BinaryHeap;
 
 /// One `[[traffic]]` entry.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TrafficSpec {
     Poisson(PoissonSpec),
     Incast(IncastSpec),
     Trace(TraceSpec),
 }
+
+crate::de::internally_tagged!(TrafficSpec, "kind");
 
 /// Poisson arrivals of CDF-sized flows at a target load.
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -1,0 +1,240 @@
+//! Scenario deserialization helpers: error messages that name the field path, and a
+//! did-you-mean for misspelt keys and names.
+//!
+//! serde's derived *internally tagged* enums (`kind = "star"` next to the variant's fields)
+//! buffer the table before choosing the variant, so `serde_path_to_error` loses the path
+//! inside them: a bad `topology.link_rate` would be reported as `topology: ...`. The enums
+//! that take a tag (`topology.kind`, `traffic[i].kind`, `rtt_variation.delay.dist`) are
+//! therefore declared with `#[serde(remote = "Self")]` (serde derives the externally tagged
+//! form as inherent functions) and [`internally_tagged!`] implements the traits by reshaping
+//! `{kind = "star", ...}` into `{star = {...}}` and deserializing that with the path tracked.
+//! The nested path travels inside the error message behind [`MARK`] and
+//! [`join_error`] splices it onto the outer path.
+
+use serde_json::{Map, Value};
+use serde_path_to_error::{Path, Segment};
+
+/// Separates a nested field path from its message inside an error string.
+pub const MARK: char = '\u{1F}';
+
+/// `{tag = "v", rest...}` -> `{v = {rest...}}`.
+pub fn externalize(v: Value, tag: &str) -> Result<Value, String> {
+    let Value::Object(mut map) = v else {
+        return Err(format!("invalid type: {}, expected a table with `{tag}`", kind_of(&v)));
+    };
+    let variant = match map.remove(tag) {
+        Some(Value::String(s)) => s,
+        Some(other) => return Err(format!("{MARK}{tag}{MARK}invalid type: {}, expected a string", kind_of(&other))),
+        None => return Err(format!("missing field `{tag}`")),
+    };
+    let mut out = Map::new();
+    out.insert(variant, Value::Object(map));
+    Ok(Value::Object(out))
+}
+
+/// `{v = {rest...}}` -> `{tag = "v", rest...}` (serializing). Unit variants stay strings.
+pub fn internalize(v: Value, tag: &str) -> Value {
+    match v {
+        Value::Object(map) if map.len() == 1 => {
+            let (variant, inner) = map.into_iter().next().expect("one entry");
+            let mut out = Map::new();
+            out.insert(tag.to_string(), Value::String(variant));
+            if let Value::Object(fields) = inner {
+                out.extend(fields);
+            }
+            Value::Object(out)
+        }
+        Value::String(variant) => {
+            let mut out = Map::new();
+            out.insert(tag.to_string(), Value::String(variant));
+            Value::Object(out)
+        }
+        other => other,
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "a table",
+    }
+}
+
+/// The user's view of a path: `traffic[0].load`. Enum variant segments are skipped (the user
+/// wrote `kind = "poisson"`, not a `poisson` table).
+pub fn path_string(path: &Path) -> String {
+    let mut s = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => s.push_str(&format!("[{index}]")),
+            Segment::Map { key } => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(key);
+            }
+            Segment::Enum { .. } => {}
+            Segment::Unknown => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push('?');
+            }
+        }
+    }
+    s
+}
+
+/// Error of a nested (tag-dispatched) deserialization: `MARK path MARK message`, or the bare
+/// message when the error is at the table itself. A variant name that is not known is an
+/// error of the tag field.
+pub fn nested_error(path: &Path, msg: String, tag: &str) -> String {
+    let mut p = path_string(path);
+    if p.is_empty() && msg.starts_with("unknown variant") {
+        p = tag.to_string();
+    }
+    let (p, msg) = split_nested(&p, &msg);
+    if p.is_empty() {
+        msg
+    } else {
+        format!("{MARK}{p}{MARK}{msg}")
+    }
+}
+
+/// Splice a message that may carry a nested path onto `outer`.
+fn split_nested(outer: &str, msg: &str) -> (String, String) {
+    if let Some(rest) = msg.strip_prefix(MARK) {
+        if let Some((inner, m)) = rest.split_once(MARK) {
+            let (inner, m) = split_nested(inner, m);
+            return (join_path(outer, &inner), m);
+        }
+    }
+    (outer.to_string(), msg.to_string())
+}
+
+fn join_path(outer: &str, inner: &str) -> String {
+    match (outer.is_empty() || outer == ".", inner.is_empty()) {
+        (true, _) => inner.to_string(),
+        (false, true) => outer.to_string(),
+        (false, false) if inner.starts_with('[') => format!("{outer}{inner}"),
+        (false, false) => format!("{outer}.{inner}"),
+    }
+}
+
+/// The final one-line error: `field.path: message`, with a did-you-mean where serde listed
+/// the accepted names.
+pub fn join_error(outer: &Path, msg: &str) -> String {
+    let (p, m) = split_nested(&path_string(outer), msg);
+    let m = did_you_mean(&m);
+    if p.is_empty() {
+        m
+    } else {
+        format!("{p}: {m}")
+    }
+}
+
+/// serde says "unknown field `buffr`, expected one of `queues`, `buffer`, ..." (or
+/// "unknown variant"). When one accepted name is close, say only that one; else keep the list.
+pub fn did_you_mean(msg: &str) -> String {
+    let Some(what) = ["unknown field `", "unknown variant `"].iter().find(|p| msg.starts_with(**p)) else {
+        return msg.to_string();
+    };
+    let names: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
+    let Some((given, accepted)) = names.split_first() else {
+        return msg.to_string();
+    };
+    let best =
+        accepted.iter().map(|a| (edit_distance(&given.to_lowercase(), &a.to_lowercase()), *a)).min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, a)) if d <= (given.len().max(a.len()) / 3).max(1) || a.contains(*given) && given.len() >= 3 => {
+            format!("{what}{given}` (did you mean `{a}`?)")
+        }
+        _ => msg.to_string(),
+    }
+}
+
+/// Edit distance with adjacent transpositions (optimal string alignment): `szie` is one
+/// edit from `size`. Names are short, so the O(n m) table is fine.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j - 1] + cost).min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// Implement `Deserialize` and `Serialize` in the internally tagged form for an enum whose
+/// derives carry `#[serde(remote = "Self")]` (see the module docs).
+macro_rules! internally_tagged {
+    ($ty:ty, $tag:literal) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                use serde::de::Error;
+                let v = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+                let ext = $crate::de::externalize(v, $tag).map_err(D::Error::custom)?;
+                let mut track = serde_path_to_error::Track::new();
+                match <$ty>::deserialize(serde_path_to_error::Deserializer::new(ext, &mut track)) {
+                    Ok(x) => Ok(x),
+                    Err(e) => Err(D::Error::custom($crate::de::nested_error(&track.path(), e.to_string(), $tag))),
+                }
+            }
+        }
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::Error;
+                let v = <$ty>::serialize(self, serde_json::value::Serializer).map_err(S::Error::custom)?;
+                serde::Serialize::serialize(&$crate::de::internalize(v, $tag), s)
+            }
+        }
+    };
+}
+pub(crate) use internally_tagged;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_closest_name_only_when_close() {
+        let m = "unknown field `buffr`, expected one of `queues`, `buffer`, `pool`";
+        assert_eq!(did_you_mean(m), "unknown field `buffr` (did you mean `buffer`?)");
+        let m = "unknown variant `tcnn`, expected one of `red`, `tcn`, `codel`";
+        assert_eq!(did_you_mean(m), "unknown variant `tcnn` (did you mean `tcn`?)");
+        let m = "unknown field `zzzzzz`, expected one of `queues`, `buffer`";
+        assert_eq!(did_you_mean(m), m);
+        assert_eq!(did_you_mean("missing field `x`"), "missing field `x`");
+    }
+
+    #[test]
+    fn edit_distance_is_levenshtein() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+        assert_eq!(edit_distance("szie", "size"), 1);
+    }
+
+    #[test]
+    fn nested_paths_are_spliced() {
+        let (p, m) = split_nested("traffic[2]", &format!("{MARK}load{MARK}must be at most 1"));
+        assert_eq!((p.as_str(), m.as_str()), ("traffic[2].load", "must be at most 1"));
+        let (p, _) = split_nested("a", &format!("{MARK}[1]{MARK}x"));
+        assert_eq!(p, "a[1]");
+        let (p, m) = split_nested("a", "plain");
+        assert_eq!((p.as_str(), m.as_str()), ("a", "plain"));
+    }
+}
