@@ -141,6 +141,9 @@ pub struct Port<P> {
     total_drops: u64,
     /// Per queue: when `byte_ns` was last brought up to date.
     last_change_ns: Vec<Nanos>,
+    /// Per queue: packets and bytes admitted but dropped at dequeue (CoDel, a dequeue-hook
+    /// drop of a non-ECT packet), for the conservation check of [`Port::check_invariants`].
+    deq_dropped: Vec<(u64, u64)>,
 }
 
 impl<P: PortPacket> Port<P> {
@@ -193,6 +196,7 @@ impl<P: PortPacket> Port<P> {
             stats: vec![QueueStats::default(); n],
             total_drops: 0,
             last_change_ns: vec![0; n],
+            deq_dropped: vec![(0, 0); n],
         })
     }
 
@@ -399,6 +403,10 @@ impl<P: PortPacket> Port<P> {
                     false
                 }
             };
+            if !keep {
+                self.deq_dropped[q].0 += 1;
+                self.deq_dropped[q].1 += size as u64;
+            }
             if keep {
                 let st = &mut self.stats[q];
                 st.deq_pkts += 1;
@@ -411,10 +419,116 @@ impl<P: PortPacket> Port<P> {
     }
 }
 
+impl<P: PortPacket> Port<P> {
+    /// Check the port's bookkeeping: what the scheduler sees of each queue (`QueueOcc`)
+    /// matches its FIFO, no queue exceeds its limit, the port's total matches its queues and
+    /// fits the buffer, and the drop total matches the per-reason counters. `full` also walks
+    /// every FIFO (O(packets)) and checks per-queue conservation: packets and bytes admitted
+    /// = sent + dropped at dequeue + still queued. Without `full` the check is O(queues), cheap
+    /// enough to run after every operation in debug builds. Errors name the queue.
+    pub fn check_invariants(&self, full: bool) -> Result<(), String> {
+        let mut sum = 0u64;
+        for (q, (occ, fifo)) in self.occ.iter().zip(&self.fifos).enumerate() {
+            if occ.pkts as usize != fifo.len() {
+                return Err(format!(
+                    "queue {q}: the scheduler sees {} packets, the FIFO holds {}",
+                    occ.pkts,
+                    fifo.len()
+                ));
+            }
+            let head = fifo.front().map_or(0, |e| e.pkt.wire_bytes());
+            if occ.head_bytes != head {
+                return Err(format!("queue {q}: head packet of {head} B recorded as {} B", occ.head_bytes));
+            }
+            if occ.bytes > self.queue_limits[q] || occ.bytes > self.buffer_bytes {
+                return Err(format!("queue {q}: {} B queued, above its limit", occ.bytes));
+            }
+            sum += occ.bytes;
+            if full {
+                let bytes: u64 = fifo.iter().map(|e| e.pkt.wire_bytes() as u64).sum();
+                if bytes != occ.bytes {
+                    return Err(format!("queue {q}: the FIFO holds {bytes} B, the scheduler sees {} B", occ.bytes));
+                }
+                let (st, (dp, db)) = (&self.stats[q], self.deq_dropped[q]);
+                if st.enq_pkts != st.deq_pkts + dp + fifo.len() as u64 || st.enq_bytes != st.deq_bytes + db + bytes {
+                    return Err(format!(
+                        "queue {q}: admitted {} pkts / {} B != sent {} / {} + dropped at dequeue {dp} / {db} + queued {} / {bytes}",
+                        st.enq_pkts,
+                        st.enq_bytes,
+                        st.deq_pkts,
+                        st.deq_bytes,
+                        fifo.len()
+                    ));
+                }
+            }
+        }
+        if sum != self.port_bytes {
+            return Err(format!("the port counts {} B, its queues {sum} B", self.port_bytes));
+        }
+        if self.port_bytes > self.buffer_bytes {
+            return Err(format!("{} B queued in a buffer of {} B", self.port_bytes, self.buffer_bytes));
+        }
+        let by_reason: u64 = self.stats.iter().map(|s| s.total_drops()).sum();
+        if by_reason != self.total_drops {
+            return Err(format!("{} drops in total, {by_reason} by reason", self.total_drops));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::marking::SchemeName;
+
+    #[test]
+    fn the_invariant_check_catches_broken_bookkeeping() {
+        let mut p = port(2, 10_000, SchemeName::None);
+        let mut pool = BufferPool::unlimited();
+        for i in 0..4 {
+            p.enqueue(0, pkt(i, (i % 2) as u8), &mut pool).unwrap();
+        }
+        p.dequeue(1, &mut pool).unwrap();
+        assert_eq!(p.check_invariants(true), Ok(()));
+        let mut bad = |f: &dyn Fn(&mut Port<TestPkt>)| {
+            let mut c = port(2, 10_000, SchemeName::None);
+            let mut pool = BufferPool::unlimited();
+            for i in 0..4 {
+                c.enqueue(0, pkt(i, (i % 2) as u8), &mut pool).unwrap();
+            }
+            f(&mut c);
+            c.check_invariants(true).unwrap_err()
+        };
+        assert!(bad(&|c| c.occ[1].bytes += 1).starts_with("queue 1:"));
+        assert!(bad(&|c| c.occ[0].pkts -= 1).starts_with("queue 0: the scheduler sees"));
+        assert!(bad(&|c| c.port_bytes += 1500).starts_with("the port counts"));
+        assert!(bad(&|c| c.stats[0].deq_pkts += 1).starts_with("queue 0: admitted"));
+        assert!(bad(&|c| c.total_drops += 1).contains("drops in total"));
+        assert!(bad(&|c| {
+            c.buffer_bytes = 2000;
+        })
+        .contains("above its limit"));
+    }
+
+    #[test]
+    fn dequeue_drops_keep_the_books_balanced() {
+        // CoDel in drop mode drops at dequeue: admitted = sent + dropped at dequeue + queued.
+        let cfg = PortConfig { queues: 1, buffer: ByteSize(1_000_000), ..Default::default() };
+        let mut m = MarkingConfig { scheme: SchemeName::Codel, ..Default::default() };
+        m.codel.mode = crate::marking::codel::CodelMode::Drop;
+        let mut p: Port<TestPkt> = Port::new(&cfg, &m, 1_000_000_000, 1).unwrap();
+        let mut pool = BufferPool::unlimited();
+        let mut t = 0;
+        for i in 0..2000 {
+            let _ = p.enqueue(t, TestPkt { ect: false, ..pkt(i, 0) }, &mut pool);
+            if i % 2 == 0 {
+                p.dequeue(t, &mut pool);
+            }
+            t += 6_000;
+        }
+        assert!(p.total_drops() > 0, "CoDel must have dropped at dequeue");
+        assert_eq!(p.check_invariants(true), Ok(()));
+    }
 
     #[derive(Clone, Copy, Debug, PartialEq)]
     pub(crate) struct TestPkt {

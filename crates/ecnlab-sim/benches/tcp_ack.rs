@@ -72,7 +72,7 @@ fn bench_tcp(c: &mut Criterion) {
                     tx_ns: now,
                     payload: 1460,
                     size: 1500,
-                    ecn: if seq % (8 * 1460) == 0 { Ecn::Ce } else { Ecn::Ect0 },
+                    ecn: if seq.is_multiple_of(8 * 1460) { Ecn::Ce } else { Ecn::Ect0 },
                     ..Default::default()
                 };
                 seq += 1460;

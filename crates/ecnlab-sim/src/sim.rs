@@ -72,6 +72,8 @@ pub(crate) struct Link {
     pub tx_bytes: u64,
     /// TCP payload bytes of data packets sent, per queue of the port.
     pub payload_by_queue: Vec<u64>,
+    /// Wire bytes sent per queue: must match what the port dequeued (end-of-run check).
+    wire_by_queue: Vec<u64>,
 }
 
 /// A transport connection between two hosts. It carries one long-lived flow, or a
@@ -162,6 +164,9 @@ pub struct Simulator {
     pub(crate) net: Net,
     pub(crate) links: Vec<Link>,
     pools: Vec<BufferPool>,
+    /// The first broken invariant seen by the debug-build checks (never set in release).
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
+    violation: Option<String>,
     pub(crate) conns: Vec<Conn>,
     pub(crate) flows: Vec<Flow>,
     /// Idle connections per (src, dst) pair, for persistent connections.
@@ -232,6 +237,7 @@ impl Simulator {
                 tx_pkts: 0,
                 tx_bytes: 0,
                 payload_by_queue: vec![0; nq],
+                wire_by_queue: vec![0; nq],
             });
         }
         let pools = (0..net.n_nodes())
@@ -271,6 +277,7 @@ impl Simulator {
             net,
             links,
             pools,
+            violation: None,
             conns: Vec::new(),
             flows: Vec::with_capacity(arrivals.len() + scn.flows.len()),
             idle_conns: HashMap::new(),
@@ -428,6 +435,10 @@ impl Simulator {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.handle(ev);
+            #[cfg(debug_assertions)]
+            if let Some(v) = self.violation.take() {
+                return Err(v);
+            }
             if self.done {
                 self.end = self.now.max(self.warmup + 1);
                 break;
@@ -471,11 +482,14 @@ impl Simulator {
     fn enqueue(&mut self, li: usize, pkt: Packet) {
         let link = &mut self.links[li];
         let pool = &mut self.pools[link.spec.from];
-        if link.port.enqueue(self.now, pkt, pool).is_err() {
+        let admitted = link.port.enqueue(self.now, pkt, pool).is_ok();
+        #[cfg(debug_assertions)]
+        self.debug_check_port(li);
+        if !admitted {
             self.counting.dropped += 1;
             return;
         }
-        if !link.busy {
+        if !self.links[li].busy {
             self.start_tx(li);
         }
     }
@@ -487,6 +501,9 @@ impl Simulator {
         let drops_before = link.port.total_drops();
         let next = link.port.dequeue(self.now, pool);
         self.counting.dropped += link.port.total_drops() - drops_before; // drops at dequeue (CoDel)
+        #[cfg(debug_assertions)]
+        self.debug_check_port(li);
+        let link = &mut self.links[li];
         match next {
             Some((pkt, q)) => {
                 link.busy = true;
@@ -512,6 +529,7 @@ impl Simulator {
         let pkt = link.in_tx;
         link.tx_pkts += 1;
         link.tx_bytes += pkt.size as u64;
+        link.wire_by_queue[link.in_tx_queue as usize] += pkt.size as u64;
         if pkt.kind == Kind::Data {
             link.payload_by_queue[link.in_tx_queue as usize] += pkt.payload as u64;
         }
@@ -862,7 +880,61 @@ impl Simulator {
         }
     }
 
+    /// Debug builds check a port's books after every enqueue and dequeue (O(queues)); the
+    /// first violation stops the run with its event time.
+    #[cfg(debug_assertions)]
+    fn debug_check_port(&mut self, li: usize) {
+        if self.violation.is_some() {
+            return;
+        }
+        let link = &self.links[li];
+        let pool = &self.pools[link.spec.from];
+        let res = link.port.check_invariants(false).and_then(|_| {
+            if pool.used_bytes > pool.limit_bytes {
+                Err(format!("shared pool holds {} B, its limit is {} B", pool.used_bytes, pool.limit_bytes))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = res {
+            self.violation = Some(format!("internal error at t={} ns: port {}: {e}", self.now, self.port_name(li)));
+        }
+    }
+
+    fn port_name(&self, li: usize) -> String {
+        crate::metrics::port_name(&self.net, li)
+    }
+
+    /// The counting invariants, checked at the end of every run: every port's books
+    /// ([`Port::check_invariants`] in full), bytes each queue dequeued = bytes its link sent
+    /// from it (+ the packet on the wire), shared pools = the ports drawing from them, and
+    /// packets sent = delivered + dropped + in flight. A violation is an internal error.
     fn check_counting(&mut self) -> Result<(), String> {
+        let at = self.now;
+        let mut pool_use = vec![0u64; self.pools.len()];
+        for li in 0..self.links.len() {
+            let l = &self.links[li];
+            let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.port_name(li));
+            l.port.check_invariants(true).map_err(fail)?;
+            for (q, st) in l.port.stats().iter().enumerate() {
+                let on_wire = if l.busy && l.in_tx_queue as usize == q { l.in_tx.size as u64 } else { 0 };
+                if st.deq_bytes != l.wire_by_queue[q] + on_wire {
+                    return Err(fail(format!(
+                        "queue {q} dequeued {} B but its link sent {} B (+{on_wire} B on the wire)",
+                        st.deq_bytes, l.wire_by_queue[q]
+                    )));
+                }
+            }
+            pool_use[l.spec.from] += l.port.bytes();
+        }
+        for (n, p) in self.pools.iter().enumerate() {
+            if p.limit_bytes != u64::MAX && (p.used_bytes != pool_use[n] || p.used_bytes > p.limit_bytes) {
+                return Err(format!(
+                    "internal error at t={at} ns: the shared pool of {} counts {} B, its ports hold {} B (limit {} B)",
+                    self.net.names[n], p.used_bytes, pool_use[n], p.limit_bytes
+                ));
+            }
+        }
         let mut in_flight = 0u64;
         for l in &self.links {
             in_flight += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
@@ -901,4 +973,38 @@ pub(crate) fn flow_records(sim: &Simulator) -> Vec<FlowRecord> {
 
 pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {
     sim.probes.iter().enumerate().map(|(i, p)| ProbeRecord::of(i, p)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_run() -> Simulator {
+        let text = "name = \"t\"\nduration = \"3ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"5us\"\n[switch]\nbuffer = \"60KB\"\n\
+                    [[flows]]\nsrc = 0\ndst = 2\n[[flows]]\nsrc = 1\ndst = 2\n";
+        let scn = Scenario::from_toml(text).unwrap();
+        let mut sim = Simulator::new(&scn, 1).unwrap();
+        sim.run().expect("a healthy run passes every check");
+        sim
+    }
+
+    #[test]
+    fn the_end_of_run_check_catches_broken_counts() {
+        let mut sim = small_run();
+        assert!(sim.counting.dropped > 0, "two senders into a 60 KB buffer must overflow it");
+        sim.counting.delivered += 1;
+        let e = sim.check_counting().unwrap_err();
+        assert!(e.starts_with("internal error at t=3000000 ns: packet accounting broken"), "{e}");
+
+        let mut sim = small_run();
+        let li = (0..sim.links.len()).find(|&i| sim.links[i].tx_pkts > 0).unwrap();
+        sim.links[li].wire_by_queue[0] += 1;
+        let e = sim.check_counting().unwrap_err();
+        assert!(e.contains("dequeued") && e.contains("its link sent"), "{e}");
+
+        let mut sim = small_run();
+        sim.counting.dropped += 1;
+        assert!(sim.check_counting().unwrap_err().contains("drops"));
+    }
 }
