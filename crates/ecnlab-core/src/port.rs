@@ -490,7 +490,7 @@ mod tests {
         }
         p.dequeue(1, &mut pool).unwrap();
         assert_eq!(p.check_invariants(true), Ok(()));
-        let mut bad = |f: &dyn Fn(&mut Port<TestPkt>)| {
+        let bad = |f: &dyn Fn(&mut Port<TestPkt>)| {
             let mut c = port(2, 10_000, SchemeName::None);
             let mut pool = BufferPool::unlimited();
             for i in 0..4 {
