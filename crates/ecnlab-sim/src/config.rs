@@ -492,7 +492,7 @@ mod tests {
     const HEAD: &str = "name = \"t\"\nduration = \"1ms\"\n";
 
     fn err(toml_text: &str) -> String {
-        Scenario::from_toml(toml_text).and_then(|s| s.validate().map(|_| s)).err().expect("must be rejected")
+        Scenario::from_toml(toml_text).and_then(|s| s.validate().map(|_| s)).expect_err("must be rejected")
     }
 
     #[test]
