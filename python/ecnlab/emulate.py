@@ -980,6 +980,21 @@ class _Emulation:
         return p
 
 
+def _watch_until(t: float, sw: subprocess.Popen) -> None:
+    """Sleep until wall time t, but give up at once (EmulationError, so cleanup runs) if
+    the switch dies: without it, every number of the run would be meaningless."""
+    while True:
+        if sw.poll() is not None:
+            rc = sw.returncode
+            how = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
+            err = (sw.stderr.read() or "").strip().splitlines() if sw.stderr else []
+            raise EmulationError(f"ecnlab-switch stopped during the run ({how}){': ' + err[-1] if err else ''}")
+        d = t - time.time()
+        if d <= 0:
+            return
+        time.sleep(min(d, 0.05))
+
+
 def _why(p: subprocess.Popen, line: str) -> str:
     """The last line a child that failed to start said."""
     if p.poll() is None:
@@ -1224,9 +1239,9 @@ def emulate(
             p.stdin.flush()
         if not quiet:
             sys.stderr.write(f"ecnlab: emulating {duration:.2f} s (rates / {factor:g}, {scale})...\n")
-        _sleep_until(t0 + warmup)
+        _watch_until(t0 + warmup, sw)
         sw.send_signal(signal.SIGUSR1)
-        _sleep_until(t0 + duration)
+        _watch_until(t0 + duration, sw)
         sw.send_signal(signal.SIGUSR2)
         for (h, role), p in agents.items():
             try:
@@ -1367,9 +1382,15 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         "switch": {
             "frames_forwarded": sw.get("frames_forwarded", 0), "frames_received": sw.get("frames_received", 0),
             "socket_drops": socket_drops, "frame_pool": sw.get("frame_pool"),
+            # Frames the switch dropped before any queue (runts, malformed IPv4, bad
+            # checksums, bridge-local, filtered, pool exhausted) and what it forwarded by
+            # kind (IPv4 ECT / not-ECT / with options, ARP, IPv6, other EtherTypes).
+            "ingress_drops_by_reason": sw.get("ingress_drops_by_reason", {}),
+            "ingress_by_kind": sw.get("ingress_by_kind", {}), "fib_full": sw.get("fib_full", 0),
             "window_s": sw.get("window", {}).get("duration_s"),
             "ports": [{k: p[k] for k in ("name", "rate_bps", "shaper_rate_bps", "shaper_burst_bytes", "rx_frames",
-                                         "tx_frames", "ce_set", "tx_errors", "socket_drops", "pool_exhausted")}
+                                         "tx_frames", "ce_set", "tx_errors", "socket_drops", "pool_exhausted")
+                       if k in p}
                       for p in sw.get("total", {}).get("ports", [])],
         },
         "socket_drops": socket_drops,
