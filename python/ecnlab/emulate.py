@@ -83,6 +83,7 @@ SOCKET_BUFFER = 4 << 20
 
 # Linux constants not in the socket module of every Python.
 SO_TIMESTAMPNS = 35
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 CLONE_NEWNET = 0x40000000
@@ -661,6 +662,18 @@ class _Agent:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
             if f.get("mss"):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["mss"])
+            if f.get("rate_bps"):
+                # The kernel paces the flow (TCP internal pacing, enabled by this option):
+                # an agent that waited for a CPU then catches up at 1.1 x its rate, not in a
+                # line-rate burst. Such bursts in a strict-priority queue starve the queues
+                # below it for milliseconds, and a sojourn-time scheme (TCN) marks their
+                # flows down to 2 packets, which the simulator's perfectly smooth
+                # application never does.
+                pace = int(f["rate_bps"] / 8 * 1.1)
+                try:
+                    s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, min(pace, 2**32 - 2))
+                except OSError:
+                    pass
             s.settimeout(5.0)
             t_conn = time.time()
             s.connect((f["dst_ip"], TCP_PORT))
