@@ -35,12 +35,12 @@ def _queues(summary: dict, port: str) -> dict[int, float]:
 
 
 def compare_scheme(scenario: str, sets: list[str], scheme: str, runs: int, rate: str, out: Path,
-                   port: str, quiet: bool) -> dict:
+                   port: str, quiet: bool, fallback_cc: str = "cubic") -> dict:
     overrides = [*sets, f"marking.scheme={scheme}"]
     emu_runs = []
     for k in range(runs):
         d = out / scheme / f"emulated-{k + 1}"
-        s = emu.emulate(scenario, d, overrides, rate=rate)
+        s = emu.emulate(scenario, d, overrides, rate=rate, dctcp_fallback=fallback_cc)
         emu_runs.append(s)
         if not quiet:
             print(f"  {scheme} run {k + 1}: {json.dumps({q: round(g / 1e6, 1) for q, g in _queues(s, port).items()})} "
@@ -78,6 +78,11 @@ def compare_scheme(scenario: str, sets: list[str], scheme: str, runs: int, rate:
         "probe_p99": {"sim_us": (sim["probe_rtt"]["p99_us"] or 0) * t_unscale,
                       "emu_us": [(s["probe_rtt"]["p99_us"] or 0) * t_unscale for s in emu_runs]},
         "socket_drops": [s["emulation"]["socket_drops"] for s in emu_runs],
+        # [[traffic]] scenarios: FCTs per size class (avg and p99, unscaled).
+        "fct": {c: {"sim": {k: (sim["fct"][c][k] or 0) * t_unscale for k in ("avg_us", "p99_us")} | {"count": sim["fct"][c]["count"]},
+                    "emu": [{k: (s["fct"][c][k] or 0) * t_unscale for k in ("avg_us", "p99_us")} | {"count": s["fct"][c]["count"]}
+                            for s in emu_runs]}
+                for c in ("all", "small", "medium", "large") if sim["fct"][c]["count"]},
     }
 
 
@@ -108,11 +113,18 @@ def markdown(results: list[dict], tol: float, wfq: list[int]) -> str:
             ratio = f"{q['ratio']:.3f}" if q["ratio"] is not None else "-"
             lines.append(f"| {q['queue']} | {q['sim_mbps']:.0f} | {runs} | {ratio} | {ok} |")
         p = r["probe_p50"]
-        emu_p = " / ".join(f"{x:.0f}" for x in p["emu_us"] if x)
-        ratio = f"{p['ratio']:.2f}" if p["ratio"] else "-"
-        lines.append(f"| probe RTT p50 (us) | {p['sim_us']:.0f} | {emu_p} | {ratio} | |")
-        p99 = r["probe_p99"]
-        lines.append(f"| probe RTT p99 (us) | {p99['sim_us']:.0f} | {' / '.join(f'{x:.0f}' for x in p99['emu_us'])} | | |")
+        if p["sim_us"]:
+            emu_p = " / ".join(f"{x:.0f}" for x in p["emu_us"] if x)
+            ratio = f"{p['ratio']:.2f}" if p["ratio"] else "-"
+            lines.append(f"| probe RTT p50 (us) | {p['sim_us']:.0f} | {emu_p} | {ratio} | |")
+            p99 = r["probe_p99"]
+            lines.append(f"| probe RTT p99 (us) | {p99['sim_us']:.0f} | {' / '.join(f'{x:.0f}' for x in p99['emu_us'])} | | |")
+        for c, f in r.get("fct", {}).items():
+            for k in ("avg_us", "p99_us"):
+                e = [x[k] for x in f["emu"]]
+                ratio = statistics.fmean(e) / f["sim"][k] if f["sim"][k] else float("nan")
+                lines.append(f"| FCT {c} {k[:-3]} (us, n={f['sim']['count']}) | {f['sim'][k]:.0f} | "
+                             f"{' / '.join(f'{x:.0f}' for x in e)} | {ratio:.2f} | |")
         sh = wfq_share(r, wfq)
         if sh:
             lines.append("")
@@ -133,12 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", default="s0->h0", help="switch port whose queues are compared (default s0->h0)")
     p.add_argument("--wfq-queues", default="1,2", help="the two queues whose share is checked (default 1,2)")
     p.add_argument("--goodput-tol", type=float, default=0.10)
+    p.add_argument("--dctcp-fallback", choices=["cubic", "reno"], default="cubic",
+                   help="kernel cc for cc=dctcp when the kernel has none (reno = the simulator's ECN*)")
     p.add_argument("--out", default="out/emu-compare")
     p.add_argument("-q", "--quiet", action="store_true")
     a = p.parse_args(argv)
     out = Path(a.out)
     wfq = [int(x) for x in a.wfq_queues.split(",") if x.strip()]
-    results = [compare_scheme(a.scenario, a.set, s.strip(), a.runs, a.rate, out, a.port, a.quiet)
+    results = [compare_scheme(a.scenario, a.set, s.strip(), a.runs, a.rate, out, a.port, a.quiet, a.dctcp_fallback)
                for s in a.schemes.split(",") if s.strip()]
     for r in results:
         r["wfq_share"] = wfq_share(r, wfq)

@@ -14,9 +14,11 @@ The TCN paper evaluated its schemes on a server-emulated switch carrying real TC
 - link propagation delays inside the switch (a delay line per direction and port; netem
   is not built into every kernel, e.g. this VM's), and the host's link rate with tbf on
   the host's side;
-- a small traffic agent per host (this module, ``--agent``): long-lived, rate-limited and
-  sized TCP flows with DSCP set per socket (IP_TOS) and congestion control per socket
-  (TCP_CONGESTION); ICMP echo probes with the probe's DSCP, timed with the kernel's receive
+- a small traffic agent per host (this module, ``--agent``): long-lived, rate-limited
+  (kernel-paced) and sized TCP flows with DSCP set per socket (IP_TOS) and congestion
+  control per socket (TCP_CONGESTION); ``[[traffic]]`` messages (the simulator's own flow
+  arrivals, from ``ecnlab-workload``) over persistent connections, DSCP set per message,
+  FCT per message; ICMP echo probes with the probe's DSCP, timed with the kernel's receive
   timestamp; application-layer byte counts sampled over time;
 - ``summary.json`` with the same keys as ``ecnlab run``, plus ``emulation`` details.
 
@@ -1071,6 +1073,10 @@ class _Emulation:
                 **off6,
                 "net.ipv4.tcp_ecn": ecn["sysctl"],
                 "net.ipv4.tcp_no_metrics_save": "1",
+                # No TCP timestamps: the simulator's segments carry no options, so 1460
+                # payload bytes per 1500-byte packet; with timestamps each 1514-byte frame
+                # would carry 12 bytes less payload (0.8 % of goodput).
+                "net.ipv4.tcp_timestamps": "0",
                 # ACKs in the class of the data they acknowledge (ecnlab run's default).
                 "net.ipv4.tcp_reflect_tos": "0" if ack_dscp is not None else "1",
                 # ICMP datagram sockets for probes (root is gid 0).
@@ -1410,7 +1416,7 @@ def emulate(
         # sender threads.
         for h in range(n):
             out_flows = [{**f, "dst_ip": _ip(f["dst"]), "cc": cc_map[f["cc_name"]]["kernel"],
-                          "mss": mss + 12 if mss < 1448 else None} for f in flows if f["src"] == h]
+                          "mss": mss if mss < 1460 else None} for f in flows if f["src"] == h]
             in_flows = [f for f in flows if f["dst"] == h]
             my_probes = [p for p in probes if p["src"] == h]
             out_msgs = [{"id": m["id"], "dst": m["dst"], "dst_ip": _ip(m["dst"]), "size": m["size"], "class": m["class"],
@@ -1426,7 +1432,7 @@ def emulate(
                     "messages": out_msgs if role == "tcp" else [],
                     "persistent": bool(doc.get("host", {}).get("persistent_connections", True)),
                     "pias": pias,
-                    "mss": mss + 12 if mss < 1448 else None,
+                    "mss": mss if mss < 1460 else None,
                     "traffic_rx_cc": cc_map[messages[0]["cc_name"]]["kernel"] if messages else None,
                     "listen_cc": "dctcp" if any(cc_map[f["cc_name"]]["kernel"] == "dctcp" for f in in_flows) else None,
                     "rx_cc": {str(f["id"]): cc_map[f["cc_name"]]["kernel"] for f in in_flows},
