@@ -43,8 +43,11 @@ def compare_scheme(scenario: str, sets: list[str], scheme: str, runs: int, rate:
         s = emu.emulate(scenario, d, overrides, rate=rate, dctcp_fallback=fallback_cc)
         emu_runs.append(s)
         if not quiet:
+            p50 = s["probe_rtt"]["p50_us"]
+            fct = s["fct"]["all"]["avg_us"]
             print(f"  {scheme} run {k + 1}: {json.dumps({q: round(g / 1e6, 1) for q, g in _queues(s, port).items()})} "
-                  f"Mbit/s, probe p50 {s['probe_rtt']['p50_us']:.0f} us", file=sys.stderr)
+                  f"Mbit/s" + (f", probe p50 {p50:.0f} us" if p50 else "") + (f", FCT avg {fct:.0f} us" if fct else ""),
+                  file=sys.stderr)
     first = emu_runs[0]
     factor = first["emulation"]["scale"]["factor"]
     scaled = json.loads((out / scheme / "emulated-1" / "scenario.json").read_text())
