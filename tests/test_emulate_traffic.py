@@ -117,3 +117,25 @@ def test_traffic_flows_complete_with_fcts_and_their_own_dscp(tmp_path, cdf, swit
     assert s["emulation"]["receiver_ce_packets"] > 0 or s["marks"] == 0
     assert s["fct"]["all"]["count"] == 50
     assert_nothing_left(os.getpid(), out)
+
+
+@needs_netns
+def test_pias_sends_each_flows_first_bytes_in_the_strict_queue(tmp_path, cdf, switch_exe):
+    """PIAS (host.pias_thresholds): the first 20 KB of every flow carry DSCP 0 (queue 0,
+    strict), the rest the flow's class: the switch's per-queue payload shows the split."""
+    doc = traffic_scenario(cdf, flows=30)
+    doc["switch"] = {"queues": 3, "buffer": "200KB", "scheduler": {"kind": "sp_dwrr", "strict": 1}}
+    doc["host"]["pias_thresholds"] = ["20KB"]
+    doc["traffic"][0]["classes"] = [1, 2]
+    out = tmp_path / "pias"
+    s = emu.emulate(doc, out, rate=None)
+    assert s["flows"]["completed"] == 30
+    rows = _rows(out / "flows.csv")
+    report = json.loads((out / "emulation" / "switch-stats.json").read_text())
+    q = next(p for p in report["total"]["ports"] if p["name"] == "s0->h0")["queues"]
+    head = sum(min(int(r["size"]), 20_000) for r in rows)
+    assert head <= q[0]["payload_bytes"] < head + 30 * 13 + 20_000, (head, q[0]["payload_bytes"])
+    for c in (1, 2):
+        tail = sum(max(0, int(r["size"]) - 20_000) for r in rows if int(r["class"]) == c)
+        assert tail - 20_000 <= q[c]["payload_bytes"] <= 1.05 * tail + 20_000, (c, tail, q[c]["payload_bytes"])
+    assert_nothing_left(os.getpid(), out)
