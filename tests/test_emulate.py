@@ -278,6 +278,10 @@ def test_a_killed_switch_ends_the_run_with_an_error_and_cleans_up(tmp_path, swit
     assert "ecnlab-switch stopped during the run (killed by signal 9)" in err, err
     assert not (out / "summary.json").exists()
     assert_nothing_left(p.pid, out)
+    # And the next run works.
+    s = emu.emulate(small_scenario(duration="2s"), tmp_path / "after", rate=None)
+    assert s["marks"] > 0 and s["emulation"]["receiver_ce_packets"] > 0
+    assert_nothing_left(os.getpid(), tmp_path / "after")
 
 
 @needs_netns
