@@ -186,6 +186,11 @@ def test_ce_marks_reach_the_receiver_and_nothing_is_left(tmp_path, switch_exe):
     assert s["packet_hops"] > 10_000
     assert s["probe_rtt"]["count"] > 50
     assert s["emulation"]["socket_drops"] == 0
+    # Ingress counters by reason and kind are in summary.json: real TCP is all IPv4 ECT
+    # (ARP is static, IPv6 off), and nothing is malformed.
+    sw = s["emulation"]["switch"]
+    assert sw["ingress_by_kind"]["ipv4_ect"] > 10_000, sw
+    assert sum(sw["ingress_drops_by_reason"].values()) == 0, sw["ingress_drops_by_reason"]
     # Nothing left behind.
     assert our_namespaces(os.getpid()) == []
     assert processes_mentioning(str(out)) == []
@@ -232,15 +237,51 @@ interval = "10ms"
     return p, out
 
 
-@needs_netns
-def test_sigterm_cleans_up(tmp_path, switch_exe):
-    p, out = _start_cli_run(tmp_path, "term")
-    p.send_signal(signal.SIGTERM)
-    rc = p.wait(timeout=30)
-    assert rc != 0
-    assert p.stderr.read().strip().splitlines()[-1].startswith("ecnlab: terminated")
-    assert our_namespaces(p.pid) == []
+def root_veths() -> list[str]:
+    """Interfaces in the root namespace named as the emulation's veth ends (s<N>, h<N>):
+    the emulation creates both ends inside its namespaces, so there must never be any."""
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    names = [line.split(":")[1].strip().split("@")[0] for line in out.splitlines() if ":" in line]
+    return [n for n in names if n[:1] in ("s", "h") and n[1:].isdigit()]
+
+
+def assert_nothing_left(pid: int, out: Path) -> None:
+    assert our_namespaces(pid) == []
+    deadline = time.time() + 5
+    while processes_mentioning(str(out)) and time.time() < deadline:
+        time.sleep(0.1)
     assert processes_mentioning(str(out)) == []
+    assert root_veths() == []
+
+
+@needs_netns
+@pytest.mark.parametrize("sig, rc, last_line", [(signal.SIGTERM, 143, "ecnlab: terminated"),
+                                                (signal.SIGINT, 130, "ecnlab: interrupted")])
+def test_sigterm_and_sigint_clean_up(tmp_path, switch_exe, sig, rc, last_line):
+    p, out = _start_cli_run(tmp_path, f"sig{int(sig)}")
+    p.send_signal(sig)
+    assert p.wait(timeout=30) == rc
+    assert p.stderr.read().strip().splitlines()[-1].startswith(last_line)
+    assert_nothing_left(p.pid, out)
+
+
+@needs_netns
+def test_a_killed_switch_ends_the_run_with_an_error_and_cleans_up(tmp_path, switch_exe):
+    p, out = _start_cli_run(tmp_path, "swkill")
+    sw = processes_mentioning(str(out / "emulation" / "switch.json"))
+    assert len(sw) == 1, sw
+    t = time.monotonic()
+    os.kill(sw[0], signal.SIGKILL)
+    assert p.wait(timeout=30) == 2
+    assert time.monotonic() - t < 10, "noticed at once, not at the end of the 30 s run"
+    err = p.stderr.read().strip().splitlines()[-1]
+    assert "ecnlab-switch stopped during the run (killed by signal 9)" in err, err
+    assert not (out / "summary.json").exists()
+    assert_nothing_left(p.pid, out)
+    # And the next run works.
+    s = emu.emulate(small_scenario(duration="2s"), tmp_path / "after", rate=None)
+    assert s["marks"] > 0 and s["emulation"]["receiver_ce_packets"] > 0
+    assert_nothing_left(os.getpid(), tmp_path / "after")
 
 
 @needs_netns
@@ -255,8 +296,9 @@ def test_a_run_after_a_killed_one_works(tmp_path, switch_exe):
     while processes_mentioning(str(out)) and time.time() < deadline:
         time.sleep(0.1)
     assert processes_mentioning(str(out)) == []
-    # The next run removes them first, then works.
+    # The next run removes them first, then works, and leaves nothing either.
     s = emu.emulate(small_scenario(duration="2s"), tmp_path / "after", rate=None)
     assert our_namespaces(p.pid) == []
     assert s["marks"] > 0 and s["emulation"]["receiver_ce_packets"] > 0
-    assert our_namespaces(os.getpid()) == []
+    assert_nothing_left(os.getpid(), tmp_path / "after")
+    assert_nothing_left(p.pid, out)

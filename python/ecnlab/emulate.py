@@ -14,9 +14,11 @@ The TCN paper evaluated its schemes on a server-emulated switch carrying real TC
 - link propagation delays inside the switch (a delay line per direction and port; netem
   is not built into every kernel, e.g. this VM's), and the host's link rate with tbf on
   the host's side;
-- a small traffic agent per host (this module, ``--agent``): long-lived, rate-limited and
-  sized TCP flows with DSCP set per socket (IP_TOS) and congestion control per socket
-  (TCP_CONGESTION); ICMP echo probes with the probe's DSCP, timed with the kernel's receive
+- a small traffic agent per host (this module, ``--agent``): long-lived, rate-limited
+  (kernel-paced) and sized TCP flows with DSCP set per socket (IP_TOS) and congestion
+  control per socket (TCP_CONGESTION); ``[[traffic]]`` messages (the simulator's own flow
+  arrivals, from ``ecnlab-workload``) over persistent connections, DSCP set per message,
+  FCT per message; ICMP echo probes with the probe's DSCP, timed with the kernel's receive
   timestamp; application-layer byte counts sampled over time;
 - ``summary.json`` with the same keys as ``ecnlab run``, plus ``emulation`` details.
 
@@ -74,11 +76,16 @@ NEEDS = "emulation needs root and network namespaces"
 # Addresses and ports, private to the namespaces this module creates.
 SUBNET = "10.77.0"
 TCP_PORT = 5001
-HEADER = struct.Struct("!IQ")  # flow id, size (0 = long-lived)
+# Before each message on a connection: flow id, size (0 = long-lived), and 0 for a
+# [[flows]] flow or 1 + its DSCP for a [[traffic]] message (whose bytes the receiver counts
+# per class, not per flow: thousands of flows would bloat every sample).
+HEADER = struct.Struct("!IQB")
+SIOCOUTQNSD = 0x894B  # bytes in a TCP socket's send queue not yet sent (sockios.h)
 SOCKET_BUFFER = 4 << 20
 
 # Linux constants not in the socket module of every Python.
 SO_TIMESTAMPNS = 35
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 CLONE_NEWNET = 0x40000000
@@ -163,6 +170,7 @@ _SCENARIO_UNITS = {
     "flows.*.start": "time", "flows.*.stop": "time", "flows.*.rate": "rate", "flows.*.size": "size",
     "probes.*.interval": "time", "probes.*.start": "time", "probes.*.stop": "time", "probes.*.size": "size",
     "metrics.warmup": "time", "metrics.sample_interval": "time",
+    "traffic.*.start": "time", "traffic.*.interval": "time",
 }
 
 # Queue-length thresholds, scaled with the rate in ``--scale rate`` mode.
@@ -535,6 +543,9 @@ class _Agent:
         self.errors: list[str] = []
         self.listener: socket.socket | None = None
         self.probe_socks: dict[int, socket.socket] = {}
+        self.msgs_out: dict[int, dict[str, Any]] = {}
+        self.connections = 0
+        self.zeros = memoryview(bytearray(1 << 20))
 
     # -- set-up before t0 --
     def prepare(self) -> None:
@@ -576,35 +587,43 @@ class _Agent:
             threading.Thread(target=self._receive, args=(conn,), daemon=True).start()
 
     def _receive(self, conn: socket.socket) -> None:
+        """One connection: messages one after another (persistent connections), each a
+        header and its bytes; a sized one is answered with one byte when complete, the
+        sender's FCT ends when that byte arrives (at the time of the ACK of its last
+        byte, as the simulator measures). A long-lived one runs to EOF."""
+        cc_set = False
+        buf = bytearray(1 << 18)
         try:
-            hdr = b""
-            while len(hdr) < HEADER.size:
-                chunk = conn.recv(HEADER.size - len(hdr))
-                if not chunk:
-                    return
-                hdr += chunk
-            fid, size = HEADER.unpack(hdr)
-            cc = self.spec.get("rx_cc", {}).get(str(fid))
-            if cc:
-                try:
-                    conn.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
-                except OSError:
-                    pass
-            with self.lock:
-                self.rx_bytes.setdefault(fid, 0)
-            buf = bytearray(1 << 18)
-            total = 0
             while True:
-                n = conn.recv_into(buf)
-                if n == 0:
-                    break
-                total += n
+                hdr = b""
+                while len(hdr) < HEADER.size:
+                    chunk = conn.recv(HEADER.size - len(hdr))
+                    if not chunk:
+                        return
+                    hdr += chunk
+                fid, size, tclass = HEADER.unpack(hdr)
+                key = f"t{tclass - 1}" if tclass else fid
+                cc = self.spec.get("rx_cc", {}).get(str(fid)) if not tclass else self.spec.get("traffic_rx_cc")
+                if cc and not cc_set:
+                    try:
+                        conn.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+                    except OSError:
+                        pass
+                    cc_set = True
                 with self.lock:
-                    self.rx_bytes[fid] += n
-                if size and total >= size:
+                    self.rx_bytes.setdefault(key, 0)
+                total = 0
+                while size == 0 or total < size:
+                    want = len(buf) if size == 0 else min(len(buf), size - total)
+                    n = conn.recv_into(buf, want)
+                    if n == 0:
+                        return
+                    total += n
+                    with self.lock:
+                        self.rx_bytes[key] += n
+                if not tclass:
                     self.rx_done[fid] = time.time()
-                    conn.sendall(b"\x01")  # the sender's FCT ends when this arrives
-                    size = 0
+                conn.sendall(b"\x01")  # the sender's FCT ends when this arrives
         except OSError as e:
             if time.time() < self.t_end:
                 self.errors.append(f"receive: {e}")
@@ -617,8 +636,15 @@ class _Agent:
         while True:
             t = self.t0 + k * dt
             if t > self.t_end + 1e-9:
+                # Stopped early (every message done): one last sample at the end.
+                with self.lock:
+                    snap = dict(self.rx_bytes)
+                self.samples_t.append(time.time() - self.t0)
+                self.samples.append(snap)
                 break
-            _sleep_until(t)
+            _sleep_until(min(t, self.t_end))
+            if time.time() < t - 1e-3:
+                continue
             with self.lock:
                 snap = dict(self.rx_bytes)
             self.samples_t.append(time.time() - self.t0)
@@ -638,11 +664,23 @@ class _Agent:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
             if f.get("mss"):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["mss"])
+            if f.get("rate_bps"):
+                # The kernel paces the flow (TCP internal pacing, enabled by this option):
+                # an agent that waited for a CPU then catches up at 1.1 x its rate, not in a
+                # line-rate burst. Such bursts in a strict-priority queue starve the queues
+                # below it for milliseconds, and a sojourn-time scheme (TCN) marks their
+                # flows down to 2 packets, which the simulator's perfectly smooth
+                # application never does.
+                pace = int(f["rate_bps"] / 8 * 1.1)
+                try:
+                    s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, min(pace, 2**32 - 2))
+                except OSError:
+                    pass
             s.settimeout(5.0)
             t_conn = time.time()
             s.connect((f["dst_ip"], TCP_PORT))
             rec["connect_us"] = (time.time() - t_conn) * 1e6
-            s.sendall(HEADER.pack(f["id"], f.get("size") or 0))
+            s.sendall(HEADER.pack(f["id"], f.get("size") or 0, 0))
             s.settimeout(0.05)
             chunk = memoryview(bytearray(1 << 16))
             sent = 0
@@ -685,6 +723,121 @@ class _Agent:
             except OSError:
                 pass
 
+    # -- [[traffic]]: messages over persistent connections --
+    def _traffic(self) -> None:
+        """Start each message at its arrival time on an idle connection to its receiver
+        (persistent connections, as the simulator and the TCN testbed's TrafficGenerator),
+        or on a new one; each connection is a worker thread. Prints ``done`` once every
+        message has completed, so that the run can end then (``stop_when_done``)."""
+        import queue
+
+        msgs = self.spec["messages"]
+        persistent = self.spec.get("persistent", True)
+        idle: dict[int, list] = {}
+        outstanding = [0]
+        cv = threading.Condition()
+
+        def worker(q: "queue.Queue") -> None:
+            s = None
+            while True:
+                m = q.get()
+                if m is None:
+                    break
+                rec = self.msgs_out[m["id"]]
+                try:
+                    if s is None:
+                        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                        s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, m["cc"].encode())
+                        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+                        if self.spec.get("mss"):
+                            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, self.spec["mss"])
+                        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, self._msg_tos(m, 0))
+                        s.settimeout(max(1.0, self.t_end - time.time() + 1.0))
+                        s.connect((m["dst_ip"], TCP_PORT))
+                    self._send_message(s, m)
+                    if s.recv(1):
+                        t = time.time()
+                        rec["finish_s"] = t - self.t0
+                        rec["fct_us"] = (t - self.t0 - m["start_s"]) * 1e6
+                    else:
+                        raise OSError("connection closed by the receiver")
+                except OSError as e:
+                    if time.time() < self.t_end:
+                        rec["error"] = str(e)
+                        self.errors.append(f"message {m['id']}: {e}")
+                    if s is not None:
+                        s.close()
+                    s = None
+                if not persistent and s is not None:
+                    s.close()
+                    s = None
+                with cv:
+                    outstanding[0] -= 1
+                    idle.setdefault(m["dst"], []).append(q)
+                    cv.notify_all()
+            if s is not None:
+                s.close()
+
+        for m in msgs:
+            start = self.t0 + m["start_s"]
+            if start >= self.t_end:
+                break
+            _sleep_until(start)
+            if time.time() >= self.t_end:
+                break
+            self.msgs_out[m["id"]] = {"start_s": m["start_s"], "finish_s": None, "fct_us": None, "error": None,
+                                      "late_us": (time.time() - start) * 1e6}
+            with cv:
+                outstanding[0] += 1
+                pool = idle.get(m["dst"])
+                q = pool.pop() if pool else None
+            if q is None:
+                q = queue.Queue()
+                threading.Thread(target=worker, args=(q,), daemon=True).start()
+                self.connections += 1
+            q.put(m)
+        with cv:
+            while outstanding[0] > 0 and time.time() < self.t_end:
+                cv.wait(timeout=0.05)
+        if outstanding[0] == 0 and len(self.msgs_out) == len(msgs):
+            print(f"done {time.time()!r}", flush=True)
+
+    def _msg_tos(self, m: dict[str, Any], offset: int) -> int:
+        """TOS for the bytes of message m from ``offset`` on: PIAS levels by offset (bytes
+        up to thresholds[i] carry DSCP i, as the simulator's sender), then the flow's class."""
+        for level, t in enumerate(self.spec.get("pias") or []):
+            if offset <= t:
+                return level << 2
+        return m["class"] << 2
+
+    def _send_message(self, s: socket.socket, m: dict[str, Any]) -> None:
+        """Header and ``size`` bytes; DSCP set per message with IP_TOS (the TCN testbed's
+        generator does the same per flow). With PIAS, each level's bytes are written with
+        its DSCP, and the next level starts only once they have all left the send queue
+        (SIOCOUTQNSD = 0): the kernel stamps the TOS when it transmits a segment, not when
+        the application writes it."""
+        size = m["size"]
+        pias = self.spec.get("pias") or []
+        bounds = [t for t in pias if t < size] + [size]
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, self._msg_tos(m, 0))
+        s.sendall(HEADER.pack(m["id"], size, m["class"] + 1))
+        sent = 0
+        for i, b in enumerate(bounds):
+            if i > 0:
+                while time.time() < self.t_end:
+                    try:
+                        left = struct.unpack("i", fcntl.ioctl(s.fileno(), SIOCOUTQNSD, b"\0\0\0\0"))[0]
+                    except OSError:
+                        break
+                    if left <= 0:
+                        break
+                    time.sleep(0.0002)
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, self._msg_tos(m, sent + 1))
+            while sent < b:
+                n = min(len(self.zeros), b - sent)
+                s.sendall(self.zeros[:n])
+                sent += n
+
     def _probe(self, p: dict[str, Any]) -> None:
         s = self.probe_socks[p["id"]]
         rec = self.probes[p["id"]]
@@ -693,7 +846,7 @@ class _Agent:
         pending: dict[int, int] = {}
 
         def receiver() -> None:
-            while time.time() < stop + 0.5:
+            while time.time() < min(stop, self.t_end) + 0.5:
                 try:
                     data, anc, _flags, _addr = s.recvmsg(2048, 256)
                 except socket.timeout:
@@ -722,7 +875,7 @@ class _Agent:
         seq = 0
         while True:
             t = start + k * interval
-            if t >= stop:
+            if t >= min(stop, self.t_end):
                 break
             _sleep_until(t)
             seq = (seq + 1) & 0xFFFF
@@ -748,10 +901,19 @@ class _Agent:
             threads.append(threading.Thread(target=self._send, args=(f,), daemon=True))
         for p in self.spec.get("probes", []):
             threads.append(threading.Thread(target=self._probe, args=(p,), daemon=True))
+        if self.spec.get("messages"):
+            threads.append(threading.Thread(target=self._traffic, daemon=True))
         for t in threads:
             t.start()
-        for t in threads:
-            t.join(timeout=max(0.0, self.t_end + 3.0 - time.time()))
+        # `stop` on stdin ends the run early (every message of every host is done).
+        def stdin_reader() -> None:
+            for line in sys.stdin:
+                if line.strip() == "stop":
+                    self.t_end = min(self.t_end, time.time())
+                    return
+        threading.Thread(target=stdin_reader, daemon=True).start()
+        while any(t.is_alive() for t in threads) and time.time() < self.t_end + 3.0:
+            time.sleep(0.02)
         net1 = _netstat()
         keys = ("TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery",
                 "IpExtInCEPkts", "IpExtInECT0Pkts", "IpExtInECT1Pkts", "IpExtInNoECTPkts", "TcpExtTCPECNRehash")
@@ -761,6 +923,9 @@ class _Agent:
             "samples": [{str(k): v for k, v in s.items()} for s in self.samples],
             "rx_done": {str(k): v - self.t0 for k, v in self.rx_done.items()},
             "flows": {str(k): v for k, v in self.flows_out.items()},
+            "messages": {str(k): v for k, v in self.msgs_out.items()},
+            "connections": self.connections,
+            "end_s": time.time() - self.t0,
             "probes": {str(k): v for k, v in self.probes.items()},
             "netstat": {k: net1.get(k, 0) - net0.get(k, 0) for k in keys if k in net1},
             "errors": self.errors[:20],
@@ -908,6 +1073,10 @@ class _Emulation:
                 **off6,
                 "net.ipv4.tcp_ecn": ecn["sysctl"],
                 "net.ipv4.tcp_no_metrics_save": "1",
+                # No TCP timestamps: the simulator's segments carry no options, so 1460
+                # payload bytes per 1500-byte packet; with timestamps each 1514-byte frame
+                # would carry 12 bytes less payload (0.8 % of goodput).
+                "net.ipv4.tcp_timestamps": "0",
                 # ACKs in the class of the data they acknowledge (ecnlab run's default).
                 "net.ipv4.tcp_reflect_tos": "0" if ack_dscp is not None else "1",
                 # ICMP datagram sockets for probes (root is gid 0).
@@ -980,6 +1149,24 @@ class _Emulation:
         return p
 
 
+def _watch_until(t: float, sw: subprocess.Popen, done=None) -> None:
+    """Sleep until wall time t or until ``done()`` is true, but give up at once
+    (EmulationError, so cleanup runs) if the switch dies: without it, every number of the
+    run would be meaningless."""
+    while True:
+        if done is not None and done():
+            return
+        if sw.poll() is not None:
+            rc = sw.returncode
+            how = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
+            err = (sw.stderr.read() or "").strip().splitlines() if sw.stderr else []
+            raise EmulationError(f"ecnlab-switch stopped during the run ({how}){': ' + err[-1] if err else ''}")
+        d = t - time.time()
+        if d <= 0:
+            return
+        time.sleep(min(d, 0.05))
+
+
 def _why(p: subprocess.Popen, line: str) -> str:
     """The last line a child that failed to start said."""
     if p.poll() is None:
@@ -1013,7 +1200,40 @@ def _expand_flows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return flows
 
 
-_UNSUPPORTED = ("traffic", "rtt_variation")
+_UNSUPPORTED = ("rtt_variation",)
+
+
+def workload_binary(switch_exe: Path) -> Path:
+    """``ecnlab-workload``, built beside ``ecnlab-switch`` (same crate)."""
+    exe = switch_exe.parent / "ecnlab-workload"
+    if exe.exists():
+        return exe
+    found = shutil.which("ecnlab-workload")
+    if found:
+        return Path(found)
+    raise EmulationError("ecnlab-workload not found: run `cargo build --release -p ecnlab-emu`")
+
+
+def generate_messages(doc: dict[str, Any], seed: int, first_id: int, work: Path, exe: Path) -> list[dict[str, Any]]:
+    """The ``[[traffic]]`` flow arrivals of the (scaled) scenario, from the simulator's own
+    generator (``ecnlab-workload``: same code, same seed derivation, so the same flows as
+    ``ecnlab run`` with this seed). Ids follow the ``[[flows]]`` ones, as in ``ecnlab run``."""
+    path = work / "scenario-emulated.json"
+    path.write_text(json.dumps(doc))
+    p = subprocess.run([str(workload_binary(exe)), str(path), "--seed", str(seed)], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        msg = (p.stderr.strip().splitlines() or ["?"])[-1].removeprefix("ecnlab-workload: error: ")
+        raise EmulationError(f"traffic: {msg}")
+    n_specs = len(doc.get("flows", []))
+    cc = doc.get("transport", {}).get("cc", "dctcp")
+    out = []
+    for line in p.stdout.splitlines():
+        a = json.loads(line)
+        out.append({"id": first_id + len(out), "spec": n_specs + a["source"], "src": a["src"], "dst": a["dst"],
+                     "class": a["class"], "size": a["size"], "start_s": a["start_ns"] / 1e9, "stop_s": None,
+                     "rate_bps": None, "cc_name": cc, "traffic": True})
+    return out
 
 
 def emulate(
@@ -1097,10 +1317,15 @@ def emulate(
 
     # Congestion control per flow.
     flows = _expand_flows(doc)
+    exe = switch_binary()
+    messages = generate_messages(doc, run_seed, len(flows), em.work, exe) if doc.get("traffic") else []
+    stop_when_done = bool(messages) and all(f["size"] is not None for f in flows) and \
+        bool(metrics.get("stop_when_done", True))
+    pias = [parse_size_bytes(t) for t in doc.get("host", {}).get("pias_thresholds", []) or []]
     have_dctcp = _have_dctcp()
     avail = available_congestion_controls()
     cc_map: dict[str, dict[str, Any]] = {}
-    for name in sorted({f["cc_name"] for f in flows}):
+    for name in sorted({f["cc_name"] for f in flows + messages[:1]}):
         if name in ("newreno", "new_reno", "reno"):
             cc_map[name] = {"kernel": "reno", "ecn": False}
         elif name in ("ecn_star", "ecn"):
@@ -1124,7 +1349,7 @@ def emulate(
     # ECN per sending host: the sysctl when all its flows agree, else per-destination routes.
     cc_ecn: dict[int, dict[str, Any]] = {}
     for h in range(n):
-        mine = [f for f in flows if f["src"] == h]
+        mine = [f for f in flows if f["src"] == h] + [m for m in messages if m["src"] == h]
         wants = {f["dst"]: set() for f in mine}
         for f in mine:
             wants[f["dst"]].add(cc_map[f["cc_name"]]["ecn"])
@@ -1150,7 +1375,6 @@ def emulate(
         pcap_idx = int(m.group(1))
         if shutil.which("tcpdump") is None:
             raise EmulationError("--pcap needs tcpdump (apt-get install tcpdump)")
-    exe = switch_binary()
 
     t_wall = time.perf_counter()
     old_handlers = {}
@@ -1192,15 +1416,24 @@ def emulate(
         # sender threads.
         for h in range(n):
             out_flows = [{**f, "dst_ip": _ip(f["dst"]), "cc": cc_map[f["cc_name"]]["kernel"],
-                          "mss": mss + 12 if mss < 1448 else None} for f in flows if f["src"] == h]
+                          "mss": mss if mss < 1460 else None} for f in flows if f["src"] == h]
             in_flows = [f for f in flows if f["dst"] == h]
             my_probes = [p for p in probes if p["src"] == h]
-            roles = (["tcp"] if out_flows or in_flows else []) + (["probes"] if my_probes else [])
+            out_msgs = [{"id": m["id"], "dst": m["dst"], "dst_ip": _ip(m["dst"]), "size": m["size"], "class": m["class"],
+                         "start_s": m["start_s"], "cc": cc_map[m["cc_name"]]["kernel"]}
+                        for m in messages if m["src"] == h]
+            in_msgs = any(m["dst"] == h for m in messages)
+            roles = (["tcp"] if out_flows or in_flows or out_msgs or in_msgs else []) + (["probes"] if my_probes else [])
             for role in roles:
                 spec = {
                     "host": h, "role": role, "ip": _ip(h), "duration_s": duration,
                     "sample_interval_s": sample_ns / 1e9,
-                    "listen": bool(in_flows) and role == "tcp",
+                    "listen": bool(in_flows or in_msgs) and role == "tcp",
+                    "messages": out_msgs if role == "tcp" else [],
+                    "persistent": bool(doc.get("host", {}).get("persistent_connections", True)),
+                    "pias": pias,
+                    "mss": mss if mss < 1460 else None,
+                    "traffic_rx_cc": cc_map[messages[0]["cc_name"]]["kernel"] if messages else None,
                     "listen_cc": "dctcp" if any(cc_map[f["cc_name"]]["kernel"] == "dctcp" for f in in_flows) else None,
                     "rx_cc": {str(f["id"]): cc_map[f["cc_name"]]["kernel"] for f in in_flows},
                     "ack_tos": (int(ack_dscp) << 2) if ack_dscp is not None else None,
@@ -1224,9 +1457,35 @@ def emulate(
             p.stdin.flush()
         if not quiet:
             sys.stderr.write(f"ecnlab: emulating {duration:.2f} s (rates / {factor:g}, {scale})...\n")
-        _sleep_until(t0 + warmup)
-        sw.send_signal(signal.SIGUSR1)
-        _sleep_until(t0 + duration)
+        senders = {k: p for k, p in agents.items() if k[1] == "tcp" and any(m["src"] == k[0] for m in messages)}
+        done: dict[tuple[int, str], float] = {}
+
+        def all_done() -> bool:
+            """Whether every traffic sender has said ``done`` (stop_when_done)."""
+            if not stop_when_done:
+                return False
+            for k, p in senders.items():
+                if k not in done and select.select([p.stdout], [], [], 0)[0]:
+                    line = p.stdout.readline()
+                    if line.startswith("done "):
+                        done[k] = float(line.split()[1])
+                    elif not line:
+                        done[k] = time.time()  # exited: nothing more will come
+            return len(done) == len(senders)
+
+        _watch_until(t0 + warmup, sw, all_done)
+        if not all_done():
+            sw.send_signal(signal.SIGUSR1)
+            _watch_until(t0 + duration, sw, all_done)
+        t_stop = min(time.time(), t0 + duration)
+        if all_done() and t_stop < t0 + duration:
+            for p in agents.values():
+                try:
+                    p.stdin.write("stop\n")
+                    p.stdin.flush()
+                except OSError:
+                    pass
+            duration = max(t_stop - t0, 1e-3)
         sw.send_signal(signal.SIGUSR2)
         for (h, role), p in agents.items():
             try:
@@ -1240,7 +1499,7 @@ def emulate(
                 merged = results.setdefault(h, {"samples_t": [], "samples": [], "flows": {}, "probes": {},
                                                 "netstat": {}, "errors": []})
                 if role == "tcp":
-                    for k in ("samples_t", "samples", "flows", "netstat", "rx_done"):
+                    for k in ("samples_t", "samples", "flows", "netstat", "rx_done", "messages", "connections"):
                         merged[k] = r.get(k, merged.get(k))
                 else:
                     merged["probes"] = r["probes"]
@@ -1280,7 +1539,7 @@ def emulate(
     wall = time.perf_counter() - t_wall
 
     summary, flow_rows, probe_rows, ts = _summarize(
-        doc, run_seed, flows, probes, results, switch_stats, t0, duration, warmup, factor, scale, cc_map, em)
+        doc, run_seed, flows, probes, results, switch_stats, t0, duration, warmup, factor, scale, cc_map, em, messages)
     summary["wall_time_s"] = wall
     order = ["scenario", "seed", "sim_time_s", "wall_time_s", "events", "packet_hops"]
     summary = {k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order}
@@ -1288,9 +1547,18 @@ def emulate(
     return summary
 
 
-def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, factor, scale, cc_map, em):
+def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, factor, scale, cc_map, em, messages=()):
     """summary.json (the keys of ecnlab run), flow records, probe records, time series."""
     window = max(duration - warmup, 1e-9)
+    # [[traffic]] payload received per (receiver, queue) over the window.
+    tgood: dict[tuple[int, int], float] = {}
+    for h, r in results.items():
+        ts_ = r.get("samples_t", [])
+        keys = {k for smp in r.get("samples", []) for k in smp if k.startswith("t")}
+        for key in keys:
+            vs = [smp.get(key, 0) for smp in r["samples"]]
+            q = _classify(doc, int(key[1:]))
+            tgood[(h, q)] = tgood.get((h, q), 0.0) + (_interp(ts_, vs, duration) - _interp(ts_, vs, warmup)) * 8 / window
     # Application-layer bytes per flow over the window.
     fgood: dict[int, float] = {}
     for f in flows:
@@ -1318,6 +1586,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
             tq = tot["queues"][q["queue"]]
             app = sum(g for fid, g in fgood.items()
                       if flows[fid]["dst"] == h and _classify(doc, flows[fid]["class"]) == q["queue"])
+            app += tgood.get((h, q["queue"]), 0.0)
             if tq["enq_pkts"] == 0 and tq["drops"] == 0 and app == 0:
                 continue
             queues.append({
@@ -1345,6 +1614,24 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
             "ideal_fct_us": None, "slowdown": None, "acked_bytes": rec.get("bytes_acked"),
             "timeouts": None, "retransmits": rec.get("total_retrans"),
         })
+    started = 0
+    late = []
+    for m in messages:
+        rec = results.get(m["src"], {}).get("messages", {}).get(str(m["id"]))
+        if rec is None:
+            continue  # arrives after the run ended: not a flow of this run (as ecnlab run)
+        started += 1
+        late.append(rec.get("late_us") or 0.0)
+        fct = rec.get("fct_us")
+        if m["start_s"] >= warmup:
+            measured += 1
+            if fct is not None:
+                fcts.append((m["size"], fct))
+        flow_rows.append({
+            "id": m["id"], "spec": m["spec"], "src": m["src"], "dst": m["dst"], "class": m["class"],
+            "size": m["size"], "start_s": m["start_s"], "finish_s": rec.get("finish_s"), "fct_us": fct,
+            "ideal_fct_us": None, "slowdown": None, "acked_bytes": None, "timeouts": None, "retransmits": None,
+        })
     probe_rows = []
     all_rtts = []
     probe_summary = []
@@ -1367,9 +1654,15 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         "switch": {
             "frames_forwarded": sw.get("frames_forwarded", 0), "frames_received": sw.get("frames_received", 0),
             "socket_drops": socket_drops, "frame_pool": sw.get("frame_pool"),
+            # Frames the switch dropped before any queue (runts, malformed IPv4, bad
+            # checksums, bridge-local, filtered, pool exhausted) and what it forwarded by
+            # kind (IPv4 ECT / not-ECT / with options, ARP, IPv6, other EtherTypes).
+            "ingress_drops_by_reason": sw.get("ingress_drops_by_reason", {}),
+            "ingress_by_kind": sw.get("ingress_by_kind", {}), "fib_full": sw.get("fib_full", 0),
             "window_s": sw.get("window", {}).get("duration_s"),
             "ports": [{k: p[k] for k in ("name", "rate_bps", "shaper_rate_bps", "shaper_burst_bytes", "rx_frames",
-                                         "tx_frames", "ce_set", "tx_errors", "socket_drops", "pool_exhausted")}
+                                         "tx_frames", "ce_set", "tx_errors", "socket_drops", "pool_exhausted")
+                       if k in p}
                       for p in sw.get("total", {}).get("ports", [])],
         },
         "socket_drops": socket_drops,
@@ -1388,6 +1681,15 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         "agent_errors": {str(h): r["errors"] for h, r in results.items() if r.get("errors")},
         "warnings": em.warnings,
     }
+    if messages:
+        late.sort()
+        emulation["traffic"] = {
+            "generated": len(messages), "started": started,
+            "connections": sum(r.get("connections", 0) for r in results.values()),
+            # How late the agents started messages (a loaded machine delays them; the
+            # delay counts in the FCT, as it would for a real application).
+            "start_late_us": {"p50": _percentile(late, 0.5), "p99": _percentile(late, 0.99)} if late else None,
+        }
     if scale == "dilate" and factor != 1:
         emulation["unscaled"] = {
             "note": "times / factor and rates x factor: the original scenario's time base",
@@ -1405,7 +1707,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         "measure_from_s": warmup,
         "fct": {"all": by(lambda s: True), "small": by(lambda s: s <= 100_000),
                 "medium": by(lambda s: 100_000 < s <= 10_000_000), "large": by(lambda s: s > 10_000_000)},
-        "flows": {"total": len(flows), "completed": len(fcts), "unfinished": measured - len(fcts),
+        "flows": {"total": len(flows) + started, "completed": len(fcts), "unfinished": measured - len(fcts),
                   "long_lived": sum(1 for f in flows if f["size"] is None), "timeouts": timeouts},
         "marks": sum(marks_by.values()),
         "drops": sum(drops_by.values()),

@@ -97,6 +97,12 @@ impl FramePool {
         let s = slot as usize * self.slot_size;
         &self.buf[s..s + len]
     }
+    /// Copy the first `len` bytes of slot `from` into slot `to`.
+    #[inline]
+    pub fn copy_slot(&mut self, from: u32, to: u32, len: usize) {
+        let (f, t) = (from as usize * self.slot_size, to as usize * self.slot_size);
+        self.buf.copy_within(f..f + len, t);
+    }
     #[inline]
     pub fn bytes_mut(&mut self, slot: u32, len: usize) -> &mut [u8] {
         let s = slot as usize * self.slot_size;

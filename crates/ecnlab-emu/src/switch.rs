@@ -21,7 +21,7 @@ use crate::config::EmuConfig;
 use crate::fib::{Fib, Forward};
 use crate::frame::{Frame, FramePool};
 use crate::shaper::TokenBucket;
-use crate::wire::{self, parse_mac};
+use crate::wire::{self, parse_mac, ParseError, L3};
 use ecnlab_core::marking::Reason;
 use ecnlab_core::port::{BufferPool, Port, QueueStats};
 use ecnlab_core::rng::derive_seed;
@@ -33,62 +33,103 @@ use std::collections::VecDeque;
 /// frames (GRO/TSO left on) are dropped and counted as `oversize`.
 pub const SLOT_SIZE: usize = 2048;
 
-/// Per-port counters outside the port model.
-#[derive(Clone, Debug, Default)]
-pub struct PortCounters {
-    /// Frames received on this port (ingress).
-    pub rx_frames: u64,
-    pub rx_bytes: u64,
+/// Declares [`PortCounters`]: one `u64` per field, with the window difference and the
+/// JSON of the report generated from the same list, so a new counter cannot be forgotten in
+/// either.
+macro_rules! port_counters {
+    ($($(#[doc = $doc:literal])* $name:ident,)*) => {
+        /// Per-port counters outside the port model.
+        #[derive(Clone, Debug, Default)]
+        pub struct PortCounters {
+            $($(#[doc = $doc])* pub $name: u64,)*
+        }
+
+        impl PortCounters {
+            fn diff(&self, o: &PortCounters) -> PortCounters {
+                PortCounters { $($name: self.$name - o.$name,)* }
+            }
+            fn to_json(&self) -> Value {
+                let mut m = Map::new();
+                $(m.insert(stringify!($name).into(), json!(self.$name));)*
+                Value::Object(m)
+            }
+        }
+    };
+}
+
+port_counters! {
+    /// Frames received on this port (ingress), whatever they are.
+    rx_frames,
+    rx_bytes,
     /// Frames sent on this port (egress).
-    pub tx_frames: u64,
-    pub tx_bytes: u64,
+    tx_frames,
+    tx_bytes,
     /// Frames whose CE bit the switch set on egress.
-    pub ce_set: u64,
+    ce_set,
     /// Sends that failed (the frame is lost; counted, never hidden).
-    pub tx_errors: u64,
-    /// Ingress frames shorter than an Ethernet header.
-    pub runts: u64,
-    /// Ingress frames longer than a slot (offloads left on?).
-    pub oversize: u64,
-    /// Ingress frames whose destination is behind their ingress port.
-    pub filtered: u64,
+    tx_errors,
+    /// Ingress, forwarded: well-formed IPv4, ECT(0), ECT(1) or CE.
+    ipv4_ect,
+    /// Ingress, forwarded: well-formed IPv4, not-ECT (never marked).
+    ipv4_not_ect,
+    /// Ingress, forwarded: IPv4 with header options (also counted as ECT or not-ECT).
+    ipv4_options,
+    /// Ingress, forwarded, never marked: ARP.
+    arp,
+    /// Ingress, forwarded, never marked: IPv6.
+    ipv6,
+    /// Ingress, forwarded, never marked: any other EtherType (or a cut VLAN tag).
+    other_ethertype,
+    /// Ingress, dropped: shorter than an Ethernet header (0..13 bytes).
+    runts,
+    /// Ingress, dropped: longer than a slot (offloads left on?).
+    oversize,
+    /// Ingress, dropped: to 01:80:c2:00:00:0x (STP, pause, LACP, LLDP), which a bridge
+    /// never forwards.
+    link_local,
+    /// Ingress, dropped: EtherType IPv4 but no valid IPv4 header (cut, version, IHL, lengths).
+    ipv4_malformed,
+    /// Ingress, dropped: IPv4 header checksum wrong.
+    ipv4_bad_checksum,
+    /// Ingress, dropped: the destination is behind the ingress port.
+    filtered,
     /// Ingress frames flooded (unknown unicast, broadcast, multicast).
-    pub flooded: u64,
+    flooded,
+    /// Ingress frames whose source MAC was not learned because the table was full (their
+    /// replies are flooded).
+    fib_full,
     /// Ingress frames (or flood copies) dropped because the frame pool was empty.
-    pub pool_exhausted: u64,
+    pool_exhausted,
     /// PACKET_STATISTICS of the port's socket: frames the kernel passed to it, and frames it
     /// dropped because the socket's receive buffer was full.
-    pub socket_packets: u64,
-    pub socket_drops: u64,
+    socket_packets,
+    socket_drops,
 }
 
 impl PortCounters {
-    fn diff(&self, o: &PortCounters) -> PortCounters {
-        PortCounters {
-            rx_frames: self.rx_frames - o.rx_frames,
-            rx_bytes: self.rx_bytes - o.rx_bytes,
-            tx_frames: self.tx_frames - o.tx_frames,
-            tx_bytes: self.tx_bytes - o.tx_bytes,
-            ce_set: self.ce_set - o.ce_set,
-            tx_errors: self.tx_errors - o.tx_errors,
-            runts: self.runts - o.runts,
-            oversize: self.oversize - o.oversize,
-            filtered: self.filtered - o.filtered,
-            flooded: self.flooded - o.flooded,
-            pool_exhausted: self.pool_exhausted - o.pool_exhausted,
-            socket_packets: self.socket_packets - o.socket_packets,
-            socket_drops: self.socket_drops - o.socket_drops,
-        }
+    /// Ingress frames the switch dropped before any queue, by reason (the port model's own
+    /// drops are in its per-queue `drops_by_reason`).
+    pub fn ingress_drops(&self) -> [(&'static str, u64); 7] {
+        [
+            ("runt", self.runts),
+            ("oversize", self.oversize),
+            ("link_local", self.link_local),
+            ("ipv4_malformed", self.ipv4_malformed),
+            ("ipv4_bad_checksum", self.ipv4_bad_checksum),
+            ("filtered", self.filtered),
+            ("pool_exhausted", self.pool_exhausted),
+        ]
     }
-    fn to_json(&self) -> Value {
-        json!({
-            "rx_frames": self.rx_frames, "rx_bytes": self.rx_bytes,
-            "tx_frames": self.tx_frames, "tx_bytes": self.tx_bytes,
-            "ce_set": self.ce_set, "tx_errors": self.tx_errors,
-            "runts": self.runts, "oversize": self.oversize, "filtered": self.filtered,
-            "flooded": self.flooded, "pool_exhausted": self.pool_exhausted,
-            "socket_packets": self.socket_packets, "socket_drops": self.socket_drops,
-        })
+    /// Forwarded ingress frames by kind.
+    pub fn ingress_kinds(&self) -> [(&'static str, u64); 6] {
+        [
+            ("ipv4_ect", self.ipv4_ect),
+            ("ipv4_not_ect", self.ipv4_not_ect),
+            ("ipv4_options", self.ipv4_options),
+            ("arp", self.arp),
+            ("ipv6", self.ipv6),
+            ("other_ethertype", self.other_ethertype),
+        ]
     }
 }
 
@@ -227,17 +268,39 @@ impl Switch {
         }
         let parsed = match wire::parse(self.pool.bytes(slot, len)) {
             Ok(p) => p,
-            Err(_) => {
-                c.runts += 1;
+            Err(e) => {
+                *match e {
+                    ParseError::Runt => &mut c.runts,
+                    ParseError::LinkLocal => &mut c.link_local,
+                    ParseError::Ipv4Malformed => &mut c.ipv4_malformed,
+                    ParseError::Ipv4BadChecksum => &mut c.ipv4_bad_checksum,
+                } += 1;
                 self.pool.release(slot);
                 return;
             }
         };
-        let (ip_off, dscp, ecn, payload) = match parsed.ipv4 {
-            Some(ip) => (ip.offset, ip.dscp, ip.ecn, ip.payload),
-            None => (0, self.non_ip_dscp, wire::ECN_NOT_ECT, 0),
+        let (ip_off, dscp, ecn, payload) = match parsed.l3 {
+            L3::Ipv4(ip) => {
+                if ip.ecn == wire::ECN_NOT_ECT {
+                    c.ipv4_not_ect += 1;
+                } else {
+                    c.ipv4_ect += 1;
+                }
+                c.ipv4_options += ip.options as u64;
+                (ip.offset, ip.dscp, ip.ecn, ip.payload)
+            }
+            other => {
+                *match other {
+                    L3::Arp => &mut c.arp,
+                    L3::Ipv6 => &mut c.ipv6,
+                    _ => &mut c.other_ethertype,
+                } += 1;
+                (0, self.non_ip_dscp, wire::ECN_NOT_ECT, 0)
+            }
         };
-        self.fib.learn(&parsed.src, in_port as u8);
+        if !self.fib.learn(&parsed.src, in_port as u8) {
+            c.fib_full += 1;
+        }
         let d = self.ports[in_port].delay_ns;
         let frame = Frame {
             rx_ns: rx_ns + d,
@@ -287,26 +350,25 @@ impl Switch {
             }
             Forward::Flood => {
                 self.ports[in_port].counters.flooded += 1;
-                let outs: Vec<usize> = (0..self.ports.len()).filter(|&p| p != in_port).collect();
                 // Copies for all but the last egress port; the last one takes the original.
-                for (k, &p) in outs.iter().enumerate() {
-                    if k + 1 == outs.len() {
-                        self.enqueue(p, frame);
-                        return;
+                let last = (0..self.ports.len()).rev().find(|&p| p != in_port);
+                let Some(last) = last else {
+                    self.pool.release(slot);
+                    return;
+                };
+                for p in 0..last {
+                    if p == in_port {
+                        continue;
                     }
                     match self.pool.alloc() {
                         Some(s) => {
-                            let mut buf = [0u8; SLOT_SIZE];
-                            buf[..len].copy_from_slice(self.pool.bytes(slot, len));
-                            self.pool.bytes_mut(s, len).copy_from_slice(&buf[..len]);
+                            self.pool.copy_slot(slot, s, len);
                             self.enqueue(p, Frame { slot: s, ..frame });
                         }
                         None => self.ports[in_port].counters.pool_exhausted += 1,
                     }
                 }
-                if outs.is_empty() {
-                    self.pool.release(slot);
-                }
+                self.enqueue(last, frame);
             }
         }
     }
@@ -463,7 +525,20 @@ impl Switch {
             (None, _) => total.clone(),
         };
         let pool_exhausted: u64 = self.ports.iter().map(|p| p.counters.pool_exhausted).sum();
+        let mut drops = Map::new();
+        let mut kinds = Map::new();
+        for p in &self.ports {
+            for (k, v) in p.counters.ingress_drops() {
+                *drops.entry(k).or_insert(json!(0u64)) = json!(drops.get(k).and_then(Value::as_u64).unwrap_or(0) + v);
+            }
+            for (k, v) in p.counters.ingress_kinds() {
+                *kinds.entry(k).or_insert(json!(0u64)) = json!(kinds.get(k).and_then(Value::as_u64).unwrap_or(0) + v);
+            }
+        }
         json!({
+            "ingress_drops_by_reason": drops,
+            "ingress_by_kind": kinds,
+            "fib_full": self.ports.iter().map(|p| p.counters.fib_full).sum::<u64>(),
             "start_ns": self.start_ns,
             "now_ns": now,
             "frames_forwarded": self.frames_forwarded,
@@ -582,7 +657,7 @@ fn by_reason(v: &[u64; Reason::COUNT]) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::tests::tcp_frame;
+    use crate::wire::tests::{ether_frame, refresh_checksum, tcp_frame, tcp_frame_with_options};
     use crate::wire::{ipv4_checksum_ok, Mac, ECN_CE, ECN_ECT0};
 
     const H: [Mac; 3] = [[2, 0xec, 0, 0, 0, 1], [2, 0xec, 0, 0, 0, 2], [2, 0xec, 0, 0, 0, 3]];
@@ -730,5 +805,113 @@ mod tests {
         assert_eq!(r["window"]["ports"][0]["queues"][2]["enq_pkts"], 0);
         assert_eq!(r["total"]["ports"][0]["queues"][2]["enq_pkts"], 1);
         assert_eq!(r["total"]["ports"][0]["name"], "s0->h0");
+    }
+
+    /// Every kind of frame a port can receive, as the ingress path sees it: each lands in
+    /// its own counter, the droppable ones free their slot at once, the forwardable ones
+    /// leave (unmarked unless ECT IPv4), and a valid frame after all of them still goes
+    /// through with a mark.
+    #[test]
+    fn bad_and_odd_frames_are_counted_by_kind_and_never_stop_forwarding() {
+        let marking = r#", "marking": {"scheme": "tcn", "tcn": {"threshold": "1us"}}"#;
+        let mut sw = Switch::new(&cfg(marking), 0).unwrap();
+        let free = sw.pool.available();
+        let ect = (3 << 2) | ECN_ECT0;
+        let good = tcp_frame(H[0], H[1], ect, 1000);
+        let mut bad_ck = good.clone();
+        bad_ck[22] ^= 0x01; // TTL changed, checksum not
+        let mut bad_ver = good.clone();
+        bad_ver[14] = 0x55;
+        refresh_checksum(&mut bad_ver);
+        let mut too_long = good.clone();
+        too_long[16..18].copy_from_slice(&2000u16.to_be_bytes());
+        refresh_checksum(&mut too_long);
+        let mut ipv6 = ether_frame(H[0], H[1], wire::ETHERTYPE_IPV6, 80);
+        ipv6[14] = 0x60 | 0x0b; // traffic class bits that would read as ECT
+        let frames: Vec<(Vec<u8>, bool)> = vec![
+            (vec![], false),
+            (vec![0xff], false),
+            (good[..13].to_vec(), false),
+            (good[..20].to_vec(), false), // IPv4 header cut
+            (bad_ck, false),
+            (bad_ver, false),
+            (too_long, false),
+            (ether_frame([0x01, 0x80, 0xc2, 0, 0, 0x0e], H[1], 0x88cc, 60), false), // LLDP
+            (ether_frame([0x01, 0x80, 0xc2, 0, 0, 0x01], H[1], 0x8808, 60), false), // pause
+            (ether_frame(H[0], H[1], wire::ETHERTYPE_ARP, 42), true),
+            (ipv6, true),
+            (ether_frame(H[0], H[1], 0x1234, 60), true),
+            (tcp_frame(H[0], H[1], 3 << 2, 500), true), // not-ECT
+            (tcp_frame_with_options(H[0], H[1], ect, 500, 3), true),
+        ];
+        let t = 1_000_000;
+        let mut expected = 0;
+        for (f, fwd) in &frames {
+            rx(&mut sw, 1, f, t);
+            expected += *fwd as usize;
+        }
+        let oversize = sw.pool.alloc().unwrap();
+        sw.on_frame(1, oversize, SLOT_SIZE + 1, t);
+        // Everything waits 1 ms in the queue (far past TCN's 1 us), then leaves.
+        let out = drain(&mut sw, t + 1_000_000);
+        assert_eq!(out.len(), expected);
+        assert!(out.iter().all(|(p, _)| *p == 0));
+        let c = &sw.ports[1].counters;
+        assert_eq!(c.runts, 3);
+        assert_eq!(c.ipv4_malformed, 3);
+        assert_eq!(c.ipv4_bad_checksum, 1);
+        assert_eq!(c.link_local, 2);
+        assert_eq!(c.oversize, 1);
+        assert_eq!((c.arp, c.ipv6, c.other_ethertype), (1, 1, 1));
+        assert_eq!((c.ipv4_ect, c.ipv4_not_ect, c.ipv4_options), (1, 1, 1));
+        assert_eq!(c.rx_frames, frames.len() as u64 + 1);
+        // Only the ECT frame with options was marked; non-IPv4 frames are byte-for-byte
+        // unchanged; every IPv4 frame that left has a valid checksum.
+        assert_eq!(sw.ports[0].counters.ce_set, 1);
+        for (_, b) in &out {
+            if let Ok(wire::Parsed { l3: L3::Ipv4(ip), .. }) = wire::parse(b) {
+                let ihl = (b[14] & 0x0f) as usize * 4;
+                assert!(ipv4_checksum_ok(&b[14..14 + ihl]));
+                assert_eq!(ip.ecn == ECN_CE, ip.options);
+            } else {
+                assert!(frames.iter().any(|(f, fwd)| *fwd && f == b), "non-IPv4 frame changed: {b:02x?}");
+            }
+        }
+        assert_eq!(sw.pool.available(), free, "every slot is back");
+        // And the switch still forwards (and marks) a good frame.
+        rx(&mut sw, 1, &good, t + 2_000_000);
+        let out = drain(&mut sw, t + 3_000_000);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1[15] & 3, ECN_CE);
+        let r = sw.report(t + 3_000_000);
+        let d = &r["ingress_drops_by_reason"];
+        assert_eq!(
+            (d["runt"].as_u64(), d["ipv4_malformed"].as_u64(), d["link_local"].as_u64()),
+            (Some(3), Some(3), Some(2))
+        );
+        assert_eq!(r["ingress_by_kind"]["ipv6"], 1);
+        assert_eq!(r["total"]["ports"][1]["ipv4_bad_checksum"], 1);
+    }
+
+    /// A flood of frames from ever-new source MACs to unknown destinations: the learned
+    /// table stops at its bound, every frame is flooded, and no slot is lost.
+    #[test]
+    fn random_source_macs_do_not_grow_the_table() {
+        let mut sw = Switch::new(&cfg(""), 0).unwrap();
+        let free = sw.pool.available();
+        let mut t = 1_000_000;
+        for i in 0..20_000u32 {
+            let b = i.to_be_bytes();
+            let src = [2, 0xaa, b[0], b[1], b[2], b[3]];
+            let dst = [2, 0xbb, b[0], b[1], b[2], b[3]];
+            rx(&mut sw, 1, &tcp_frame(dst, src, 0, 0), t);
+            t += 100_000;
+            drain(&mut sw, t);
+        }
+        assert_eq!(sw.fib.learned_len(), crate::fib::DEFAULT_MAX_LEARNED);
+        assert_eq!(sw.ports[1].counters.fib_full, 20_000 - crate::fib::DEFAULT_MAX_LEARNED as u64);
+        assert_eq!(sw.ports[1].counters.flooded, 20_000);
+        drain(&mut sw, t + 1_000_000_000);
+        assert_eq!(sw.pool.available(), free);
     }
 }

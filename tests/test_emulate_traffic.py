@@ -1,0 +1,141 @@
+"""``[[traffic]]`` in ``ecnlab emulate``: the TCN testbed's request/response workload
+(CDF-sized flows, Poisson arrivals, persistent connections, DSCP per flow by setsockopt).
+
+- The emulation carries exactly the flows ``ecnlab run`` simulates for the same seed (the
+  simulator's generator, through ``ecnlab-workload``).
+- Live (root, namespaces): every flow completes, flows.csv has an FCT per flow, each
+  flow's bytes are classified by its own DSCP at the switch, connections are reused, the run
+  ends when the last flow is done, and nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+import pytest
+
+from ecnlab import api
+from ecnlab import emulate as emu
+
+from test_emulate import WHY_NOT, assert_nothing_left, needs_netns
+
+CDF = """# test CDF: 2 KB .. 300 KB (bytes format)
+2000 0
+20000 0.5
+100000 0.8
+300000 1
+"""
+
+
+def traffic_scenario(cdf_path: str, flows: int = 50) -> dict:
+    return {
+        "name": "emu-traffic", "duration": "30s", "seed": 3,
+        "topology": {"kind": "star", "hosts": 3, "link_rate": "100Mbps", "link_delay": "50us"},
+        "switch": {"queues": 2, "buffer": "200KB", "scheduler": {"kind": "dwrr"}},
+        "marking": {"scheme": "tcn", "tcn": {"threshold": "200us"}},
+        "transport": {"cc": "ecn_star", "rto_min": "10ms"},
+        "host": {"persistent_connections": True},
+        "traffic": [{"kind": "poisson", "cdf": cdf_path, "load": 0.4, "flows": flows,
+                     "senders": [1, 2], "receivers": [0], "classes": [0, 1]}],
+        "metrics": {"sample_interval": "50ms"},
+    }
+
+
+def _rows(path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def cdf(tmp_path):
+    p = tmp_path / "small.cdf"
+    p.write_text(CDF)
+    return str(p)
+
+
+def test_the_emulation_carries_the_simulators_flows(tmp_path, cdf):
+    try:
+        exe = emu.switch_binary(build=True)
+        emu.workload_binary(exe)
+    except emu.EmulationError as e:
+        pytest.skip(str(e))
+    doc = api.resolve(traffic_scenario(cdf, flows=40), [])
+    msgs = emu.generate_messages(doc, 3, 0, tmp_path, exe)
+    res = api.run(doc, seed=3)
+    res.write(tmp_path / "sim")
+    sim = _rows(tmp_path / "sim" / "flows.csv")
+    assert len(msgs) == len(sim) == 40
+    for m, r in zip(msgs, sim):
+        assert (m["id"], m["src"], m["dst"], m["class"], m["size"]) == \
+            (int(r["id"]), int(r["src"]), int(r["dst"]), int(r["class"]), int(r["size"]))
+        assert abs(m["start_s"] - float(r["start_s"])) < 1e-9
+    # Dilated x10: the same flows, arrivals 10 x later.
+    scaled = emu.scale_scenario(doc, 10.0, "dilate")
+    slow = emu.generate_messages(scaled, 3, 0, tmp_path, exe)
+    assert [(m["src"], m["size"], m["class"]) for m in slow] == [(m["src"], m["size"], m["class"]) for m in msgs]
+    assert all(abs(a["start_s"] - 10 * b["start_s"]) < 1e-6 for a, b in zip(slow, msgs))
+
+
+@pytest.fixture(scope="module")
+def switch_exe():
+    if WHY_NOT is not None:
+        pytest.skip(WHY_NOT)
+    try:
+        return emu.switch_binary(build=True)
+    except emu.EmulationError as e:
+        pytest.skip(str(e))
+
+
+@needs_netns
+def test_traffic_flows_complete_with_fcts_and_their_own_dscp(tmp_path, cdf, switch_exe):
+    out = tmp_path / "emu"
+    s = emu.emulate(traffic_scenario(cdf), out, rate=None)
+    rows = _rows(out / "flows.csv")
+    assert len(rows) == 50 and s["flows"]["total"] == 50
+    assert s["flows"]["completed"] == 50 and s["flows"]["unfinished"] == 0, s["flows"]
+    # An FCT can never beat the payload's serialization at the shaped rate plus a base RTT
+    # (4 x 50 us); it should not take seconds either.
+    for r in rows:
+        fct = float(r["fct_us"])
+        floor = int(r["size"]) * 8 / 99.5e6 * 1e6 + 200
+        assert floor * 0.95 < fct < 2e6, r
+    # The run ends when the last flow is done, not at the 30 s cap.
+    assert s["sim_time_s"] < 10, s["sim_time_s"]
+    # Persistent connections: far fewer connections than flows.
+    tr = s["emulation"]["traffic"]
+    assert tr["generated"] == tr["started"] == 50
+    assert 2 <= tr["connections"] < 25, tr
+    # DSCP per flow: the switch classified each class's bytes into its own queue.
+    report = json.loads((out / "emulation" / "switch-stats.json").read_text())
+    port0 = next(p for p in report["total"]["ports"] if p["name"] == "s0->h0")
+    for c in (0, 1):
+        want = sum(int(r["size"]) for r in rows if int(r["class"]) == c)
+        got = port0["queues"][c]["payload_bytes"]
+        assert want > 0 and want <= got < 1.05 * want + 20_000, (c, want, got)
+    assert s["emulation"]["receiver_ce_packets"] > 0 or s["marks"] == 0
+    assert s["fct"]["all"]["count"] == 50
+    assert_nothing_left(os.getpid(), out)
+
+
+@needs_netns
+def test_pias_sends_each_flows_first_bytes_in_the_strict_queue(tmp_path, cdf, switch_exe):
+    """PIAS (host.pias_thresholds): the first 20 KB of every flow carry DSCP 0 (queue 0,
+    strict), the rest the flow's class: the switch's per-queue payload shows the split."""
+    doc = traffic_scenario(cdf, flows=30)
+    doc["switch"] = {"queues": 3, "buffer": "200KB", "scheduler": {"kind": "sp_dwrr", "strict": 1}}
+    doc["host"]["pias_thresholds"] = ["20KB"]
+    doc["traffic"][0]["classes"] = [1, 2]
+    out = tmp_path / "pias"
+    s = emu.emulate(doc, out, rate=None)
+    assert s["flows"]["completed"] == 30
+    rows = _rows(out / "flows.csv")
+    report = json.loads((out / "emulation" / "switch-stats.json").read_text())
+    q = next(p for p in report["total"]["ports"] if p["name"] == "s0->h0")["queues"]
+    head = sum(min(int(r["size"]), 20_000) for r in rows)
+    assert head <= q[0]["payload_bytes"] < head + 30 * 13 + 20_000, (head, q[0]["payload_bytes"])
+    for c in (1, 2):
+        tail = sum(max(0, int(r["size"]) - 20_000) for r in rows if int(r["class"]) == c)
+        assert tail - 20_000 <= q[c]["payload_bytes"] <= 1.05 * tail + 20_000, (c, tail, q[c]["payload_bytes"])
+    assert_nothing_left(os.getpid(), out)
