@@ -164,6 +164,8 @@ pub struct Simulator {
     pub(crate) net: Net,
     pub(crate) links: Vec<Link>,
     pools: Vec<BufferPool>,
+    /// `run_until` has taken the initial snapshot.
+    started: bool,
     /// The first broken invariant seen by the debug-build checks (never set in release).
     #[cfg_attr(not(debug_assertions), allow(dead_code))]
     violation: Option<String>,
@@ -278,6 +280,7 @@ impl Simulator {
             links,
             pools,
             violation: None,
+            started: false,
             conns: Vec::new(),
             flows: Vec::with_capacity(arrivals.len() + scn.flows.len()),
             idle_conns: HashMap::new(),
@@ -416,6 +419,10 @@ impl Simulator {
     pub fn packet_hops(&self) -> u64 {
         self.links.iter().map(|l| l.tx_pkts).sum()
     }
+    /// Flows (messages) completed so far, and flows started so far.
+    pub fn flow_progress(&self) -> (usize, usize) {
+        (self.flows.iter().filter(|f| f.finish.is_some()).count(), self.flows.len())
+    }
     pub fn now(&self) -> Nanos {
         self.now
     }
@@ -423,14 +430,27 @@ impl Simulator {
         self.end
     }
 
-    /// Run to the scenario's end.
+    /// Run to the scenario's end, then check the counting invariants.
     pub fn run(&mut self) -> Result<(), String> {
-        if self.warmup == 0 {
-            self.take_snapshot();
+        self.run_until(self.end)?;
+        self.finish()
+    }
+
+    /// Execute every event up to simulated time `until` (capped at the scenario's end).
+    /// May be called repeatedly with increasing times (the soak benchmark samples memory
+    /// between calls); [`Simulator::run`] is `run_until(end)` plus the end-of-run checks.
+    pub fn run_until(&mut self, until: Nanos) -> Result<(), String> {
+        if !self.started {
+            self.started = true;
+            if self.warmup == 0 {
+                self.take_snapshot();
+            }
         }
-        while let Some(t) = self.events.peek_time() {
-            if t > self.end {
-                break;
+        let until = until.min(self.end);
+        while !self.done {
+            match self.events.peek_time() {
+                Some(t) if t <= until => {}
+                _ => break,
             }
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
@@ -441,9 +461,13 @@ impl Simulator {
             }
             if self.done {
                 self.end = self.now.max(self.warmup + 1);
-                break;
             }
         }
+        Ok(())
+    }
+
+    /// Close the run at its end time and check the counting invariants.
+    fn finish(&mut self) -> Result<(), String> {
         self.now = self.end;
         for l in &mut self.links {
             l.port.advance_clock(self.end);
