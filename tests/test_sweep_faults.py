@@ -251,6 +251,20 @@ def test_killed_driver_leaves_no_partial_run_and_resumes_without_repeats(referen
     _assert_same_results(out, ref)
 
 
+def test_sigterm_stops_the_sweep_at_once_and_cleans_up(reference, tmp_path):
+    spec, _ = reference
+    out = tmp_path / "out"
+    proc = _sweep_cli(spec, out, "--jobs", "2")
+    in_flight = _wait_for_run_in_flight(proc, min_age=0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "ecnlab: interrupted" in stderr
+    assert not any(_alive(p) for p in in_flight)  # killed, not left to finish
+    assert not [d for d in (out / "runs").iterdir() if d.name.startswith(".tmp-")]
+    rows = _rows(out)  # the table says what is done and what is not
+    assert len(rows) == 6 and {r["status"] for r in rows} <= {"ok", "missing"} and "missing" in {r["status"] for r in rows}
+
+
 # --------------------------------------------------------------------------------------
 # Runs that die every time, or take too long
 

@@ -13,12 +13,25 @@ Every point is resolved first (built-in or file scenario + overrides = the exact
 that will run) and gets a key: the first 16 hex digits of the SHA-256 of the canonical
 JSON of ``{"scenario": <resolved document>, "seed": <seed>}``. Its files (``summary.json``,
 ``flows.csv``, ``timeseries.csv``, ``probes.csv``, ``scenario.json``, plus ``point.json``
-with the sweep parameters) are written to a temporary directory and renamed to
-``OUT/runs/<key>/`` in one step, so a run directory either is complete or does not exist.
-A rerun of the same sweep (or of another sweep sharing points) runs only the keys that
-are missing: an interrupted sweep resumes and nothing finished is lost. A failed run
-leaves ``OUT/failed/<key>.json`` (its parameters and a one-line error) and the others go
-on; failed points are retried on the next run. ``OUT/results.csv`` has one row per point.
+with the sweep parameters and the attempt that produced it) are written to a temporary
+directory and renamed to ``OUT/runs/<key>/`` in one step, so a run directory either is
+complete or does not exist. A rerun of the same sweep (or of another sweep sharing points)
+runs only the keys that are missing: an interrupted sweep resumes and nothing finished is
+lost. ``OUT/results.csv`` has one row per point.
+
+Faults
+------
+Locally, every run gets a fresh process (forked from a server with ecnlab loaded), so
+the driver knows exactly which run a dead process was computing. A run whose process
+dies (a crash, SIGKILL, the OOM killer) is retried in a new process up to ``retries``
+times (default 2); one that raises an error, or exceeds its time limit (``timeout``, then
+it is killed), is not retried: the simulation is deterministic and would do the same
+again. Either way it leaves ``OUT/failed/<key>.json`` (parameters, attempts, a one-line
+error), the other runs go on, and the next sweep tries it again. Run processes die with
+the driver. On Dask, the scheduler reschedules a run whose worker died on another worker
+(up to its ``distributed.scheduler.allowed-failures``, set to ``retries`` for
+``cluster="local"``); with a time limit, each run computes in a child process of its
+worker that is killed when the limit passes.
 
 SWEEP.toml
 ----------
@@ -27,7 +40,9 @@ SWEEP.toml
     name = "perport"                    # optional
     scenario = "tcn-perport"            # built-in name, or a TOML path (relative to this file)
     seeds = [1, 2, 3]                   # a list, or N for seeds 1..N (default: the scenario's)
-    set = ["metrics.warmup=0.2s"]       # overrides applied to every point (or a table)
+    set = { "metrics.warmup" = "0.2s" } # overrides applied to every point (or a list of "k=v")
+    timeout = "10min"                   # optional: per-run wall-clock limit (or seconds)
+    retries = 2                         # optional: new tries for a run whose process died
 
     [grid]                              # every combination of these values
     "marking.scheme" = ["per_port", "per_queue", "tcn"]
@@ -38,7 +53,11 @@ SWEEP.toml
     avg  = { "marking.scheme" = "per_queue", "marking.threshold.k" = "80KB" }
 
 The points are the cartesian product of the ``[grid]`` keys, the ``[cases.*]`` axes and
-the seeds. ``results.csv`` gets one column per grid key and case axis.
+the seeds. ``results.csv`` gets one column per grid key and case axis. ``points_from_spec``
+checks the whole file before anything runs (its keys, with a did-you-mean; types; empty
+lists; and every point's scenario, as ``ecnlab check`` does), and names the file and the
+field in one line: ``perport.toml: grid."marking.scheme"[1]: marking.scheme: unknown
+variant `tcnn`, ...``.
 """
 
 from __future__ import annotations
@@ -388,9 +407,21 @@ def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str,
         except ScenarioError as e:
             return str(e)
 
+    def blame_base(err: str) -> None:
+        """An error of the scenario with ``set`` applied: name the ``set`` entry that
+        causes it on its own, else ``set``, else the scenario."""
+        raw = resolve(scenario, [])
+        if fixed and error_of(raw, []) is None:
+            for where, o in fixed:
+                e = error_of(raw, [o])
+                if e is not None:
+                    raise _spec_error(spec, where, e)
+            raise _spec_error(spec, "set", err)
+        raise _spec_error(spec, "scenario", err)
+
     base_err = error_of(base, [])
     if base_err is not None and not axes:
-        raise _spec_error(spec, "set" if fixed else "scenario", base_err)
+        blame_base(base_err)
     seen: set[str] = set()
     for combo in combos:
         ovs = [o for _, ovs_ in combo for _, o in ovs_]
@@ -406,6 +437,8 @@ def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str,
         err = error_of(base, ovs)
         if err is None:
             continue
+        if err == base_err:
+            blame_base(err)
         for _, entries in combo:  # which field is wrong on its own?
             for where, o in entries:
                 if where not in alone:
