@@ -229,3 +229,18 @@ def test_bad_sweep_file_leaves_an_existing_output_untouched(tmp_path):
         + p.stderr.split("unknown variant `tcnn`, ", 1)[1]
     assert p.stderr.count("\n") == 1
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
+
+
+def test_a_sweep_clears_only_what_dead_drivers_left(tmp_path):
+    spec = _write(tmp_path / "s.toml", 'scenario = "tcn-perport"\nset = {"duration" = "0.3s"}\n')
+    runs = tmp_path / "o" / "runs"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = runs / f".tmp-0123456789abcdef-{dead.pid}-00000000"  # its driver was killed mid-write
+    live = runs / f".tmp-0123456789abcdef-{os.getpid()}-00000000"  # another sweep, still writing
+    for d in (left, live):
+        d.mkdir(parents=True)
+        (d / "flows.csv").write_text("id\n")
+    run_cli("sweep", spec, "--out", tmp_path / "o", "-q")
+    assert not left.exists() and live.exists()
+    assert [r["status"] for r in _rows(tmp_path / "o")] == ["ok"]

@@ -694,7 +694,25 @@ def _params_json(r: _Resolved, attempt: int = 1) -> dict[str, Any]:
 
 
 def _tmp_dir(runs: Path, key: str) -> Path:
-    return runs / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+    """Where a run is written before it is renamed into place; named after the driver, so
+    that a driver clears only what dead drivers left (two sweeps may share a store)."""
+    return runs / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _clear_stale(runs: Path) -> None:
+    """Remove temporary run directories whose driver is gone (killed mid-write)."""
+    for stale in runs.glob(".tmp-*"):
+        parts = stale.name.split("-")
+        try:
+            pid = int(parts[2])
+            os.kill(pid, 0)
+            if pid != os.getpid():
+                continue  # a live driver is writing it
+        except (IndexError, ValueError, ProcessLookupError):
+            pass  # malformed, or its driver is dead
+        except PermissionError:
+            continue  # alive, someone else's
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def _commit(runs: Path, r: _Resolved, tmp: Path) -> None:
@@ -768,8 +786,7 @@ def run_points(
     failed_dir = out / "failed"
     resolved = [_resolve(p) for p in points]
     runs.mkdir(parents=True, exist_ok=True)
-    for stale in runs.glob(".tmp-*"):  # left by a driver that was killed mid-write
-        shutil.rmtree(stale, ignore_errors=True)
+    _clear_stale(runs)
     # Unique work: several points may share a key (same resolved scenario and seed).
     todo: dict[str, _Resolved] = {}
     status: dict[str, tuple[str, str]] = {}
