@@ -100,7 +100,8 @@ def _sweep_cli(spec, out, *args, env=None):
 
 
 def _wait_for_run_in_flight(proc, min_age: float = 0.3, timeout: float = 60) -> list[int]:
-    """Pids of run processes that have been computing for at least ``min_age`` seconds."""
+    """Pids of run processes that have been computing for at least ``min_age`` seconds,
+    youngest first (the furthest from writing its result)."""
     first_seen: dict[int, float] = {}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -111,7 +112,7 @@ def _wait_for_run_in_flight(proc, min_age: float = 0.3, timeout: float = 60) -> 
             first_seen.setdefault(p, now)
         old = [p for p in pids if now - first_seen[p] >= min_age]
         if old:
-            return old
+            return sorted(old, key=lambda p: -first_seen[p])
         time.sleep(0.02)
     raise AssertionError("no run in flight")
 
