@@ -118,33 +118,30 @@ def test_killed_sweep_resumes_without_repeating_finished_runs(tmp_path):
 
 
 def test_failing_point_is_recorded_and_the_rest_go_on(tmp_path):
-    spec = _write(tmp_path / "bad.toml", """
-scenario = "tcn-perport"
-set = {"duration" = "0.3s"}
-[cases.variant]
-good = {"marking.scheme" = "tcn"}
-typo = {"marking.tcn.treshold" = "100us"}
-also_good = {"marking.scheme" = "per_queue"}
-""")
+    # Points given to the API are not checked up front: a bad one is recorded, the rest run.
+    base = ["duration=\"0.3s\""]
+    pts = [Point("tcn-perport", base + ["marking.scheme=\"tcn\""], 1, {"variant": "good"}),
+           Point("tcn-perport", base + ["marking.tcn.treshold=\"100us\""], 1, {"variant": "typo"}),
+           Point("tcn-perport", base + ["marking.scheme=\"per_queue\""], 1, {"variant": "also_good"})]
     out = tmp_path / "out"
-    p = run_cli("sweep", spec, "--out", out, check=False)
-    assert p.returncode == 1, p.stderr
+    df = ecnlab.sweep(pts, out=out, jobs=2, progress=False)
+    assert list(df["status"]) == ["ok", "failed", "ok"]
     rows = {r["variant"]: r for r in _rows(out)}
-    assert rows["good"]["status"] == "ok" and rows["also_good"]["status"] == "ok"
     bad = rows["typo"]
     assert bad["status"] == "failed"
     assert "treshold" in bad["error"] and "\n" not in bad["error"]
     rec = json.loads((out / "failed" / f"{bad['key']}.json").read_text())
     assert rec["params"] == {"variant": "typo"} and "marking.tcn.treshold=\"100us\"" in rec["overrides"]
     assert "treshold" in rec["error"]
-    assert "failed {\"variant\": \"typo\"" in p.stdout
 
 
 def test_bad_sweep_file_is_one_line_exit_2(tmp_path):
     spec = _write(tmp_path / "x.toml", 'scenario = "tcn-perport"\ngird = {}\n')
     p = run_cli("sweep", spec, "--out", tmp_path / "o", check=False)
     assert p.returncode == 2
-    assert p.stderr.startswith("ecnlab: error: sweep: unknown key `gird`") and p.stderr.count("\n") == 1
+    assert p.stderr.startswith(f"ecnlab: error: {spec}: unknown key `gird` (did you mean `grid`?)")
+    assert p.stderr.count("\n") == 1
+    assert not (tmp_path / "o").exists()
 
 
 def test_dask_local_cluster_gives_the_same_results(tmp_path):
@@ -164,3 +161,86 @@ def test_dask_local_cluster_gives_the_same_results(tmp_path):
         for f in ("flows.csv", "timeseries.csv"):
             assert (tmp_path / "local" / "runs" / r["key"] / f).read_bytes() == \
                 (tmp_path / "dask" / "runs" / r["key"] / f).read_bytes()
+
+
+# Sweep files are checked whole before anything runs: (file text, the error after "FILE: ").
+BAD_SWEEPS = [
+    ('scenario = "tcn-perport"\ngird = {}\n', "unknown key `gird` (did you mean `grid`?), expected one of"),
+    ('scenario = "tcn-perport"\nseed = 3\n', "unknown key `seed` (did you mean `seeds`?)"),
+    ('seeds = 3\n', "missing key `scenario`"),
+    ('scenario = 5\n', "scenario: expected a built-in name or a file, found an integer"),
+    ('scenario = "tcn-perportt"\n', "scenario: no scenario file or built-in scenario named 'tcn-perportt' "
+                                    "(did you mean 'tcn-perport'?)"),
+    ('scenario = "tcn-perport"\nname = 3\n', "name: expected a string, found an integer"),
+    ('scenario = "tcn-perport"\nseeds = "3"\n', "seeds: expected a list of seeds or a count, found a string"),
+    ('scenario = "tcn-perport"\nseeds = []\n', "seeds: an empty list: no runs"),
+    ('scenario = "tcn-perport"\nseeds = 0\n', "seeds: a count must be >= 1"),
+    ('scenario = "tcn-perport"\nseeds = [1, "2"]\n', "seeds[1]: expected an integer, found a string"),
+    ('scenario = "tcn-perport"\nseeds = [1, -2]\n', "seeds[1]: -2 is not in 0..2^64"),
+    ('scenario = "tcn-perport"\ngrid = [1]\n', "grid: expected a table of key = [values], found a list"),
+    ('scenario = "tcn-perport"\n[grid]\n"marking.scheme" = []\n', 'grid."marking.scheme": an empty list'),
+    ('scenario = "tcn-perport"\n[grid]\n"marking.scheme" = "tcn"\n',
+     'grid."marking.scheme": expected a list of values, found a string'),
+    ('scenario = "tcn-perport"\n[grid]\n"marking.scheme" = ["tcn", "tcnn"]\n',
+     'grid."marking.scheme"[1]: marking.scheme: unknown variant `tcnn`'),
+    ('scenario = "tcn-perport"\n[grid]\n"marking.tcn.treshold" = ["100us"]\n',
+     'grid."marking.tcn.treshold"[0]: marking.tcn.treshold: unknown field `treshold`'),
+    ('scenario = "tcn-perport"\n[grid]\n"flows.1.count" = [2, "many"]\n', 'grid."flows.1.count"[1]: flows[1].count'),
+    ('scenario = "tcn-perport"\nset = 5\n', "set: expected a table of key = value"),
+    ('scenario = "tcn-perport"\nset = ["duration"]\n', "set[0]: expected a table of key = value"),
+    ('scenario = "tcn-perport"\nset = {"flows.7.count" = 3}\n', 'set."flows.7.count": --set flows.7: index 7 out of range'),
+    ('scenario = "tcn-perport"\nset = {"duration" = "-1s"}\n', 'set.duration: duration: duration `-1s` is negative'),
+    ('scenario = "tcn-perport"\nset = {"metrics.warmup" = "0.1s", "duration" = "0.1s"}\n',
+     'set.duration: metrics.warmup: must be shorter than duration'),
+    ('scenario = "tcn-perport"\n[cases.variant]\n', "cases.variant: an empty table"),
+    ('scenario = "tcn-perport"\n[cases]\nvariant = 3\n', "cases.variant: expected a table of name = "),
+    ('scenario = "tcn-perport"\n[cases.variant]\ngood = {"marking.scheme" = "tcn"}\n'
+     'typo = {"marking.tcn.treshold" = "100us"}\n',
+     'cases.variant.typo."marking.tcn.treshold": marking.tcn.treshold: unknown field `treshold`'),
+    ('scenario = "tcn-perport"\ntimeout = -1\n', "timeout: -1 must be a positive time"),
+    ('scenario = "tcn-perport"\ntimeout = "fast"\n', "timeout: 'fast' is not a time limit"),
+    ('scenario = "tcn-perport"\nretries = -1\n', "retries: expected an integer >= 0"),
+    ('scenario = "tcn-perport"\n[grid\n', "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("text,expected", BAD_SWEEPS, ids=[f"bad{i}" for i in range(len(BAD_SWEEPS))])
+def test_bad_sweep_files_name_file_and_field(tmp_path, text, expected):
+    from ecnlab.scenario import ScenarioError
+    from ecnlab.sweep import load_sweep, points_from_spec
+
+    spec = _write(tmp_path / "bad.toml", text)
+    with pytest.raises(ScenarioError) as e:
+        points_from_spec(load_sweep(spec))
+    msg = str(e.value)
+    assert msg.startswith(f"{spec}: ") and "\n" not in msg, msg
+    assert expected in msg, msg
+
+
+def test_bad_sweep_file_leaves_an_existing_output_untouched(tmp_path):
+    good = _write(tmp_path / "good.toml", 'scenario = "tcn-perport"\nset = {"duration" = "0.3s"}\n')
+    out = tmp_path / "o"
+    run_cli("sweep", good, "--out", out, "-q")
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+    bad = _write(tmp_path / "bad.toml", 'scenario = "tcn-perport"\n[grid]\n"marking.scheme" = ["tcn", "tcnn"]\n')
+    p = run_cli("sweep", bad, "--out", out, check=False)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == f'ecnlab: error: {bad}: grid."marking.scheme"[1]: marking.scheme: unknown variant `tcnn`, ' \
+        + p.stderr.split("unknown variant `tcnn`, ", 1)[1]
+    assert p.stderr.count("\n") == 1
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
+
+
+def test_a_sweep_clears_only_what_dead_drivers_left(tmp_path):
+    spec = _write(tmp_path / "s.toml", 'scenario = "tcn-perport"\nset = {"duration" = "0.3s"}\n')
+    runs = tmp_path / "o" / "runs"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = runs / f".tmp-0123456789abcdef-{dead.pid}-00000000"  # its driver was killed mid-write
+    live = runs / f".tmp-0123456789abcdef-{os.getpid()}-00000000"  # another sweep, still writing
+    for d in (left, live):
+        d.mkdir(parents=True)
+        (d / "flows.csv").write_text("id\n")
+    run_cli("sweep", spec, "--out", tmp_path / "o", "-q")
+    assert not left.exists() and live.exists()
+    assert [r["status"] for r in _rows(tmp_path / "o")] == ["ok"]

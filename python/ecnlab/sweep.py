@@ -13,12 +13,25 @@ Every point is resolved first (built-in or file scenario + overrides = the exact
 that will run) and gets a key: the first 16 hex digits of the SHA-256 of the canonical
 JSON of ``{"scenario": <resolved document>, "seed": <seed>}``. Its files (``summary.json``,
 ``flows.csv``, ``timeseries.csv``, ``probes.csv``, ``scenario.json``, plus ``point.json``
-with the sweep parameters) are written to a temporary directory and renamed to
-``OUT/runs/<key>/`` in one step, so a run directory either is complete or does not exist.
-A rerun of the same sweep (or of another sweep sharing points) runs only the keys that
-are missing: an interrupted sweep resumes and nothing finished is lost. A failed run
-leaves ``OUT/failed/<key>.json`` (its parameters and a one-line error) and the others go
-on; failed points are retried on the next run. ``OUT/results.csv`` has one row per point.
+with the sweep parameters and the attempt that produced it) are written to a temporary
+directory and renamed to ``OUT/runs/<key>/`` in one step, so a run directory either is
+complete or does not exist. A rerun of the same sweep (or of another sweep sharing points)
+runs only the keys that are missing: an interrupted sweep resumes and nothing finished is
+lost. ``OUT/results.csv`` has one row per point.
+
+Faults
+------
+Locally, every run gets a fresh process (forked from a server with ecnlab loaded), so
+the driver knows exactly which run a dead process was computing. A run whose process
+dies (a crash, SIGKILL, the OOM killer) is retried in a new process up to ``retries``
+times (default 2); one that raises an error, or exceeds its time limit (``timeout``, then
+it is killed), is not retried: the simulation is deterministic and would do the same
+again. Either way it leaves ``OUT/failed/<key>.json`` (parameters, attempts, a one-line
+error), the other runs go on, and the next sweep tries it again. Run processes die with
+the driver. On Dask, the scheduler reschedules a run whose worker died on another worker
+(up to its ``distributed.scheduler.allowed-failures``, set to ``retries`` for
+``cluster="local"``); with a time limit, each run computes in a child process of its
+worker that is killed when the limit passes.
 
 SWEEP.toml
 ----------
@@ -27,7 +40,9 @@ SWEEP.toml
     name = "perport"                    # optional
     scenario = "tcn-perport"            # built-in name, or a TOML path (relative to this file)
     seeds = [1, 2, 3]                   # a list, or N for seeds 1..N (default: the scenario's)
-    set = ["metrics.warmup=0.2s"]       # overrides applied to every point (or a table)
+    set = { "metrics.warmup" = "0.2s" } # overrides applied to every point (or a list of "k=v")
+    timeout = "10min"                   # optional: per-run wall-clock limit (or seconds)
+    retries = 2                         # optional: new tries for a run whose process died
 
     [grid]                              # every combination of these values
     "marking.scheme" = ["per_port", "per_queue", "tcn"]
@@ -38,25 +53,31 @@ SWEEP.toml
     avg  = { "marking.scheme" = "per_queue", "marking.threshold.k" = "80KB" }
 
 The points are the cartesian product of the ``[grid]`` keys, the ``[cases.*]`` axes and
-the seeds. ``results.csv`` gets one column per grid key and case axis.
+the seeds. ``results.csv`` gets one column per grid key and case axis. ``points_from_spec``
+checks the whole file before anything runs (its keys, with a did-you-mean; types; empty
+lists; and every point's scenario, as ``ecnlab check`` does), and names the file and the
+field in one line: ``perport.toml: grid."marking.scheme"[1]: marking.scheme: unknown
+variant `tcnn`, ...``.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import itertools
 import json
 import math
 import multiprocessing as mp
 import os
+import pickle
 import shutil
+import signal
 import sys
 import time
 import tomllib
 import uuid
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -74,12 +95,16 @@ __all__ = ["Point", "SweepResult", "sweep", "load_sweep", "points_from_spec", "p
 class Point:
     """One run of a sweep: a scenario (built-in name, TOML path or dict), overrides
     (``"key=value"`` strings as ``--set``), a seed (None: the scenario's), and ``params``,
-    the labels that become columns of ``results.csv`` (e.g. ``{"scheme": "tcn"}``)."""
+    the labels that become columns of ``results.csv`` (e.g. ``{"scheme": "tcn"}``).
+    ``timeout`` (seconds) and ``retries``, when given, override the sweep's limits for
+    this run; neither is part of the run's key."""
 
     scenario: str | os.PathLike | dict[str, Any]
     overrides: Sequence[str] = ()
     seed: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
+    retries: int | None = None
 
 
 @dataclass
@@ -140,7 +165,40 @@ def _one_line(e: BaseException) -> str:
 # SWEEP.toml
 
 
-_SPEC_KEYS = {"name", "description", "scenario", "seeds", "set", "grid", "cases"}
+_SPEC_KEYS = ("name", "description", "scenario", "seeds", "set", "grid", "cases", "timeout", "retries")
+DEFAULT_RETRIES = 2  # a run whose worker process dies is tried at most 1 + 2 times
+
+
+class _SweepSpec(dict):
+    """A spec read from a file: a dict that remembers the file, for error messages."""
+
+    path: str | None = None
+
+
+def _where(spec: dict[str, Any]) -> str:
+    return getattr(spec, "path", None) or "sweep"
+
+
+def _field(*parts: Any) -> str:
+    """A field path as written in TOML: ``grid."marking.scheme"[2]``."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+            continue
+        p = str(p)
+        bare = p and all(c.isalnum() or c in "_-" for c in p)
+        out += ("." if out else "") + (p if bare else json.dumps(p))
+    return out
+
+
+def _spec_error(spec: dict[str, Any], field_path: str, what: str) -> ScenarioError:
+    return ScenarioError(f"{_where(spec)}: {field_path}: {what}" if field_path else f"{_where(spec)}: {what}")
+
+
+def _type_name(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "a table"}.get(type(v), type(v).__name__)
 
 
 def _toml_literal(v: Any) -> str:
@@ -165,31 +223,68 @@ def override(key: str, value: Any) -> str:
     return f"{key}={_toml_literal(value)}"
 
 
-def _overrides_of(obj: Any, where: str) -> list[str]:
+def _overrides_of(spec: dict[str, Any], obj: Any, where: str) -> list[tuple[str, str]]:
+    """(field path, "key=value") for each override of a ``set`` or a case."""
+    expected = "expected a table of key = value (or a list of \"key=value\" strings)"
     if obj is None:
         return []
     if isinstance(obj, str):
-        return [obj]
+        obj = [obj]
     if isinstance(obj, list):
-        if not all(isinstance(s, str) for s in obj):
-            raise ScenarioError(f"{where}: expected a list of \"key=value\" strings or a table")
-        return list(obj)
+        out = []
+        for i, s in enumerate(obj):
+            if not isinstance(s, str) or "=" not in s:
+                raise _spec_error(spec, f"{where}[{i}]", f"{expected}, found {_type_name(s)} {s!r}"[:200])
+            out.append((f"{where}[{i}]", s))
+        return out
     if isinstance(obj, dict):
-        return [override(k, v) for k, v in obj.items()]
-    raise ScenarioError(f"{where}: expected a list of \"key=value\" strings or a table")
+        out = []
+        for k, v in obj.items():
+            try:
+                out.append((f"{where}.{_field(k)}", override(k, v)))
+            except ScenarioError as e:
+                raise _spec_error(spec, f"{where}.{_field(k)}", str(e)) from None
+        return out
+    raise _spec_error(spec, where, f"{expected}, found {_type_name(obj)}")
+
+
+def _duration_s(spec: dict[str, Any], name: str, v: Any) -> float:
+    """A time limit in seconds: a number, or a string such as "90s", "500ms", "10min", "2h"."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        secs = float(v)
+    elif isinstance(v, str):
+        units = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+        t = v.strip()
+        num, unit = t.rstrip("abcdefghijklmnopqrstuvwxyz"), t[len(t.rstrip("abcdefghijklmnopqrstuvwxyz")):]
+        try:
+            secs = float(num) * units[unit]
+        except (ValueError, KeyError):
+            raise _spec_error(spec, name, f"'{v}' is not a time limit (seconds, or e.g. \"90s\", \"10min\")") from None
+    else:
+        raise _spec_error(spec, name, f"expected seconds or a string such as \"90s\", found {_type_name(v)}")
+    if not math.isfinite(secs) or secs <= 0:
+        raise _spec_error(spec, name, f"{v!r} must be a positive time")
+    return secs
 
 
 def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a SWEEP.toml file into a spec dict (see the module docs)."""
+    """Read a SWEEP.toml file into a spec dict (see the module docs). Errors in the
+    points it describes are found by ``points_from_spec``, and name this file."""
     p = Path(path)
     try:
-        spec = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text())
     except FileNotFoundError:
         raise ScenarioError(f"{p}: no such sweep file") from None
     except IsADirectoryError:
         raise ScenarioError(f"{p}: is a directory, not a sweep file") from None
+    except OSError as e:
+        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not a text file") from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
+    spec = _SweepSpec(data)
+    spec.path = str(p)
     spec.setdefault("name", p.stem)
     scen = spec.get("scenario")
     if isinstance(scen, str) and not Path(scen).is_absolute() and (p.parent / scen).is_file():
@@ -197,50 +292,161 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     return spec
 
 
-def points_from_spec(spec: dict[str, Any]) -> list[Point]:
-    """Expand a sweep spec (a dict as ``load_sweep`` returns) into its points."""
-    unknown = sorted(set(spec) - _SPEC_KEYS)
-    if unknown:
-        raise ScenarioError(f"sweep: unknown key `{unknown[0]}`, expected one of {', '.join(sorted(_SPEC_KEYS))}")
+def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]:
+    """Expand a sweep spec (a dict as ``load_sweep`` returns) into its points.
+
+    Everything is checked before anything runs: the spec's own keys and types, and (with
+    ``validate``) every point's resolved scenario, by the same validation as ``ecnlab
+    check``. A mistake raises ``ScenarioError`` with one line naming the file, the field
+    path in the sweep file and what is wrong."""
+    if not isinstance(spec, dict):
+        raise ScenarioError(f"sweep: expected a table, found {_type_name(spec)}")
+    for k in spec:
+        if k not in _SPEC_KEYS:
+            near = difflib.get_close_matches(str(k), _SPEC_KEYS, n=1)
+            hint = f" (did you mean `{near[0]}`?)" if near else ""
+            raise _spec_error(spec, "", f"unknown key `{k}`{hint}, expected one of {', '.join(_SPEC_KEYS)}")
+    for k in ("name", "description"):
+        if k in spec and not isinstance(spec[k], str):
+            raise _spec_error(spec, k, f"expected a string, found {_type_name(spec[k])}")
     if "scenario" not in spec:
-        raise ScenarioError("sweep: missing key `scenario`")
+        raise _spec_error(spec, "", "missing key `scenario` (a built-in name or a scenario file)")
     scenario = spec["scenario"]
+    if not isinstance(scenario, (str, os.PathLike, dict)):
+        raise _spec_error(spec, "scenario", f"expected a built-in name or a file, found {_type_name(scenario)}")
     seeds = spec.get("seeds")
     if seeds is None:
         seed_list: list[int | None] = [None]
     elif isinstance(seeds, bool) or not isinstance(seeds, (int, list)):
-        raise ScenarioError("sweep.seeds: expected a list of seeds or a count")
+        raise _spec_error(spec, "seeds", f"expected a list of seeds or a count, found {_type_name(seeds)}")
     elif isinstance(seeds, int):
         if seeds < 1:
-            raise ScenarioError("sweep.seeds: a count must be >= 1")
+            raise _spec_error(spec, "seeds", f"a count must be >= 1, found {seeds}")
         seed_list = list(range(1, seeds + 1))
     else:
-        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-            raise ScenarioError("sweep.seeds: expected a non-empty list of integers")
+        if not seeds:
+            raise _spec_error(spec, "seeds", "an empty list: no runs")
+        for i, s in enumerate(seeds):
+            if isinstance(s, bool) or not isinstance(s, int):
+                raise _spec_error(spec, f"seeds[{i}]", f"expected an integer, found {_type_name(s)}")
+            if not 0 <= s < 2**64:
+                raise _spec_error(spec, f"seeds[{i}]", f"{s} is not in 0..2^64")
         seed_list = list(seeds)
-    fixed = _overrides_of(spec.get("set"), "sweep.set")
-    grid = spec.get("grid", {}) or {}
+    timeout = _duration_s(spec, "timeout", spec["timeout"]) if spec.get("timeout") is not None else None
+    retries = spec.get("retries")
+    if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int) or retries < 0):
+        raise _spec_error(spec, "retries", f"expected an integer >= 0, found {retries!r}")
+    fixed = _overrides_of(spec, spec.get("set"), "set")
+    grid = spec.get("grid", {})
+    if grid is None:
+        grid = {}
     if not isinstance(grid, dict):
-        raise ScenarioError("sweep.grid: expected a table of key = [values]")
-    axes: list[tuple[str, list[tuple[Any, list[str]]]]] = []
+        raise _spec_error(spec, "grid", f"expected a table of key = [values], found {_type_name(grid)}")
+    # Each axis: (column name, [(label, [(field path, "key=value")])]).
+    axes: list[tuple[str, list[tuple[Any, list[tuple[str, str]]]]]] = []
     for k, vals in grid.items():
-        if not isinstance(vals, list) or not vals:
-            raise ScenarioError(f"sweep.grid.{k}: expected a non-empty list of values")
-        axes.append((k, [(v, [override(k, v)]) for v in vals]))
-    cases = spec.get("cases", {}) or {}
+        if not isinstance(vals, list):
+            raise _spec_error(spec, _field("grid", k), f"expected a list of values, found {_type_name(vals)}")
+        if not vals:
+            raise _spec_error(spec, _field("grid", k), "an empty list: the grid has no points")
+        axis = []
+        for i, v in enumerate(vals):
+            try:
+                axis.append((v, [(f"{_field('grid', k)}[{i}]", override(k, v))]))
+            except ScenarioError as e:
+                raise _spec_error(spec, f"{_field('grid', k)}[{i}]", str(e)) from None
+        axes.append((k, axis))
+    cases = spec.get("cases", {})
+    if cases is None:
+        cases = {}
     if not isinstance(cases, dict):
-        raise ScenarioError("sweep.cases: expected tables of named override sets")
-    for axis, named in cases.items():
-        if not isinstance(named, dict) or not named:
-            raise ScenarioError(f"sweep.cases.{axis}: expected a table of name = {{ key = value, ... }}")
-        axes.append((axis, [(name, _overrides_of(ov, f"sweep.cases.{axis}.{name}")) for name, ov in named.items()]))
+        raise _spec_error(spec, "cases", f"expected tables of named override sets, found {_type_name(cases)}")
+    for ax, named in cases.items():
+        if not isinstance(named, dict):
+            raise _spec_error(spec, _field("cases", ax),
+                              f"expected a table of name = {{ key = value, ... }}, found {_type_name(named)}")
+        if not named:
+            raise _spec_error(spec, _field("cases", ax), "an empty table: the axis has no cases")
+        if ax in grid:
+            raise _spec_error(spec, _field("cases", ax), "the axis name is also a grid key")
+        axes.append((ax, [(name, _overrides_of(spec, ov, _field("cases", ax, name))) for name, ov in named.items()]))
+    fixed_ovs = [o for _, o in fixed]
     points = []
-    for combo in itertools.product(*[vals for _, vals in axes]):
+    combos = list(itertools.product(*[vals for _, vals in axes]))
+    if validate:
+        _validate_combos(spec, scenario, fixed, axes, combos)
+    for combo in combos:
         params = {name: v for (name, _), (v, _) in zip(axes, combo)}
-        ovs = fixed + [o for _, os_ in combo for o in os_]
+        ovs = fixed_ovs + [o for _, ovs_ in combo for _, o in ovs_]
         for s in seed_list:
-            points.append(Point(scenario, ovs, s, dict(params)))
+            points.append(Point(scenario, ovs, s, dict(params), timeout=timeout, retries=retries))
     return points
+
+
+def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str, str]],
+                     axes: list[tuple[str, list[tuple[Any, list[tuple[str, str]]]]]], combos: list) -> None:
+    """Resolve and validate every distinct point before anything runs; name the sweep-file
+    field that makes a point invalid (or the point, when only a combination is)."""
+    from .api import resolve, validate
+
+    try:
+        base = resolve(scenario, [])
+    except ScenarioError as e:
+        raise _spec_error(spec, "scenario", str(e)) from None
+    for where, o in fixed:
+        try:
+            base = resolve(base, [o])
+        except ScenarioError as e:
+            raise _spec_error(spec, where, str(e)) from None
+    alone: dict[str, str | None] = {}  # field path -> error with base + set + that field alone
+
+    def error_of(doc: dict[str, Any], ovs: list[str]) -> str | None:
+        try:
+            validate(doc, ovs)
+            return None
+        except ScenarioError as e:
+            return str(e)
+
+    def blame_base(err: str) -> None:
+        """An error of the scenario with ``set`` applied: name the ``set`` entry that
+        causes it on its own, else ``set``, else the scenario."""
+        raw = resolve(scenario, [])
+        if fixed and error_of(raw, []) is None:
+            for where, o in fixed:
+                e = error_of(raw, [o])
+                if e is not None:
+                    raise _spec_error(spec, where, e)
+            raise _spec_error(spec, "set", err)
+        raise _spec_error(spec, "scenario", err)
+
+    base_err = error_of(base, [])
+    if base_err is not None and not axes:
+        blame_base(base_err)
+    seen: set[str] = set()
+    for combo in combos:
+        ovs = [o for _, ovs_ in combo for _, o in ovs_]
+        try:
+            doc = resolve(base, ovs)
+        except ScenarioError:
+            doc = None
+        if doc is not None:
+            h = _canonical(doc)
+            if h in seen:
+                continue
+            seen.add(h)
+        err = error_of(base, ovs)
+        if err is None:
+            continue
+        if err == base_err:
+            blame_base(err)
+        for _, entries in combo:  # which field is wrong on its own?
+            for where, o in entries:
+                if where not in alone:
+                    alone[where] = error_of(base, [o])
+                if alone[where] is not None and alone[where] != base_err:
+                    raise _spec_error(spec, where, alone[where])
+        params = {name: label for (name, _), (label, _) in zip(axes, combo)}
+        raise _spec_error(spec, "point " + json.dumps(_jsonable(params), default=str), err)
 
 
 # --------------------------------------------------------------------------------------
@@ -329,6 +535,75 @@ def _write_run(tmp: Path, res, meta: dict[str, Any]) -> None:
     (tmp / "point.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
+def _death(code: int | None) -> str:
+    """Why a worker process ended without a result, from its exit code."""
+    if code is None:
+        return "worker process vanished"
+    if code < 0:
+        try:
+            return f"worker process killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker process killed by signal {-code}"
+    return f"worker process exited with status {code}"
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent (the forkserver, which exits with the
+    driver) goes, so a killed driver leaves no run computing for nobody."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _child(conn, doc: dict[str, Any], seed: int, tmp_dir: str, meta: dict[str, Any]) -> None:
+    """A local worker process: exactly one run, its outcome sent back on ``conn``."""
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    try:
+        outcome = _execute(doc, seed, tmp_dir, meta)
+    except BaseException as e:  # noqa: BLE001
+        outcome = (False, _one_line(e))
+    conn.send(outcome)
+    conn.close()
+
+
+def _sandbox_main() -> None:
+    """``python -c 'from ecnlab.sweep import _sandbox_main; _sandbox_main()'``: one run,
+    pickled (doc, seed) on stdin, pickled (ok, RunResult | error) on stdout."""
+    doc, seed = pickle.load(sys.stdin.buffer)
+    outcome = _execute(doc, seed)
+    sys.stdout.buffer.write(pickle.dumps(outcome))
+    sys.stdout.buffer.flush()
+
+
+def _execute_remote(doc: dict[str, Any], seed: int, timeout: float | None):
+    """A Dask task. Without a time limit the run happens in the worker process itself (if
+    it dies, the scheduler reschedules the task on another worker, up to its
+    ``allowed-failures``). With one, the run happens in a child process that is killed
+    when the limit passes; ok None means that child died (the driver retries it)."""
+    if timeout is None:
+        return _execute(doc, seed)
+    import subprocess
+
+    cmd = [sys.executable, "-c", "from ecnlab.sweep import _sandbox_main; _sandbox_main()"]
+    try:
+        p = subprocess.run(cmd, input=pickle.dumps((doc, seed)), capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, _timeout_error(timeout)
+    if p.returncode != 0 or not p.stdout:
+        return None, _death(p.returncode if p.returncode != 0 else None)
+    return pickle.loads(p.stdout)
+
+
+def _timeout_error(timeout: float) -> str:
+    return f"exceeded the time limit of {timeout:g} s (killed)"
+
+
 class _Progress:
     """Plain-text progress on stderr: runs done / total, failed, elapsed, ETA."""
 
@@ -349,6 +624,10 @@ class _Progress:
         else:
             self.stream.write(text + "\n")
         self.stream.flush()
+
+    def note(self, text: str) -> None:
+        if self.enabled:
+            self._line(f"{self.label}{text}", final=True)
 
     def update(self, ok: bool) -> None:
         if ok:
@@ -402,7 +681,7 @@ class SweepResult:
         return pd.DataFrame(self.rows)
 
 
-def _params_json(r: _Resolved) -> dict[str, Any]:
+def _params_json(r: _Resolved, attempt: int = 1) -> dict[str, Any]:
     p = r.point
     return _jsonable({
         "key": r.key,
@@ -410,11 +689,30 @@ def _params_json(r: _Resolved) -> dict[str, Any]:
         "scenario": p.scenario if isinstance(p.scenario, (str, os.PathLike)) else (p.scenario.get("name") or "<dict>"),
         "overrides": list(p.overrides),
         "seed": r.seed,
+        "attempt": attempt,
     })
 
 
 def _tmp_dir(runs: Path, key: str) -> Path:
-    return runs / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+    """Where a run is written before it is renamed into place; named after the driver, so
+    that a driver clears only what dead drivers left (two sweeps may share a store)."""
+    return runs / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _clear_stale(runs: Path) -> None:
+    """Remove temporary run directories whose driver is gone (killed mid-write)."""
+    for stale in runs.glob(".tmp-*"):
+        parts = stale.name.split("-")
+        try:
+            pid = int(parts[2])
+            os.kill(pid, 0)
+            if pid != os.getpid():
+                continue  # a live driver is writing it
+        except (IndexError, ValueError, ProcessLookupError):
+            pass  # malformed, or its driver is dead
+        except PermissionError:
+            continue  # alive, someone else's
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def _commit(runs: Path, r: _Resolved, tmp: Path) -> None:
@@ -431,20 +729,20 @@ def _commit(runs: Path, r: _Resolved, tmp: Path) -> None:
             os.rename(tmp, final)
 
 
-def _store(runs: Path, r: _Resolved, res) -> None:
+def _store(runs: Path, r: _Resolved, res, attempt: int = 1) -> None:
     """Write a RunResult returned by a remote worker: temp dir, then rename."""
     tmp = _tmp_dir(runs, r.key)
     try:
-        _write_run(tmp, res, _params_json(r))
+        _write_run(tmp, res, _params_json(r, attempt))
         _commit(runs, r, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
-def _record_failure(failed_dir: Path, r: _Resolved, error: str) -> None:
+def _record_failure(failed_dir: Path, r: _Resolved, error: str, attempts: int = 1) -> None:
     failed_dir.mkdir(parents=True, exist_ok=True)
-    rec = _params_json(r) | {"error": error, "failed_at": time.time()}
+    rec = _params_json(r, attempts) | {"error": error, "failed_at": time.time()}
     tmp = failed_dir / f".{r.key}.{uuid.uuid4().hex[:8]}"
     tmp.write_text(json.dumps(rec, indent=2) + "\n")
     os.replace(tmp, failed_dir / f"{r.key}.json")
@@ -454,12 +752,12 @@ def _is_done(runs: Path, key: str) -> bool:
     return (runs / key / "summary.json").is_file()
 
 
-def _local_pool(jobs: int) -> ProcessPoolExecutor:
+def _mp_context():
     method = "forkserver" if sys.platform.startswith("linux") else "spawn"
     ctx = mp.get_context(method)
     if method == "forkserver":
         ctx.set_forkserver_preload(["ecnlab.api"])
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    return ctx
 
 
 def run_points(
@@ -470,18 +768,25 @@ def run_points(
     progress: bool = True,
     label: str = "",
     retry_failed: bool = True,
+    timeout: float | None = None,
+    retries: int | None = None,
 ) -> SweepResult:
     """Run the points that are not stored yet under ``out/runs`` and return one row per
     point. ``jobs``: local worker processes (default: CPU count). ``cluster``: a Dask
     scheduler address (``tcp://host:port``), ``"local"`` (a LocalCluster of ``jobs``
-    workers), or a ``dask.distributed.Client``/cluster object; None runs locally."""
+    workers), or a ``dask.distributed.Client``/cluster object; None runs locally.
+
+    ``timeout``: a per-run wall-clock limit in seconds (a point's own ``timeout`` wins); a
+    run that exceeds it is killed and recorded as failed. ``retries``: how many more times
+    a run whose worker process died is tried (default 2; a point's own wins); a run that
+    raises an error or times out is not retried within this call (the simulation is
+    deterministic: it would do the same again)."""
     out = Path(out)
     runs = out / "runs"
     failed_dir = out / "failed"
-    runs.mkdir(parents=True, exist_ok=True)
-    for stale in runs.glob(".tmp-*"):  # left by a driver that was killed mid-write
-        shutil.rmtree(stale, ignore_errors=True)
     resolved = [_resolve(p) for p in points]
+    runs.mkdir(parents=True, exist_ok=True)
+    _clear_stale(runs)
     # Unique work: several points may share a key (same resolved scenario and seed).
     todo: dict[str, _Resolved] = {}
     status: dict[str, tuple[str, str]] = {}
@@ -501,30 +806,30 @@ def run_points(
     for k, v in status.items():
         if v[0] == "failed":
             prog.update(False)
-    ran = failed = 0
+    ran = 0
 
-    def finish(r: _Resolved, ok: bool, payload, tmp: Path | None = None) -> None:
-        nonlocal ran, failed
+    def finish(r: _Resolved, ok: bool, payload, tmp: Path | None = None, attempt: int = 1) -> None:
+        nonlocal ran
         if ok:
             if tmp is not None:
                 _commit(runs, r, tmp)
             else:
-                _store(runs, r, payload)
+                _store(runs, r, payload, attempt)
             (failed_dir / f"{r.key}.json").unlink(missing_ok=True)
             status[r.key] = ("ok", "")
             ran += 1
         else:
-            _record_failure(failed_dir, r, payload)
+            _record_failure(failed_dir, r, payload, attempt)
             status[r.key] = ("failed", payload)
-            failed += 1
         prog.update(ok)
 
+    limits = _Limits(timeout, DEFAULT_RETRIES if retries is None else retries)
     try:
         if todo:
             if cluster is not None:
-                _run_dask(list(todo.values()), cluster, jobs, finish)
+                _run_dask(list(todo.values()), cluster, jobs, finish, limits, prog)
             else:
-                _run_local(list(todo.values()), runs, jobs, finish)
+                _run_local(list(todo.values()), runs, jobs, finish, limits, prog)
     finally:
         prog.close()
         rows = _rows(resolved, status, runs)
@@ -533,64 +838,125 @@ def run_points(
     return SweepResult(rows, out, ran, unique - len(todo), n_failed)
 
 
-def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Callable) -> None:
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    if jobs == 1 or len(todo) == 1:
-        # Still a separate process: a crash in the core must not take the driver down.
-        jobs = 1
-    pool = _local_pool(min(jobs, len(todo)))
-    pending: dict[Any, tuple[_Resolved, Path]] = {}
-    queue = list(todo)
+@dataclass
+class _Limits:
+    timeout: float | None
+    retries: int
+
+    def of(self, r: _Resolved) -> tuple[float | None, int]:
+        p = r.point
+        t = p.timeout if p.timeout is not None else self.timeout
+        n = p.retries if p.retries is not None else self.retries
+        return (float(t) if t is not None else None), max(0, int(n))
+
+
+@dataclass
+class _Task:
+    r: _Resolved
+    attempt: int
+    tmp: Path
+    proc: Any
+    conn: Any
+    started: float
+    timeout: float | None
+
+
+def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Callable, limits: _Limits,
+               prog: _Progress) -> None:
+    """One fresh process per run (forked from a server that has ecnlab loaded): a run that
+    crashes, is killed or times out is known exactly, and takes nothing else down."""
+    import multiprocessing.connection as mpc
+
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    ctx = _mp_context()
+    queue: deque[tuple[_Resolved, int]] = deque((r, 1) for r in todo)
+    running: list[_Task] = []
+
+    def start(r: _Resolved, attempt: int) -> _Task:
+        tmp = _tmp_dir(runs, r.key)
+        rd, wr = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(wr, r.doc, r.seed, str(tmp), _params_json(r, attempt)),
+                           name=f"ecnlab-run-{r.key}", daemon=True)
+        proc.start()
+        wr.close()  # the child holds the only write end: its exit is EOF here
+        return _Task(r, attempt, tmp, proc, rd, time.monotonic(), limits.of(r)[0])
+
     try:
-        # Keep at most 2 x jobs in flight so an interrupt loses little queued work.
-        while queue or pending:
-            while queue and len(pending) < 2 * jobs:
-                r = queue.pop(0)
-                tmp = _tmp_dir(runs, r.key)
-                pending[pool.submit(_execute, r.doc, r.seed, str(tmp), _params_json(r))] = (r, tmp)
-            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for f in done:
-                item = pending.pop(f, None)
-                if item is None:  # re-queued after a broken pool
+        while queue or running:
+            while queue and len(running) < jobs:
+                running.append(start(*queue.popleft()))
+            now = time.monotonic()
+            left = [t.started + t.timeout - now for t in running if t.timeout is not None]
+            ready = set(mpc.wait([t.conn for t in running] + [t.proc.sentinel for t in running],
+                                 timeout=max(0.0, min(left)) if left else None))
+            now = time.monotonic()
+            for t in list(running):
+                if t.conn in ready or t.proc.sentinel in ready:
+                    kind, payload = _outcome(t)
+                elif t.timeout is not None and now - t.started >= t.timeout:
+                    _stop(t)
+                    kind, payload = "failed", _timeout_error(t.timeout)
+                else:
                     continue
-                r, tmp = item
-                try:
-                    ok, payload = f.result()
-                except BrokenProcessPool:
-                    ok, payload = False, "worker process died (crash or out of memory)"
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    for r2, t2 in pending.values():
-                        shutil.rmtree(t2, ignore_errors=True)
-                        queue.insert(0, r2)
-                    pending.clear()
-                    pool = _local_pool(min(jobs, max(1, len(queue))))
-                finish(r, ok, payload, tmp if ok else None)
+                running.remove(t)
+                if kind == "ok":
+                    finish(t.r, True, None, t.tmp, t.attempt)
+                    continue
+                shutil.rmtree(t.tmp, ignore_errors=True)
+                if kind == "died":
+                    retries = limits.of(t.r)[1]
+                    if t.attempt <= retries:
+                        prog.note(f"run {t.r.key}: {payload}; retrying ({t.attempt + 1} of {retries + 1} attempts)")
+                        queue.appendleft((t.r, t.attempt + 1))
+                        continue
+                    payload = f"{payload} (on each of {t.attempt} attempts)" if t.attempt > 1 else payload
+                finish(t.r, False, payload, None, t.attempt)
     except BaseException:
-        for f in pending:
-            f.cancel()
-        _kill_pool(pool)
-        for _, tmp in pending.values():
-            shutil.rmtree(tmp, ignore_errors=True)
+        for t in running:
+            _stop(t)
+            shutil.rmtree(t.tmp, ignore_errors=True)
         raise
-    pool.shutdown(wait=True)
 
 
-def _kill_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop at once (Ctrl-C): terminate the workers instead of waiting for their runs."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for p in procs:
-        try:
-            p.terminate()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.join(timeout=5)
-
-
-def _run_dask(todo: list[_Resolved], cluster: Any, jobs: int | None, finish: Callable) -> None:
+def _outcome(t: _Task) -> tuple[str, Any]:
+    """("ok", None), ("failed", error) or ("died", why) for a task whose pipe or process
+    became ready."""
     try:
+        if t.conn.poll():
+            ok, payload = t.conn.recv()
+            t.proc.join(10)
+            if t.proc.is_alive():
+                t.proc.kill()
+                t.proc.join()
+            t.conn.close()
+            return ("ok", None) if ok else ("failed", payload)
+    except (EOFError, OSError):
+        pass  # the child closed the pipe without a result: it is dying
+    t.proc.join(10)
+    if t.proc.is_alive():
+        t.proc.kill()
+        t.proc.join()
+    t.conn.close()
+    return "died", _death(t.proc.exitcode)
+
+
+def _stop(t: _Task) -> None:
+    """Kill a run's process at once (time limit, Ctrl-C, SIGTERM)."""
+    try:
+        t.proc.kill()
+    except (OSError, ValueError):
+        pass
+    t.proc.join(10)
+    try:
+        t.conn.close()
+    except OSError:
+        pass
+
+
+def _run_dask(todo: list[_Resolved], cluster: Any, jobs: int | None, finish: Callable, limits: _Limits,
+              prog: _Progress) -> None:
+    try:
+        import dask
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise ScenarioError("--cluster needs dask.distributed: pip install 'ecnlab[cluster]'") from None
@@ -599,8 +965,10 @@ def _run_dask(todo: list[_Resolved], cluster: Any, jobs: int | None, finish: Cal
         client = cluster
     elif isinstance(cluster, str):
         if cluster == "local":
-            own = LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
-                               processes=True, dashboard_address=None)
+            # A run whose worker dies is rescheduled by the scheduler, `retries` times.
+            with dask.config.set({"distributed.scheduler.allowed-failures": limits.retries}):
+                own = LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
+                                   processes=True, dashboard_address=None)
             client = Client(own)
         else:
             try:
@@ -610,18 +978,34 @@ def _run_dask(todo: list[_Resolved], cluster: Any, jobs: int | None, finish: Cal
     else:  # a cluster object (LocalCluster, SLURMCluster, ...)
         client = Client(cluster)
     try:
-        futs = {}
-        for r in todo:
-            f = client.submit(_execute, r.doc, r.seed, key=f"ecnlab-run-{r.key}", pure=False)
-            futs[f] = r
+        futs: dict[Any, tuple[_Resolved, int]] = {}
+
+        def submit(r: _Resolved, attempt: int):
+            f = client.submit(_execute_remote, r.doc, r.seed, limits.of(r)[0],
+                              key=f"ecnlab-run-{r.key}-{attempt}-{uuid.uuid4().hex[:6]}", pure=False)
+            futs[f] = (r, attempt)
+            return f
+
+        ac = as_completed([submit(r, 1) for r in todo])
         try:
-            for f in as_completed(list(futs)):
-                r = futs[f]
+            for f in ac:
+                r, attempt = futs.pop(f)
                 try:
                     ok, payload = f.result()
-                except Exception as e:  # noqa: BLE001 - a worker that died, a lost connection
-                    ok, payload = False, f"dask: {_one_line(e)}"
-                finish(r, ok, payload)
+                except Exception as e:  # noqa: BLE001 - a worker that died too often, a lost connection
+                    name = type(e).__name__
+                    ok = False
+                    payload = (f"dask: the run's worker died on every attempt ({name})" if name == "KilledWorker"
+                               else f"dask: {_one_line(e)}")
+                f.release()
+                if ok is None:  # the run's own process died (runs with a time limit)
+                    retries = limits.of(r)[1]
+                    if attempt <= retries:
+                        prog.note(f"run {r.key}: {payload}; retrying ({attempt + 1} of {retries + 1} attempts)")
+                        ac.add(submit(r, attempt + 1))
+                        continue
+                    ok, payload = False, f"{payload} (on each of {attempt} attempts)" if attempt > 1 else payload
+                finish(r, ok, payload, None, attempt)
         except BaseException:
             client.cancel(list(futs))
             raise
@@ -675,6 +1059,8 @@ def sweep(
     cluster: Any = None,
     progress: bool = True,
     retry_failed: bool = True,
+    timeout: float | None = None,
+    retries: int | None = None,
 ):
     """Run a sweep and return its ``results.csv`` as a pandas DataFrame (one row per
     point: the grid parameters, ``seed``, ``key``, ``status`` (ok/failed), ``error`` and
@@ -685,11 +1071,17 @@ def sweep(
     already stored there are not run again. ``jobs``: local worker processes (default: all
     cores). ``cluster``: ``"tcp://host:port"`` of a Dask scheduler, ``"local"``, or a
     ``dask.distributed.Client``; the workers need ecnlab installed, and write nothing: the
-    results come back to this process, which stores them."""
+    results come back to this process, which stores them. ``timeout``: seconds a run may
+    take before it is killed and recorded as failed (a spec's ``timeout`` wins);
+    ``retries``: how many more times a run whose worker died is tried (default 2).
+
+    A spec (file or dict) is checked whole before anything runs; a mistake raises
+    ``ScenarioError`` naming the file and field and leaves ``out`` untouched."""
     if isinstance(spec, (str, os.PathLike)):
         spec = load_sweep(spec)
     points = points_from_spec(spec) if isinstance(spec, dict) else list(spec)
-    res = run_points(points, out, jobs=jobs, cluster=cluster, progress=progress, retry_failed=retry_failed)
+    res = run_points(points, out, jobs=jobs, cluster=cluster, progress=progress, retry_failed=retry_failed,
+                     timeout=timeout, retries=retries)
     return res.frame()
 
 
