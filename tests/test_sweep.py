@@ -244,3 +244,16 @@ def test_a_sweep_clears_only_what_dead_drivers_left(tmp_path):
     run_cli("sweep", spec, "--out", tmp_path / "o", "-q")
     assert not left.exists() and live.exists()
     assert [r["status"] for r in _rows(tmp_path / "o")] == ["ok"]
+
+
+def test_sweep_command_line_limits_are_checked(tmp_path, capsys):
+    from ecnlab.cli import main
+
+    for bad, msg in (("0", "must be a positive number of seconds"), ("soon", "is not a number of seconds")):
+        with pytest.raises(SystemExit) as e:
+            main(["sweep", "x.toml", "--out", str(tmp_path / "o"), "--timeout", bad])
+        assert e.value.code == 2
+        assert msg in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["sweep", "x.toml", "--out", str(tmp_path / "o"), "--retries", "-1"])
+    assert e.value.code == 2 and not (tmp_path / "o").exists()

@@ -115,11 +115,36 @@ def _positive(text: str) -> int:
     return v
 
 
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
+    return v
+
+
+def _count(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} must be >= 0")
+    return v
+
+
 def _cmd_sweep(a: argparse.Namespace) -> int:
     from .sweep import load_sweep, points_from_spec, run_points
 
     spec = load_sweep(a.sweep)
     points = points_from_spec(spec)
+    for p in points:  # the command line wins over the sweep file
+        if a.timeout is not None:
+            p.timeout = a.timeout
+        if a.retries is not None:
+            p.retries = a.retries
     res = run_points(points, a.out, jobs=a.jobs, cluster=a.cluster, progress=not a.quiet)
     if not a.quiet:
         print(f"{len(res.rows)} points: {res.cached} already done, {res.ran} ran, {res.failed} failed; "
@@ -195,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
     sw.add_argument("--cluster", metavar="tcp://HOST:PORT",
                     help="run on this Dask scheduler ('local' starts a LocalCluster); needs ecnlab[cluster]")
+    sw.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                    help="kill a run that takes longer and record it as failed (default: the sweep file's "
+                         "timeout, else none)")
+    sw.add_argument("--retries", type=_count, metavar="N",
+                    help="new tries for a run whose worker process died (default: the sweep file's, else 2)")
     sw.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     sw.set_defaults(func=_cmd_sweep)
 
