@@ -116,20 +116,29 @@ def resolve(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[st
     return with_overrides(doc, overrides)
 
 
-def _scenario_error(scenario: Any, overrides: Iterable[str], msg: str) -> ScenarioError:
+def _scenario_error(scenario: Any, msg: str) -> ScenarioError:
     """The core's message (``field.path: what``) prefixed with the file or built-in name it
-    came from, and pointing at the ``--set`` that put the bad value there, if one did."""
+    came from; the field path is kept on the error (``.field_path``) so that the command
+    line can point at the ``--set`` that put the bad value there."""
     label = "" if isinstance(scenario, dict) else f"{os.fspath(scenario)}: "
-    field_path = msg.split(": ", 1)[0]
-    culprit = [a for a in overrides if "=" in a and _same_field(a.split("=", 1)[0].strip(), field_path)]
-    hint = f" (set by --set {culprit[-1]})" if culprit else ""
-    return ScenarioError(f"{label}{msg}{hint}")
+    err = ScenarioError(f"{label}{msg}")
+    err.field_path = msg.split(": ", 1)[0]
+    return err
 
 
-def _same_field(key: str, field_path: str) -> bool:
-    """``flows.0.size`` (a --set key) names ``flows[0].size`` (a core field path)."""
+def culprit_override(err: ScenarioError, overrides: Iterable[str]) -> str | None:
+    """The last override (``key=value``) that sets the field an error names, if any:
+    ``flows.0.size`` names ``flows[0].size``."""
+    field_path = getattr(err, "field_path", None)
+    if not field_path:
+        return None
     dotted = field_path.replace("[", ".").replace("]", "")
-    return dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + ".")
+
+    def names_it(key: str) -> bool:
+        return dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + ".")
+
+    hits = [a for a in overrides if "=" in a and names_it(a.split("=", 1)[0].strip())]
+    return hits[-1] if hits else None
 
 
 def validate(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[str] = ()) -> dict[str, Any]:
@@ -139,7 +148,7 @@ def validate(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[s
     try:
         _core.validate_json(to_json(doc))
     except ValueError as e:
-        raise _scenario_error(scenario, overrides, str(e)) from None
+        raise _scenario_error(scenario, str(e)) from None
     return doc
 
 
@@ -157,7 +166,7 @@ def run(
     try:
         text = _core.run_json(to_json(doc), None if seed is None else int(seed))
     except ValueError as e:
-        raise _scenario_error(scenario, overrides, str(e)) from None
+        raise _scenario_error(scenario, str(e)) from None
     except RuntimeError as e:
         raise SimulationError(str(e)) from None
     wall = time.perf_counter() - t0

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .api import SimulationError, run, validate
+from .api import SimulationError, culprit_override, run, validate
 from .scenario import ScenarioError, builtin_names, describe, load
 
 DEFAULT_SCENARIO = "tcn-static"
@@ -53,9 +53,18 @@ def _print_summary(s: dict, out: Path) -> None:
     print(f"  results in {out}/")
 
 
+def _blame_set(e: ScenarioError, assignments: list[str]) -> ScenarioError:
+    """Point at the --set that put the bad value there."""
+    c = culprit_override(e, assignments)
+    return ScenarioError(f"{e} (set by --set {c})") if c else e
+
+
 def _cmd_run(a: argparse.Namespace) -> int:
     name = a.scenario or DEFAULT_SCENARIO
-    res = run(name, seed=a.seed, overrides=a.set)
+    try:
+        res = run(name, seed=a.seed, overrides=a.set)
+    except ScenarioError as e:
+        raise _blame_set(e, a.set) from None
     out = Path(a.out) if a.out else Path("out") / res.summary["scenario"]
     res.write(out)
     if not a.quiet:
@@ -100,7 +109,10 @@ def _cmd_list(a: argparse.Namespace) -> int:
 
 
 def _cmd_check(a: argparse.Namespace) -> int:
-    validate(a.scenario, a.set)
+    try:
+        validate(a.scenario, a.set)
+    except ScenarioError as e:
+        raise _blame_set(e, a.set) from None
     print(f"{a.scenario}: ok")
     return 0
 
