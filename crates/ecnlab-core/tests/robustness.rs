@@ -1087,3 +1087,125 @@ fn zero_byte_packets_leave_too() {
         assert!(port.is_empty());
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Hardware clocks: TCN's timestamp counter (TCN §4.2) and ECN#'s switch clock (ECN# §4).
+// ---------------------------------------------------------------------------------------
+
+/// The sojourn a `bits`-wide counter of `res`-ns ticks measures (TCN §4.2), in u128.
+fn tcn_reference(now: u64, sojourn: u64, bits: u32, res: u64) -> u64 {
+    let wrap = 1u128 << bits;
+    let counter = |t: u64| (t / res) as u128 % wrap;
+    let ticks = (counter(now) + wrap - counter(now.saturating_sub(sojourn))) % wrap;
+    (ticks * res as u128).min(u64::MAX as u128) as u64
+}
+
+fn tcn_with_stamp(bits: u32, res: u64, threshold: u64) -> Option<Marking> {
+    let p = TcnParams {
+        threshold: Duration(threshold),
+        timestamp_bits: Some(bits),
+        timestamp_resolution: Duration(res),
+        ..Default::default()
+    };
+    let ctx = BuildCtx { n_queues: 1, link_rate_bps: 10_000_000_000, buffer_bytes: 1 << 20, seed: 1 };
+    Marking::build(&MarkingConfig { scheme: SchemeName::Tcn, tcn: p, ..Default::default() }, &ctx).ok()
+}
+
+fn one_queue_view() -> QueueState {
+    QueueState {
+        queue: 0,
+        n_queues: 1,
+        queue_bytes: 1500,
+        queue_pkts: 1,
+        port_bytes: 1500,
+        pool_bytes: 1500,
+        link_rate_bps: 10_000_000_000,
+        quantum: None,
+        round_time_ns: None,
+        oracle_share: 1.0,
+    }
+}
+
+proptest! {
+    #![proptest_config(config(500))]
+
+    /// TCN §4.2 with any counter width (1..=63 bits) and tick (1 ns .. 2^40 ns), at instants
+    /// anywhere up to `u64::MAX`, around the counter's wrap: the decision is exactly
+    /// "measured sojourn > T" with the measurement done in u128, and shifting the clock by
+    /// whole ticks (across wraps and up to the end of the u64 clock) changes nothing.
+    #[test]
+    fn tcn_timestamp_counter_anywhere_on_the_clock(
+        bits in 1u32..=63,
+        res in prop_oneof![Just(1u64), Just(8), 1u64..1_000_000, Just(1u64 << 40)],
+        thr_frac in 0.0f64..1.0,
+        base in prop_oneof![any::<u64>(), (0u64..1 << 20).prop_map(|d| u64::MAX - d), (1u32..=63).prop_map(|b| 1u64 << b)],
+        sojourn in prop_oneof![0u64..100_000, any::<u64>()],
+        shift_ticks in any::<u64>(),
+    ) {
+        let range = ((1u128 << bits) - 1) * res as u128;
+        let threshold = ((range.min(u64::MAX as u128) as f64) * thr_frac) as u64;
+        let Some(mut tcn) = tcn_with_stamp(bits, res, threshold.min((range - 1).min(u64::MAX as u128) as u64)) else {
+            return Ok(());
+        };
+        let threshold = threshold.min((range - 1).min(u64::MAX as u128) as u64);
+        let pkt = PacketView { size: 1500, ect: true };
+        let q = one_queue_view();
+        let d = tcn.on_dequeue(base, pkt, &q, sojourn);
+        let measured = tcn_reference(base, sojourn, bits, res);
+        prop_assert_eq!(d == Decision::Mark(Reason::TcnSojourn), measured > threshold, "measured {}", measured);
+        prop_assert!(d == Decision::Pass || d == Decision::Mark(Reason::TcnSojourn));
+        // Shift both instants by whole ticks, staying within the clock and above the enqueue.
+        let sojourn = sojourn.min(base);
+        let room = (u64::MAX - base) / res;
+        let later = base + (shift_ticks % (room + 1)) * res;
+        let d2 = tcn.on_dequeue(later, pkt, &q, sojourn);
+        prop_assert_eq!(d2, tcn.on_dequeue(base, pkt, &q, sojourn), "shift {} -> {}", base, later);
+    }
+
+    /// ECN# on the switch's 32-bit clock of 1024-ns ticks (§4, Alg. 2; wraps every ~73 min):
+    /// since its comparisons are wrap-safe, a trace gives the same decisions wherever it
+    /// lies on the clock, across the wrap included, and near the end of the u64 clock.
+    #[test]
+    fn ecn_sharp_switch_clock_is_translation_invariant(
+        interval_ticks in prop_oneof![1u64..64, 64u64..20_000],
+        pst_target in 0u64..200_000,
+        ins_target in prop_oneof![0u64..2_000_000, Just(u64::MAX)],
+        trace in proptest::collection::vec((prop_oneof![0u64..5_000, 0u64..400_000], 0u64..400_000), 1..300),
+        start_a in 0u64..1 << 30,
+        wraps in 0u64..4,
+        before_wrap in 0u64..20_000_000,
+        end_of_clock in any::<bool>(),
+    ) {
+        let p = EcnSharpParams {
+            ins_target: Duration(ins_target),
+            pst_target: Duration(pst_target),
+            pst_interval: Duration(interval_ticks * 1024),
+            switch_faithful: true,
+            ..Default::default()
+        };
+        let ctx = BuildCtx { n_queues: 1, link_rate_bps: 10_000_000_000, buffer_bytes: 1 << 20, seed: 1 };
+        let m = MarkingConfig { scheme: SchemeName::EcnSharp, ecn_sharp: p, ..Default::default() };
+        let span: u64 = trace.iter().map(|t| t.0).sum();
+        let off_a = start_a * 1024;
+        let off_b = if end_of_clock {
+            (u64::MAX - span) / 1024 * 1024 - before_wrap / 1024 * 1024
+        } else {
+            ((wraps + 1) << 42) - before_wrap / 1024 * 1024
+        };
+        let decide = |off: u64| -> Option<Vec<Decision>> {
+            let mut s = Marking::build(&m, &ctx).unwrap();
+            let mut t = off;
+            let mut out = Vec::new();
+            for &(dt, sojourn) in &trace {
+                t += dt;
+                if (t >> 10) & 0xFFFF_FFFF == 0 {
+                    return None; // tick 0 doubles as "unset" (the module's deviation 3)
+                }
+                out.push(s.on_dequeue(t, PacketView { size: 1500, ect: true }, &one_queue_view(), sojourn));
+            }
+            Some(out)
+        };
+        let (Some(a), Some(b)) = (decide(off_a), decide(off_b)) else { return Ok(()) };
+        prop_assert_eq!(a, b);
+    }
+}
