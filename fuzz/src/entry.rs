@@ -16,6 +16,7 @@
 //! scenario itself are the expected answer to bad input, not crashes.
 
 use ecnlab_sim::config::{DelayDist, Scenario, Topology};
+use ecnlab_sim::workload::cdf::builtin_cdf_names;
 use ecnlab_sim::workload::TrafficSpec;
 use ecnlab_sim::RunError;
 use serde_json::Value;
@@ -75,7 +76,39 @@ pub fn known_sim_panic(scn: &Scenario) -> bool {
         DelayDist::Choice { values } => values.iter().map(|d| d.0).max().unwrap_or(0),
         DelayDist::Empirical { points } => points.iter().map(|p| p.0 .0).max().unwrap_or(0),
     });
-    link.checked_add(extra).and_then(|d| d.checked_add(MAX_RUN_NS)).is_none()
+    if link.checked_add(extra).and_then(|d| d.checked_add(MAX_RUN_NS)).is_none() {
+        return true;
+    }
+    // mss-overflow.toml: `tcp/sender.rs` sizes a segment `len as u32 + TCP_IP_HEADER`,
+    // unchecked, and `validate` has no upper bound on `transport.mss`.
+    if scn.transport.mss > u32::MAX - 40 {
+        return true;
+    }
+    // ideal-fct-delay-overflow.toml: `metrics::ideal_fct_ns` sums the delays and
+    // transmission times of a flow's path and back (at most 4 links each way), unchecked.
+    // Bound it from above in u128.
+    let min_rate = match &scn.topology {
+        Topology::Star { link_rate, host_link_rate, .. } => {
+            host_link_rate.iter().map(|r| r.0).chain([link_rate.0]).min().unwrap_or(1)
+        }
+        Topology::Dumbbell { link_rate, bottleneck_rate, .. } => link_rate.0.min(bottleneck_rate.0),
+        Topology::LeafSpine { link_rate, core_rate, .. } => link_rate.0.min(core_rate.map_or(u64::MAX, |r| r.0)),
+    }
+    .max(1) as u128;
+    let tx = |bytes: u128| (bytes * 8_000_000_000).div_ceil(min_rate);
+    let mss = scn.transport.mss.max(1) as u128;
+    let largest = scn
+        .flows
+        .iter()
+        .filter_map(|f| f.size.map(|s| s.0))
+        .chain(scn.traffic.iter().map(|t| match t {
+            TrafficSpec::Incast(i) => i.size_max.0,
+            _ => 1 << 32, // built-in CDFs: at most a few GB
+        }))
+        .max()
+        .unwrap_or(0) as u128;
+    let bound = 8 * link as u128 + 8 * tx(mss + 40) + tx(largest + largest.div_ceil(mss) * 40);
+    bound > u64::MAX as u128
 }
 
 /// Whether a run of `scn` stays small enough for a fuzzer's budget.
@@ -92,6 +125,8 @@ fn small(scn: &Scenario) -> bool {
     let mut flows: u64 = scn.flows.iter().map(|f| f.count as u64).sum();
     for t in &scn.traffic {
         flows = flows.saturating_add(match t {
+            // No file I/O from fuzzed input: built-in CDFs only.
+            TrafficSpec::Poisson(p) if !builtin_cdf_names().contains(&p.cdf.as_str()) => return false,
             TrafficSpec::Poisson(p) => p.flows,
             TrafficSpec::Incast(i) => i.queries.saturating_mul(i.fanout.unwrap_or(i.senders.len()) as u64),
             // No file I/O from fuzzed input.
@@ -254,8 +289,16 @@ fn nth_node(root: &mut Value, k: usize) -> &mut Value {
 
 /// Structure-aware variant: `data` picks one of `bases` and edits it (see the module doc).
 pub fn exercise_edits(data: &[u8], bases: &[Value]) {
+    if let Some(text) = edited_scenario(data, bases) {
+        exercise(text.as_bytes());
+    }
+}
+
+/// The scenario text (TOML or JSON) that `exercise_edits` feeds for `data`: to read a
+/// crash of the `scenario_edits` target as a plain scenario file.
+pub fn edited_scenario(data: &[u8], bases: &[Value]) -> Option<String> {
     if bases.is_empty() {
-        return;
+        return None;
     }
     let mut b = Bytes(data);
     let mut scn = bases[b.u8() as usize % bases.len()].clone();
@@ -293,10 +336,8 @@ pub fn exercise_edits(data: &[u8], bases: &[Value]) {
         }
     }
     if as_toml {
-        if let Ok(t) = toml::to_string(&scn) {
-            exercise(t.as_bytes());
-        }
+        toml::to_string(&scn).ok()
     } else {
-        exercise(serde_json::to_string(&scn).unwrap().as_bytes());
+        Some(serde_json::to_string(&scn).unwrap())
     }
 }
