@@ -128,6 +128,9 @@ pub struct Port<P> {
     fifos: Vec<VecDeque<Entry<P>>>,
     occ: Vec<QueueOcc>,
     port_bytes: u64,
+    /// Packets in all queues: emptiness is decided on packets, not bytes, so that a packet
+    /// reported as 0 bytes still leaves.
+    port_pkts: u64,
     buffer_bytes: u64,
     queue_limits: Vec<u64>,
     dscp_map: [u8; 64],
@@ -184,6 +187,7 @@ impl<P: PortPacket> Port<P> {
             fifos: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
             occ: vec![QueueOcc::default(); n],
             port_bytes: 0,
+            port_pkts: 0,
             buffer_bytes: cfg.buffer.0,
             queue_limits,
             dscp_map,
@@ -219,7 +223,7 @@ impl<P: PortPacket> Port<P> {
         self.port_bytes
     }
     pub fn is_empty(&self) -> bool {
-        self.port_bytes == 0 && self.occ.iter().all(|q| q.pkts == 0)
+        self.port_pkts == 0
     }
     pub fn queue_occ(&self) -> &[QueueOcc] {
         &self.occ
@@ -342,6 +346,7 @@ impl<P: PortPacket> Port<P> {
         occ.pkts += 1;
         occ.bytes += size as u64;
         self.port_bytes += size as u64;
+        self.port_pkts += 1;
         pool.used_bytes += size as u64;
         let st = &mut self.stats[q];
         st.enq_pkts += 1;
@@ -378,7 +383,7 @@ impl<P: PortPacket> Port<P> {
     /// Returns the packet and the queue it came from.
     pub fn dequeue(&mut self, now: Nanos, pool: &mut BufferPool) -> Option<(P, usize)> {
         loop {
-            if self.port_bytes == 0 {
+            if self.port_pkts == 0 {
                 return None;
             }
             let q = self.sched.select(now, &self.occ);
@@ -390,6 +395,7 @@ impl<P: PortPacket> Port<P> {
             occ.bytes -= size as u64;
             occ.head_bytes = self.fifos[q].front().map_or(0, |e| e.pkt.wire_bytes());
             self.port_bytes -= size as u64;
+            self.port_pkts -= 1;
             pool.used_bytes -= size as u64;
             self.sched.on_dequeue(now, q, size, &self.occ);
             let sojourn = now.saturating_sub(enq_ns);

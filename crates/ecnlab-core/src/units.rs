@@ -19,18 +19,19 @@ pub const NS_PER_MS: Nanos = 1_000_000;
 pub const NS_PER_S: Nanos = 1_000_000_000;
 
 /// Time to serialize `bytes` on a link of `rate_bps`, rounded up to a whole nanosecond so
-/// that back-to-back packets never overlap.
+/// that back-to-back packets never overlap. Saturates at `Nanos::MAX` (beyond 584 years,
+/// e.g. 4 GB at 1 bps) instead of wrapping.
 #[inline]
 pub fn tx_time_ns(bytes: u64, rate_bps: u64) -> Nanos {
     debug_assert!(rate_bps > 0);
     let bits = bytes as u128 * 8 * NS_PER_S as u128;
-    bits.div_ceil(rate_bps as u128) as Nanos
+    bits.div_ceil(rate_bps as u128).min(Nanos::MAX as u128) as Nanos
 }
 
-/// Bytes a link of `rate_bps` carries in `ns` (rounded down).
+/// Bytes a link of `rate_bps` carries in `ns` (rounded down, saturating at `u64::MAX`).
 #[inline]
 pub fn bytes_in(ns: Nanos, rate_bps: u64) -> u64 {
-    (ns as u128 * rate_bps as u128 / (8 * NS_PER_S as u128)) as u64
+    (ns as u128 * rate_bps as u128 / (8 * NS_PER_S as u128)).min(u64::MAX as u128) as u64
 }
 
 fn split_number(s: &str) -> Result<(f64, &str), String> {

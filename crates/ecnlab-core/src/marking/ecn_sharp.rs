@@ -285,7 +285,9 @@ impl EcnSharp {
                     "switch_faithful: the switch divides by marking_count (Alg. 3); use spacing = \"paper\"".into()
                 );
             }
-            let ticks = (p.pst_interval.ns() + (1 << (TICK_SHIFT - 1))) >> TICK_SHIFT;
+            // Rounded to the nearest tick; saturating, so an absurd interval is rejected below
+            // instead of overflowing.
+            let ticks = p.pst_interval.ns().saturating_add(1 << (TICK_SHIFT - 1)) >> TICK_SHIFT;
             if !(1..=1 << 30).contains(&ticks) {
                 return Err(format!(
                     "pst_interval: {} is not between one tick of the switch clock (1024ns) and 2^30 ticks",

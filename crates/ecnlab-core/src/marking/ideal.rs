@@ -178,7 +178,7 @@ impl IdealEcn {
         }
         let end = match variant {
             Variant::Paper => now,
-            Variant::Baiwei0427 => now + tx_time_ns(size as u64, link),
+            Variant::Baiwei0427 => now.saturating_add(tx_time_ns(size as u64, link)),
         };
         if end <= e.dq_start {
             return; // no time has passed yet (see the module doc)

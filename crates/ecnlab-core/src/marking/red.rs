@@ -182,7 +182,8 @@ impl RedCfg {
     /// starts once it has been serialized.
     #[inline]
     pub(crate) fn queue_emptied(v: &mut RedVars, now: Nanos, size: u32, link_rate_bps: u64) {
-        v.q_time = now + tx_time_ns(size as u64, link_rate_bps);
+        // Saturating: a run whose clock is near `Nanos::MAX` has no idle period to decay.
+        v.q_time = now.saturating_add(tx_time_ns(size as u64, link_rate_bps));
     }
 }
 

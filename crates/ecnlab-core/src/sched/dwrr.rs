@@ -146,22 +146,24 @@ impl RoundTime {
     #[inline]
     pub(crate) fn on_sent(&mut self, q: usize, now: Nanos, bytes: u32) {
         if self.variant == RoundTimeVariant::Linux {
-            self.last_pkt_end[q] = now + self.tx(bytes);
+            self.last_pkt_end[q] = now.saturating_add(self.tx(bytes));
         }
     }
 
     /// Queue `q` became empty when its last packet (`bytes`) left at `now`.
     pub(crate) fn on_empty(&mut self, q: usize, now: Nanos, bytes: u32) {
         let tx = self.tx(bytes);
+        // Instants past the end of the u64 clock saturate (a run near `Nanos::MAX`).
+        let end = now.saturating_add(tx);
         match self.variant {
             RoundTimeVariant::MqEcnNs2 => {
-                self.sample(now + tx, self.start[q]);
-                self.start[q] = now + tx;
+                self.sample(end, self.start[q]);
+                self.start[q] = end;
             }
             RoundTimeVariant::TcnNs2 => {
                 // TCN-NS2 adds the transmission time twice (REFERENCE-IMPLEMENTATIONS §5.1).
-                self.sample(now + 2 * tx, self.start[q]);
-                self.start[q] = now + tx;
+                self.sample(end.saturating_add(tx), self.start[q]);
+                self.start[q] = end;
             }
             RoundTimeVariant::Linux => {
                 self.sample(self.last_pkt_end[q], self.start[q]);
