@@ -15,7 +15,7 @@
 //! (`RunError::Internal`: ecnlab broke one of its own invariants). Errors about the
 //! scenario itself are the expected answer to bad input, not crashes.
 
-use ecnlab_sim::config::{DelayDist, Scenario, Topology};
+use ecnlab_sim::config::{Scenario, Topology};
 use ecnlab_sim::workload::cdf::builtin_cdf_names;
 use ecnlab_sim::workload::TrafficSpec;
 use ecnlab_sim::RunError;
@@ -43,77 +43,9 @@ pub fn exercise(data: &[u8]) {
     }
 }
 
-/// Host count without overflow (`Scenario::n_hosts` multiplies and adds unchecked).
-fn hosts(scn: &Scenario) -> Option<usize> {
-    match &scn.topology {
-        Topology::Star { hosts, .. } => Some(*hosts),
-        Topology::Dumbbell { left, right, .. } => left.checked_add(*right),
-        Topology::LeafSpine { leaves, hosts_per_leaf, .. } => leaves.checked_mul(*hosts_per_leaf),
-    }
-}
-
-/// Inputs that reach a panic already recorded in `fuzz/artifacts-found/` (see its README)
-/// and not fixed yet: skipped so that the fuzzer looks for new ones. Remove a guard once
-/// its fix has landed (`known_panics_still_panic` in the replay test tells).
-pub fn known_sim_panic(scn: &Scenario) -> bool {
-    // n-hosts-overflow.toml: `Scenario::n_hosts` (called first thing by `validate`)
-    // multiplies `leaves x hosts_per_leaf` (adds `left + right`) unchecked.
-    if hosts(scn).is_none() {
-        return true;
-    }
-    // link-delay-overflow.{json,toml}, core-delay-overflow.json: `sim.rs` computes a
-    // packet's arrival as `now + link delay + extra RTT-variation delay`, unchecked.
-    let link = match &scn.topology {
-        Topology::Star { link_delay, host_link_delay, .. } => {
-            host_link_delay.iter().map(|d| d.0).max().unwrap_or(0).max(link_delay.0)
-        }
-        Topology::Dumbbell { link_delay, bottleneck_delay, .. } => link_delay.0.max(bottleneck_delay.0),
-        Topology::LeafSpine { host_delay, core_delay, .. } => host_delay.0.max(core_delay.0),
-    };
-    let extra = scn.rtt_variation.as_ref().map_or(0, |rv| match &rv.delay {
-        DelayDist::Fixed { value } => value.0,
-        DelayDist::Uniform { max, .. } => max.0,
-        DelayDist::Choice { values } => values.iter().map(|d| d.0).max().unwrap_or(0),
-        DelayDist::Empirical { points } => points.iter().map(|p| p.0 .0).max().unwrap_or(0),
-    });
-    if link.checked_add(extra).and_then(|d| d.checked_add(MAX_RUN_NS)).is_none() {
-        return true;
-    }
-    // mss-overflow.toml: `tcp/sender.rs` sizes a segment `len as u32 + TCP_IP_HEADER`,
-    // unchecked, and `validate` has no upper bound on `transport.mss`.
-    if scn.transport.mss > u32::MAX - 40 {
-        return true;
-    }
-    // ideal-fct-delay-overflow.toml: `metrics::ideal_fct_ns` sums the delays and
-    // transmission times of a flow's path and back (at most 4 links each way), unchecked.
-    // Bound it from above in u128.
-    let min_rate = match &scn.topology {
-        Topology::Star { link_rate, host_link_rate, .. } => {
-            host_link_rate.iter().map(|r| r.0).chain([link_rate.0]).min().unwrap_or(1)
-        }
-        Topology::Dumbbell { link_rate, bottleneck_rate, .. } => link_rate.0.min(bottleneck_rate.0),
-        Topology::LeafSpine { link_rate, core_rate, .. } => link_rate.0.min(core_rate.map_or(u64::MAX, |r| r.0)),
-    }
-    .max(1) as u128;
-    let tx = |bytes: u128| (bytes * 8_000_000_000).div_ceil(min_rate);
-    let mss = scn.transport.mss.max(1) as u128;
-    let largest = scn
-        .flows
-        .iter()
-        .filter_map(|f| f.size.map(|s| s.0))
-        .chain(scn.traffic.iter().map(|t| match t {
-            TrafficSpec::Incast(i) => i.size_max.0,
-            _ => 1 << 32, // built-in CDFs: at most a few GB
-        }))
-        .max()
-        .unwrap_or(0) as u128;
-    let bound = 8 * link as u128 + 8 * tx(mss + 40) + tx(largest + largest.div_ceil(mss) * 40);
-    bound > u64::MAX as u128
-}
-
 /// Whether a run of `scn` stays small enough for a fuzzer's budget.
 fn small(scn: &Scenario) -> bool {
-    let Some(n) = hosts(scn) else { return false };
+    let n = scn.n_hosts();
     if n > MAX_HOSTS {
         return false;
     }
@@ -137,7 +69,7 @@ fn small(scn: &Scenario) -> bool {
 }
 
 fn check(mut scn: Scenario) {
-    if known_sim_panic(&scn) || scn.validate().is_err() || !small(&scn) {
+    if scn.validate().is_err() || !small(&scn) {
         return;
     }
     // Cap the run: a short horizon and coarse sampling, keeping the scenario valid.

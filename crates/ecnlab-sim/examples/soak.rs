@@ -22,7 +22,8 @@ fn main() {
     };
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else { fail("usage: soak SCENARIO.toml [STEP_SECONDS]".into()) };
-    let step_s: f64 = args.get(2).map_or(Ok(60.0), |s| s.parse()).unwrap_or_else(|_| fail("STEP_SECONDS: not a number".into()));
+    let step_s: f64 =
+        args.get(2).map_or(Ok(60.0), |s| s.parse()).unwrap_or_else(|_| fail("STEP_SECONDS: not a number".into()));
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
     let scn = ecnlab_sim::Scenario::from_toml(&text).unwrap_or_else(|e| fail(format!("{path}: {e}")));
     let rss_before = rss_kb();

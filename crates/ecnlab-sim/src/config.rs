@@ -196,6 +196,9 @@ impl DelayDist {
                 if points.len() < 2 {
                     return Err("points: need at least 2 points".into());
                 }
+                if let Some(i) = points.iter().position(|p| !p.1.is_finite()) {
+                    return Err(format!("points[{i}]: the probability is not a number"));
+                }
                 for (i, w) in points.windows(2).enumerate() {
                     if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
                         return Err(format!("points[{}]: not non-decreasing", i + 1));
@@ -335,11 +338,13 @@ impl Scenario {
         })
     }
 
+    /// Number of hosts (saturating: an absurd topology is rejected by `validate`, not by
+    /// an overflow).
     pub fn n_hosts(&self) -> usize {
         match &self.topology {
             Topology::Star { hosts, .. } => *hosts,
-            Topology::Dumbbell { left, right, .. } => left + right,
-            Topology::LeafSpine { leaves, hosts_per_leaf, .. } => leaves * hosts_per_leaf,
+            Topology::Dumbbell { left, right, .. } => left.saturating_add(*right),
+            Topology::LeafSpine { leaves, hosts_per_leaf, .. } => leaves.saturating_mul(*hosts_per_leaf),
         }
     }
 
@@ -349,8 +354,30 @@ impl Scenario {
         if n < 2 {
             return Err("topology: needs at least 2 hosts".into());
         }
+        if n > MAX_HOSTS {
+            return Err(format!("topology: {n} hosts, at most {MAX_HOSTS} (host ids are 16-bit)"));
+        }
         if self.duration.0 == 0 {
             return Err("duration: must be larger than 0".into());
+        }
+        // Bounds on times keep every `now + delay` far from u64 overflow (found by fuzzing).
+        if self.duration.0 > MAX_TIME_NS {
+            return Err(format!(
+                "duration: {} is longer than the longest run, {}",
+                self.duration,
+                Duration(MAX_TIME_NS)
+            ));
+        }
+        for (field, d) in self.link_delays() {
+            if d.0 > MAX_DELAY_NS {
+                return Err(format!("{field}: {d} is longer than the longest link delay, {}", Duration(MAX_DELAY_NS)));
+            }
+        }
+        if self.transport.mss > MAX_MSS {
+            return Err(format!(
+                "transport.mss: {} is larger than an IPv4 packet can carry ({MAX_MSS})",
+                self.transport.mss
+            ));
         }
         match &self.topology {
             Topology::Star { link_rate, host_link_rate, host_link_delay, hosts, .. } => {
@@ -377,6 +404,11 @@ impl Scenario {
                 if *spines == 0 {
                     return Err("topology.spines: must be at least 1".into());
                 }
+                if leaves.saturating_mul(*spines) > MAX_CORE_LINKS {
+                    return Err(format!(
+                        "topology.spines: {leaves} leaves x {spines} spines is more than {MAX_CORE_LINKS} leaf-spine links"
+                    ));
+                }
                 positive_rate("topology.link_rate", *link_rate)?;
                 if let Some(r) = core_rate {
                     positive_rate("topology.core_rate", *r)?;
@@ -402,6 +434,11 @@ impl Scenario {
             if f.class >= 64 {
                 return Err(format!("flows[{i}].class: DSCP {} is not in 0..63", f.class));
             }
+            for (name, t) in [("start", Some(f.start)), ("stop", f.stop)] {
+                if t.is_some_and(|t| t.0 > MAX_TIME_NS) {
+                    return Err(format!("flows[{i}].{name}: later than the longest run, {}", Duration(MAX_TIME_NS)));
+                }
+            }
         }
         for (i, p) in self.probes.iter().enumerate() {
             for (name, h) in [("src", p.src), ("dst", p.dst)] {
@@ -414,6 +451,11 @@ impl Scenario {
             }
             if p.interval.0 == 0 {
                 return Err(format!("probes[{i}].interval: must be larger than 0"));
+            }
+            for (name, t) in [("interval", Some(p.interval)), ("start", Some(p.start)), ("stop", p.stop)] {
+                if t.is_some_and(|t| t.0 > MAX_TIME_NS) {
+                    return Err(format!("probes[{i}].{name}: longer than the longest run, {}", Duration(MAX_TIME_NS)));
+                }
             }
         }
         if self.metrics.sample_interval.0 == 0 {
@@ -435,6 +477,40 @@ impl Scenario {
             return Err("host.pias_thresholds: must be increasing".into());
         }
         Ok(())
+    }
+
+    /// Every one-way delay a packet can be given: link delays and RTT-variation delays.
+    fn link_delays(&self) -> Vec<(String, Duration)> {
+        let mut v: Vec<(String, Duration)> = match &self.topology {
+            Topology::Star { link_delay, host_link_delay, .. } => {
+                std::iter::once(("topology.link_delay".to_string(), *link_delay))
+                    .chain(
+                        host_link_delay.iter().enumerate().map(|(i, d)| (format!("topology.host_link_delay[{i}]"), *d)),
+                    )
+                    .collect()
+            }
+            Topology::Dumbbell { link_delay, bottleneck_delay, .. } => vec![
+                ("topology.link_delay".into(), *link_delay),
+                ("topology.bottleneck_delay".into(), *bottleneck_delay),
+            ],
+            Topology::LeafSpine { host_delay, core_delay, .. } => {
+                vec![("topology.host_delay".into(), *host_delay), ("topology.core_delay".into(), *core_delay)]
+            }
+        };
+        if let Some(rv) = &self.rtt_variation {
+            let f = "rtt_variation.delay";
+            match &rv.delay {
+                DelayDist::Fixed { value } => v.push((format!("{f}.value"), *value)),
+                DelayDist::Uniform { min, max } => v.extend([(format!("{f}.min"), *min), (format!("{f}.max"), *max)]),
+                DelayDist::Choice { values } => {
+                    v.extend(values.iter().enumerate().map(|(i, d)| (format!("{f}.values[{i}]"), *d)))
+                }
+                DelayDist::Empirical { points } => {
+                    v.extend(points.iter().enumerate().map(|(i, p)| (format!("{f}.points[{i}]"), p.0)))
+                }
+            }
+        }
+        v
     }
 
     /// A queue-length threshold of the chosen scheme at or above the port buffer can never
@@ -477,6 +553,17 @@ impl Scenario {
         }
     }
 }
+
+/// Host ids are 16-bit in packets.
+pub const MAX_HOSTS: usize = u16::MAX as usize;
+/// Leaf-spine links, a bound that keeps an absurd fabric from exhausting memory.
+pub const MAX_CORE_LINKS: usize = 1_000_000;
+/// The longest run (and any time in a scenario): 10^6 s, 11.6 days.
+pub const MAX_TIME_NS: u64 = 1_000_000 * 1_000_000_000;
+/// The longest one-way link delay (or extra RTT-variation delay): 10 s.
+pub const MAX_DELAY_NS: u64 = 10 * 1_000_000_000;
+/// The largest TCP payload of an IPv4 packet: 65535 - 20 (IP) - 20 (TCP).
+pub const MAX_MSS: u32 = 65_495;
 
 fn positive_rate(field: &str, r: Rate) -> Result<(), String> {
     if r.0 == 0 {

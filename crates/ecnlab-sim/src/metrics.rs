@@ -144,20 +144,20 @@ pub fn ideal_fct_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32) -> N
     let fwd = net.path(src, dst);
     let rev = net.path(dst, src);
     let seg = (size.min(mss as u64) + TCP_IP_HEADER as u64).max(1);
-    let mut t = 0;
+    let mut t: Nanos = 0;
     let mut bottleneck = u64::MAX;
     for &li in &fwd {
         let l = &net.links[li as usize];
-        t += l.delay_ns + tx_time_ns(seg, l.rate_bps);
+        t = t.saturating_add(l.delay_ns).saturating_add(tx_time_ns(seg, l.rate_bps));
         bottleneck = bottleneck.min(l.rate_bps);
     }
     for &li in &rev {
         let l = &net.links[li as usize];
-        t += l.delay_ns + tx_time_ns(crate::packet::ACK_BYTES as u64, l.rate_bps);
+        t = t.saturating_add(l.delay_ns).saturating_add(tx_time_ns(crate::packet::ACK_BYTES as u64, l.rate_bps));
     }
     let pkts = size.div_ceil(mss as u64);
-    let wire = size + pkts * TCP_IP_HEADER as u64;
-    t + tx_time_ns(wire.saturating_sub(seg), bottleneck)
+    let wire = size.saturating_add(pkts.saturating_mul(TCP_IP_HEADER as u64));
+    t.saturating_add(tx_time_ns(wire.saturating_sub(seg), bottleneck))
 }
 
 impl FlowRecord {

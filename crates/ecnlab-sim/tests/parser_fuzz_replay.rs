@@ -9,8 +9,8 @@
 //!
 //! - random inputs of the structure-aware target `scenario_edits` (`entry::exercise_edits`).
 //!
-//! Inputs that crash and are recorded in `fuzz/artifacts-found/` are replayed by the ignored
-//! test `known_panics_still_panic` until the simulator is fixed (see that folder's README).
+//! Inputs that once crashed the simulator are kept in `fuzz/regressions/` and must be refused
+//! cleanly (`former_crashes_are_refused_cleanly`).
 //! `PROPTEST_CASES` raises the number of mutations.
 
 #[path = "../../../fuzz/src/entry.rs"]
@@ -77,30 +77,22 @@ fn corpus_seeds_are_valid_scenarios() {
     }
 }
 
-/// Replays the recorded crashes. Ignored while they are open: each one panics until the
-/// simulator's validation is fixed (fuzz/artifacts-found/README.md). Run with
-/// `cargo test -p ecnlab-sim --test parser_fuzz_replay -- --ignored` to check a fix; the
-/// test then fails for an input that no longer panics, so the guard in
-/// `entry::known_sim_panic` and the input can move to the corpus.
+/// Inputs that made the simulator panic once (`fuzz/regressions/`, see its README): each
+/// must now be refused by `validate()` with a message, and nothing may panic.
 #[test]
-#[ignore = "open bugs recorded in fuzz/artifacts-found/ (ecnlab-sim validation)"]
-fn known_panics_still_panic() {
-    for (name, data) in inputs("artifacts-found") {
+fn former_crashes_are_refused_cleanly() {
+    let found = inputs("regressions");
+    assert!(found.len() >= 6, "fuzz/regressions/ holds {} inputs", found.len());
+    for (name, data) in found {
         let text = String::from_utf8(data).unwrap();
-        let r = std::panic::catch_unwind(|| {
-            let scn = if name.ends_with(".json") {
-                ecnlab_sim::Scenario::from_json(&text)
-            } else {
-                ecnlab_sim::Scenario::from_toml(&text)
-            };
-            // Unguarded: what `entry::check` does without `known_sim_panic`.
-            if let Ok(scn) = scn {
-                if scn.validate().is_ok() {
-                    let _ = ecnlab_sim::run(&scn, scn.seed);
-                }
-            }
-        });
-        assert!(r.is_err(), "{name} no longer panics: move it to the corpus and drop its guard");
+        let scn = if name.ends_with(".json") {
+            ecnlab_sim::Scenario::from_json(&text)
+        } else {
+            ecnlab_sim::Scenario::from_toml(&text)
+        };
+        let scn = scn.unwrap_or_else(|e| panic!("{name}: must still parse, to reach validate(): {e}"));
+        let err = scn.validate().expect_err(&name);
+        assert!(err.contains(": "), "{name}: the message names no field: {err}");
     }
 }
 
