@@ -113,6 +113,11 @@ pub struct TcpConfig {
     pub dctcp_alpha_bits: u32,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2). Default 3.
     pub dupack_thresh: u32,
+    /// Limited Transmit (RFC 3042; RFC 5681 §3.2 SHOULD): on the first and second duplicate
+    /// ACK, send one segment of new data each, beyond cwnd by at most 2 SMSS, without
+    /// changing cwnd, so that a window of 2-4 segments can still collect the three duplicate
+    /// ACKs of fast retransmit. Default true (ns-3's LimitedTransmit default; Linux).
+    pub limited_transmit: bool,
     /// Which partial ACKs during NewReno fast recovery restart the retransmission timer:
     /// `"slow_but_steady"` (default: each one, RFC 6582 §4) or `"impatient"` (only the
     /// first, RFC 6582 §3.2 step 5). With SACK-less recovery of a burst of N losses,
@@ -166,6 +171,7 @@ impl Default for TcpConfig {
             dctcp_alpha_init: 0.0,
             dctcp_alpha_bits: 0,
             dupack_thresh: 3,
+            limited_transmit: true,
             partial_ack_rto: PartialAckRto::SlowButSteady,
             max_cwnd: 1_000_000,
             min_cwnd: 2,

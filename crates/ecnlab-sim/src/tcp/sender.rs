@@ -18,7 +18,8 @@
 //! - Slow start grows by min(acked, 2·MSS) per ACK (RFC 3465 §2.2, L = 2); congestion
 //!   avoidance counts bytes: +1 MSS per cwnd bytes acknowledged (RFC 3465 §2.1).
 //! - Segments go out only when a whole segment (or the last, short one) fits in the window,
-//!   or when nothing is in flight.
+//!   or when nothing is in flight. Limited Transmit (RFC 3042) lets the first and second
+//!   duplicate ACK each release one new segment beyond cwnd (`limited_transmit`).
 //! - RFC 3168 §6.1.2's "cwnd = 1 MSS: wait an RTO before sending" rule is not modelled;
 //!   ECN reductions floor at `min_cwnd`.
 //! - Retransmissions are ECT too when the flavour uses ECN (as the TCN ns-2 code does for
@@ -93,6 +94,8 @@ pub struct TcpSender {
     rto_init: Nanos,
     rto_max: Nanos,
     slow_start_restart: bool,
+    /// RFC 3042 Limited Transmit.
+    limited_transmit: bool,
     /// RFC 6582 §4 "Slow-but-Steady": every partial ACK restarts the retransmission timer.
     rto_every_partial_ack: bool,
     ecn: bool,
@@ -160,6 +163,7 @@ impl TcpSender {
             rto_init: cfg.rto_init.ns(),
             rto_max: cfg.rto_max.ns().max(1),
             slow_start_restart: cfg.slow_start_restart,
+            limited_transmit: cfg.limited_transmit,
             rto_every_partial_ack: cfg.partial_ack_rto == PartialAckRto::SlowButSteady,
             ecn,
             app_limit: 0,
@@ -296,10 +300,18 @@ impl TcpSender {
             self.ca_acc = 0;
         }
         let wnd = self.win.cwnd.min(self.max_cwnd);
+        // RFC 3042 / RFC 5681 §3.2: after the first and second duplicate ACK (outside
+        // recovery) the flight may exceed cwnd by that many segments of NEW data.
+        let lt = if self.limited_transmit && !self.in_recovery && self.dupacks < self.dupack_thresh {
+            self.dupacks.min(2) as u64 * self.mss
+        } else {
+            0
+        };
         while self.snd_nxt < self.app_limit {
             let len = (self.app_limit - self.snd_nxt).min(self.mss);
             let flight = self.snd_nxt - self.snd_una;
-            if flight > 0 && flight + len > wnd {
+            let allowed = if self.snd_nxt >= self.high_tx { wnd + lt } else { wnd };
+            if flight > 0 && flight + len > allowed {
                 break;
             }
             let seq = self.snd_nxt;

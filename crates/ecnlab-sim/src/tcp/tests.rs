@@ -401,6 +401,29 @@ fn timeout_during_fast_recovery_keeps_the_recovery_ssthresh() {
 }
 
 #[test]
+fn limited_transmit_rfc3042_turns_a_small_window_loss_into_fast_retransmit() {
+    // cwnd 2 segments, the first one lost: one duplicate ACK only, unless each of the first
+    // two duplicate ACKs releases a new segment (RFC 3042), whose ACKs complete the three.
+    let c = TcpConfig { init_cwnd: 2, cc: CcKind::NewReno, ..Default::default() };
+    let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, drop_first_tx(&[0]));
+    net.send(segs(20));
+    net.run(u64::MAX);
+    let st = net.s.stats();
+    assert_eq!((st.fast_retransmits, st.timeouts), (1, 0));
+    assert_eq!(st.retransmitted_bytes, MSS);
+    // Segments 2 and 3 went out on the first and second duplicate ACK.
+    let order: Vec<u64> = net.sent[..5].iter().map(|p| p.seq / MSS).collect();
+    assert_eq!(order, vec![0, 1, 2, 3, 0]);
+    assert!(net.finish.unwrap() < NS_PER_MS);
+
+    let off = TcpConfig { limited_transmit: false, ..c };
+    let mut net = Net::new(&off, 25 * NS_PER_US, GBPS10, drop_first_tx(&[0]));
+    net.send(segs(20));
+    net.run(u64::MAX);
+    assert_eq!((net.s.stats().fast_retransmits, net.s.stats().timeouts), (0, 1));
+}
+
+#[test]
 fn tail_drop_recovered_by_rto() {
     for cc in [CcKind::NewReno, CcKind::Dctcp] {
         let mut net = Net::new(&cfg(cc), 25 * NS_PER_US, GBPS10, drop_first_tx(&[19]));
