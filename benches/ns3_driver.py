@@ -108,6 +108,31 @@ void SendFlow(uint32_t i) {
     SendMore(i);   // a fresh socket's 4 MB buffer always takes the first chunk
 }
 
+// --- TcpDctcp with the reduced window floored at min_cwnd segments -------------------
+// ns-3's TcpDctcp sets ssthresh = cwnd (1 - alpha/2) with no floor, and cwnd = ssthresh:
+// from cwnd = 1 segment a mark leaves cwnd below one segment, and with nothing in flight
+// the sender's silly-window check then sends nothing until the retransmission timer fires
+// (5 ms here) although nothing was lost. ecnlab floors every ECN cut at min_cwnd segments
+// (RFC 5681 never lets cwnd fall below one segment); so does this subclass.
+class BenchDctcp : public TcpDctcp {
+public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("bench::BenchDctcp").SetParent<TcpDctcp>().SetGroupName("Internet")
+            .AddConstructor<BenchDctcp>();
+        return tid;
+    }
+    static uint32_t s_min_segs;
+    BenchDctcp() : TcpDctcp() {}
+    BenchDctcp(const BenchDctcp &o) : TcpDctcp(o) {}
+    std::string GetName() const override { return "BenchDctcp"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override {
+        return std::max(TcpDctcp::GetSsThresh(tcb, inflight), s_min_segs * tcb->m_segmentSize);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<BenchDctcp>(this); }
+};
+uint32_t BenchDctcp::s_min_segs = 1;
+TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
+
 uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0;
 
 // --- SP + DWRR with TCN (sojourn > T marks at dequeue); shared buffer -----------------
@@ -289,7 +314,10 @@ def main() -> None:
 
     tr, topo, sw, mk = cfg["transport"], cfg["topology"], cfg["switch"], cfg["marking"]
     SD, sv = ns.Config.SetDefault, ns.StringValue
-    SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpDctcp.GetTypeId()))
+    if cfg.get("ns3_dctcp_floor", True):
+        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.BenchDctcpTypeId(int(tr["min_cwnd"]))))
+    else:
+        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpDctcp.GetTypeId()))
     SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
     SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
