@@ -341,15 +341,19 @@ def markdown(res: dict) -> str:
             for a in r.get("agreement", []):
                 L.append(f"| {r['scenario']} | {a['item']} | {fmt(a['ecnlab'], 3)} | {fmt(a['ns3'], 3)} | "
                          f"{a['rel_diff'] * 100:.1f} % | {tol_txt(a['tol'])} | {a['verdict']} |")
-        L += ["", "Where they disagree (investigated, simulator unchanged): the whole-run goodput of the Poisson "
-              "scenarios is total bytes / completion time of the last flow, so it moves with one large flow's "
-              "finish; the large-flow class has 16-26 flows, so its average is dominated by a few flows; "
-              "ns-3 keeps a 13-17 % longer queue and marks 13 % more packets than ecnlab on the web-search "
-              "port, pointing at differences in DCTCP/NewReno details (ns-3's ECE handling in slow start and "
-              "CWR, limited transmit, its handshake-derived first RTT estimate) rather than at the network "
-              "model, which agrees closely on the long-flow scenario. The reduced leaf-spine additionally uses "
-              "a custom ns-3 SP+DWRR+TCN queue disc (ns-3 has neither) and classifies by TCP port. "
-              "ecnlab counts 207 timeouts in its 600 flows there.", ""]
+        L += ["", "How the two are kept comparable (benches/scenarios.py, ns3_driver.py): ns-3 connects each "
+              "flow 20 ms before its start (with 300 us, 96 of 1000 web-search handshakes ended after the start, "
+              "a SYN queued behind a full 4 MB NIC FIFO); its send buffer exceeds the largest flow (ecnlab has "
+              "none; 4 MB capped ns-3's flight); its DCTCP cut is floored at min_cwnd segments as ecnlab's (plain "
+              "TcpDctcp can leave cwnd below one segment, and the sender then waits for the 5 ms RTO: 43 RTOs "
+              "and +38 % FCT in a 64-flow incast, none with the floor); ecnlab uses RFC 6582's Impatient timer "
+              "and Limited Transmit, as ns-3. Known remaining differences: ns-3's TcpDctcp answers a loss with "
+              "ssthresh = (1 - alpha/2) cwnd, not the halving of RFC 8257 §3.5 (not imitated); ns-3 sends pure "
+              "ACKs and SYNs ECT(0), ecnlab's ACKs are not-ECT; whole-run goodput of the Poisson scenarios is "
+              "total bytes / last completion, and the large-flow class has 16-26 flows, so both move with a "
+              "few flows. The reduced leaf-spine uses a custom ns-3 SP+DWRR+TCN queue disc classifying by "
+              "TCP port; its 300 KB shared buffers overflow at 90 % load (ecnlab and ns-3 both count "
+              "hundreds of retransmission timeouts there).", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")
