@@ -13,9 +13,11 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   socket `connect_lead_s` = 20 ms before the flow's start, so that no handshake, not even
   a SYN queued behind a full 4 MB NIC FIFO or lost and retried, falls inside the FCT),
   one fresh connection per flow.
-- No send-buffer limit on either side: ecnlab has none, and ns-3's SndBufSize is set
-  above the largest flow (a 4 MB buffer capped ns-3's flight, and so its NIC overflows,
-  where ecnlab's window kept growing).
+- Send buffer: ns-3's SndBufSize is 4 MB (Linux's default tcp_wmem maximum), which caps
+  a flow's flight near 2870 segments; ecnlab has no send buffer. It matters only when a
+  large flow alone overflows its own 4 MB NIC FIFO. A buffer above the largest flow
+  (`snd_buf_bytes` in the ns-3 config) removes the difference but makes ns-3's TcpTxBuffer
+  several times slower, which would distort the speed ratio.
 - Loss recovery: NewReno without SACK on both; ecnlab with `partial_ack_rto = "impatient"`
   (RFC 6582 §3.2 step 5, ns-3's rule) and Limited Transmit (RFC 3042, ns-3's default).
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
@@ -181,5 +183,5 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         "port_to_host": sc["compare"]["port_to_host"],
         "nic_buffer_bytes": 4_000_000,
         "connect_lead_s": 0.02,
-        "snd_buf_bytes": 64 << 20,
+        "snd_buf_bytes": 4 << 20,
     }
