@@ -50,8 +50,23 @@ void BottleneckTx(Ptr<const Packet> p) {
 Ptr<QueueDisc> g_bneck_qd;
 
 // --- flows --------------------------------------------------------------------------
-struct Flow { uint32_t src, dst; uint64_t size; double start; double finish; Ptr<Socket> sock; };
+struct Flow { uint32_t src, dst; uint64_t size; double start; double finish; Ptr<Socket> sock;
+              uint32_t rtos; uint32_t recoveries; double established; };
 std::vector<Flow> g_flows;
+// Entries into CA_LOSS (retransmission timeouts; a further backoff while already in
+// CA_LOSS is not a new entry) and CA_RECOVERY (fast retransmits), per flow.
+void OnCongState(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+    if (v == TcpSocketState::CA_LOSS) ++g_flows[i].rtos;
+    if (v == TcpSocketState::CA_RECOVERY) ++g_flows[i].recoveries;
+}
+// Optional cwnd traces of chosen flows (for small diagnostic runs): time (s), cwnd (bytes).
+std::vector<uint32_t> g_trace_flow;          // flow index -> trace slot + 1 (0 = none)
+std::vector<std::vector<double>> g_cwnd_t;
+std::vector<std::vector<uint32_t>> g_cwnd_v;
+void OnCwnd(uint32_t slot, uint32_t, uint32_t v) {
+    g_cwnd_t[slot].push_back(Simulator::Now().GetSeconds());
+    g_cwnd_v[slot].push_back(v);
+}
 uint64_t g_done = 0;
 bool g_stop_when_done = true;
 double g_last_finish = 0.0;
@@ -66,7 +81,11 @@ void OnAck(uint32_t i, SequenceNumber32, SequenceNumber32 v) {
         if (++g_done == g_flows.size() && g_stop_when_done) Simulator::Stop();
     }
 }
+double g_connect_lead = 0.02;   // seconds
+void Established(uint32_t i, Ptr<Socket>) { g_flows[i].established = Simulator::Now().GetSeconds(); }
+void ConnFailed(uint32_t, Ptr<Socket>) {}
 void Connect(uint32_t i, Ipv4Address dst, uint16_t port) {
+    g_flows[i].sock->SetConnectCallback(MakeBoundCallback(&Established, i), MakeBoundCallback(&ConnFailed, i));
     g_flows[i].sock->Connect(InetSocketAddress(dst, port));
 }
 // The application writes MSS-sized chunks as send-buffer space frees up (as BulkSend does);
@@ -88,6 +107,31 @@ void SendFlow(uint32_t i) {
     g_written[i] = 0;
     SendMore(i);   // a fresh socket's 4 MB buffer always takes the first chunk
 }
+
+// --- TcpDctcp with the reduced window floored at min_cwnd segments -------------------
+// ns-3's TcpDctcp sets ssthresh = cwnd (1 - alpha/2) with no floor, and cwnd = ssthresh:
+// from cwnd = 1 segment a mark leaves cwnd below one segment, and with nothing in flight
+// the sender's silly-window check then sends nothing until the retransmission timer fires
+// (5 ms here) although nothing was lost. ecnlab floors every ECN cut at min_cwnd segments
+// (RFC 5681 never lets cwnd fall below one segment); so does this subclass.
+class BenchDctcp : public TcpDctcp {
+public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("bench::BenchDctcp").SetParent<TcpDctcp>().SetGroupName("Internet")
+            .AddConstructor<BenchDctcp>();
+        return tid;
+    }
+    static uint32_t s_min_segs;
+    BenchDctcp() : TcpDctcp() {}
+    BenchDctcp(const BenchDctcp &o) : TcpDctcp(o) {}
+    std::string GetName() const override { return "BenchDctcp"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override {
+        return std::max(TcpDctcp::GetSsThresh(tcb, inflight), s_min_segs * tcb->m_segmentSize);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<BenchDctcp>(this); }
+};
+uint32_t BenchDctcp::s_min_segs = 1;
+TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
 
 uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0;
 
@@ -193,14 +237,20 @@ void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t po
     // The switch queue disc reads the TCP destination port; ACKs (to ephemeral ports) go
     // to queue 0, as ecnlab's ack_dscp = 0.
     port = uint16_t(port + 1000 * dscp);
-    g_flows.push_back(Flow{s, d, size, start, -1.0, sock});
-    // Pre-established connection: the handshake happens 300 us (3 base RTTs) before the flow
-    // starts. Not all at t = 0: hundreds of simultaneous SYNs meet RED, which drops non-ECT
-    // packets above K (ConnTimeout retries), and hundreds of open endpoints make ns-3's
-    // linear endpoint demultiplexing slow. Sockets are closed when their flow completes.
-    double t_conn = std::max(0.0, start - 300e-6);
+    g_flows.push_back(Flow{s, d, size, start, -1.0, sock, 0, 0, -1.0});
+    // Pre-established connection: the handshake starts `g_connect_lead` before the flow
+    // (ecnlab has no handshake and its FCT none). The lead must exceed the worst handshake:
+    // a SYN waits behind whatever fills the sender's NIC FIFO (up to 4 MB = 3.4 ms at
+    // 10 Gbps), and the data then waits there again; with a lead of 300 us, flows from
+    // busy senders paid that wait twice. Not all at t = 0: hundreds of open endpoints make
+    // ns-3's linear endpoint demultiplexing slow. Sockets are closed when their flow
+    // completes.
+    double t_conn = std::max(0.0, start - g_connect_lead);
     Simulator::ScheduleWithContext(src->GetId(), Seconds(t_conn), &Connect, i, dst, port);
     sock->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, i));
+    sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
+    if (i < g_trace_flow.size() && g_trace_flow[i] > 0)
+        sock->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, g_trace_flow[i] - 1));
     sock->SetSendCallback(MakeBoundCallback(&OnTxSpace, i));
     g_written.push_back(0);
     Simulator::ScheduleWithContext(src->GetId(), Seconds(start), &SendFlow, i);
@@ -264,12 +314,15 @@ def main() -> None:
 
     tr, topo, sw, mk = cfg["transport"], cfg["topology"], cfg["switch"], cfg["marking"]
     SD, sv = ns.Config.SetDefault, ns.StringValue
-    SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpDctcp.GetTypeId()))
+    if cfg.get("ns3_dctcp_floor", True):
+        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.BenchDctcpTypeId(int(tr["min_cwnd"]))))
+    else:
+        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpDctcp.GetTypeId()))
     SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
     SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
     SD("ns3::TcpSocket::DelAckCount", ns.UintegerValue(tr["delayed_ack"]))
-    SD("ns3::TcpSocket::SndBufSize", ns.UintegerValue(4 << 20))
+    SD("ns3::TcpSocket::SndBufSize", ns.UintegerValue(int(cfg.get("snd_buf_bytes", 4 << 20))))
     SD("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 26))
     SD("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.MicroSeconds(tr["rto_init_us"])))
     SD("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MicroSeconds(tr["rto_min_us"])))
@@ -348,6 +401,14 @@ def main() -> None:
         bs.SetAttribute("SendSize", ns.UintegerValue(tr["mss"]))
         bs.Install(nodes.Get(f["src"])).Start(ns.Seconds(0))
     n_trace = 0
+    b.g_connect_lead = float(cfg.get("connect_lead_s", 0.02))
+    traced = [int(x) for x in cfg.get("trace_cwnd_flows", [])]
+    if traced:
+        b.g_trace_flow.resize(max(traced) + 1, 0)
+        b.g_cwnd_t.resize(len(traced))
+        b.g_cwnd_v.resize(len(traced))
+        for slot, fi in enumerate(traced):
+            b.g_trace_flow[fi] = slot + 1
     if cfg["trace_csv"]:
         with open(cfg["trace_csv"]) as fh:
             next(fh)
@@ -389,6 +450,18 @@ def main() -> None:
         res["flows"] = {"completed": sum(1 for _, f in recs if f is not None),
                         "unfinished": sum(1 for _, f in recs if f is None)}
         res["fct"] = fct_summary(recs)
+        res["flows"]["rto_entries"] = sum(int(fl[i].rtos) for i in range(n_trace))
+        res["flows"]["recovery_entries"] = sum(int(fl[i].recoveries) for i in range(n_trace))
+        # Handshakes that completed after the flow's start (their wait is inside the FCT).
+        late = [fl[i].established - fl[i].start for i in range(n_trace) if fl[i].established > fl[i].start]
+        res["flows"]["handshake_after_start"] = len(late)
+        res["flows"]["handshake_late_us_total"] = sum(late) * 1e6
+        # Per flow, in trace order: FCT (us, null if unfinished), CA_LOSS and CA_RECOVERY entries.
+        res["per_flow"] = [{"size": s, "fct_us": f, "rtos": int(fl[i].rtos), "recoveries": int(fl[i].recoveries)}
+                           for i, (s, f) in enumerate(recs)]
+    if traced:
+        res["cwnd_traces"] = {str(fi): {"t": list(b.g_cwnd_t[k]), "cwnd": [int(x) for x in b.g_cwnd_v[k]]}
+                              for k, fi in enumerate(traced)}
     ns.Simulator.Destroy()
     res["process_wall_s"] = time.perf_counter() - T_PROC
     json.dump(res, open(out_path, "w"), indent=1)

@@ -9,8 +9,17 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   no TCP options (ns-3: timestamps and SACK off), classic NewReno recovery.
 - DCTCP g = 1/16, alpha starts at 0 (ecnlab's default), initial window as given, every
   segment ACKed (no delayed ACKs), RTO_min = initial RTO = 5 ms, min cwnd as given.
-- Connections are pre-established (ecnlab has no handshake; ns-3 connects every flow's
-  socket at t = 0 and sends at the flow's start), one fresh connection per flow.
+- Connections are pre-established (ecnlab has no handshake; ns-3 connects each flow's
+  socket `connect_lead_s` = 20 ms before the flow's start, so that no handshake, not even
+  a SYN queued behind a full 4 MB NIC FIFO or lost and retried, falls inside the FCT),
+  one fresh connection per flow.
+- Send buffer: ns-3's SndBufSize is 4 MB (Linux's default tcp_wmem maximum), which caps
+  a flow's flight near 2870 segments; ecnlab has no send buffer. It matters only when a
+  large flow alone overflows its own 4 MB NIC FIFO. A buffer above the largest flow
+  (`snd_buf_bytes` in the ns-3 config) removes the difference but makes ns-3's TcpTxBuffer
+  several times slower, which would distort the speed ratio.
+- Loss recovery: NewReno without SACK on both; ecnlab with `partial_ack_rto = "impatient"`
+  (RFC 6582 §3.2 step 5, ns-3's rule) and Limited Transmit (RFC 3042, ns-3's default).
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K packets) or TCN (custom ns-3 queue
@@ -32,6 +41,9 @@ COMMON_TRANSPORT = {
     "dctcp_g": 0.0625,
     "dctcp_alpha_init": 0.0,
     "delayed_ack": 1,
+    # RFC 6582 §3.2 step 5 (only the first partial ACK restarts the retransmission timer):
+    # what ns-3 implements; ecnlab's default is the Slow-but-Steady variant of RFC 6582 §4.
+    "partial_ack_rto": "impatient",
 }
 
 SCENARIOS: dict[str, dict] = {
@@ -144,7 +156,7 @@ def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
     out += ["", "[transport]", f'cc = "{tr["cc"]}"', f'mss = {tr["mss"]}', f'init_cwnd = {tr["init_cwnd"]}',
             f'min_cwnd = {tr["min_cwnd"]}', f'rto_min = {_us(tr["rto_min_us"])}', f'rto_init = {_us(tr["rto_init_us"])}',
             f'dctcp_g = {tr["dctcp_g"]}', f'dctcp_alpha_init = {tr["dctcp_alpha_init"]}',
-            f'delayed_ack = {tr["delayed_ack"]}', "", "[host]", "persistent_connections = false", "nic_marking = false"]
+            f'delayed_ack = {tr["delayed_ack"]}', f'partial_ack_rto = "{tr["partial_ack_rto"]}"', "", "[host]", "persistent_connections = false", "nic_marking = false"]
     if sc.get("ack_dscp") is not None:
         out.append(f'ack_dscp = {sc["ack_dscp"]}')
     for f in sc.get("long_flows", []):
@@ -170,4 +182,6 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         "warmup_s": sc["warmup_s"],
         "port_to_host": sc["compare"]["port_to_host"],
         "nic_buffer_bytes": 4_000_000,
+        "connect_lead_s": 0.02,
+        "snd_buf_bytes": 4 << 20,
     }

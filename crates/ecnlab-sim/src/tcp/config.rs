@@ -49,6 +49,24 @@ impl CcKind {
     }
 }
 
+/// Which partial ACKs of NewReno fast recovery restart the retransmission timer (RFC 6582
+/// §3.2 step 5 and §4; the RFC calls neither variant optimal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+pub enum PartialAckRto {
+    /// Every partial ACK restarts the timer ("Slow-but-Steady", RFC 6582 §4; ns-2's NewReno
+    /// default and RFC 6298 §5.3's rule): recovery repairs one hole per round trip for as
+    /// long as it takes, the inflated window keeps sending new data meanwhile.
+    #[default]
+    #[serde(rename = "slow_but_steady")]
+    SlowButSteady,
+    /// Only the first partial ACK of a recovery restarts the timer (the algorithm of RFC 6582
+    /// §3.2 step 5, its "Impatient" variant; ns-3 does this). When many segments of one
+    /// window were lost, the timer fires about one RTO after the first partial ACK and
+    /// go-back-N resends the rest instead of repairing one hole per round trip.
+    #[serde(rename = "impatient")]
+    Impatient,
+}
+
 /// TCP parameters (the scenario's `[transport]` table). Sizes in bytes or packets (MSS-sized
 /// segments), times as [`Duration`]s (`"5ms"`, `"40us"`).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -95,6 +113,16 @@ pub struct TcpConfig {
     pub dctcp_alpha_bits: u32,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2). Default 3.
     pub dupack_thresh: u32,
+    /// Limited Transmit (RFC 3042; RFC 5681 §3.2 SHOULD): on the first and second duplicate
+    /// ACK, send one segment of new data each, beyond cwnd by at most 2 SMSS, without
+    /// changing cwnd, so that a window of 2-4 segments can still collect the three duplicate
+    /// ACKs of fast retransmit. Default true (ns-3's LimitedTransmit default; Linux).
+    pub limited_transmit: bool,
+    /// Which partial ACKs during NewReno fast recovery restart the retransmission timer:
+    /// `"slow_but_steady"` (default: each one, RFC 6582 §4) or `"impatient"` (only the
+    /// first, RFC 6582 §3.2 step 5). With SACK-less recovery of a burst of N losses,
+    /// Slow-but-Steady takes N round trips, Impatient about one RTO plus a slow start.
+    pub partial_ack_rto: PartialAckRto,
     /// Cap on the congestion window in segments (stands for the receiver's advertised
     /// window; the window never grows past it). Default 1,000,000, i.e. no cap in practice;
     /// TCN-NS2 uses `window_` 1256.
@@ -143,6 +171,8 @@ impl Default for TcpConfig {
             dctcp_alpha_init: 0.0,
             dctcp_alpha_bits: 0,
             dupack_thresh: 3,
+            limited_transmit: true,
+            partial_ack_rto: PartialAckRto::SlowButSteady,
             max_cwnd: 1_000_000,
             min_cwnd: 2,
             slow_start_restart: true,

@@ -26,7 +26,7 @@ pub mod config;
 pub mod receiver;
 pub mod sender;
 
-pub use config::{CcKind, TcpConfig};
+pub use config::{CcKind, PartialAckRto, TcpConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use sender::{SenderStats, TcpSender};
 

@@ -12,18 +12,21 @@
 //!   timestamp option (RFC 7323 §4), so Karn's rule is not needed; samples are taken on ACKs
 //!   that advance `snd_una`.
 //! - The RTO is restarted on every ACK that acknowledges new data, also during fast
-//!   recovery (RFC 6298 §5.3; RFC 6582 §4's "Slow-but-Steady" variant; Linux does the same).
+//!   recovery (RFC 6298 §5.3; RFC 6582 §4's "Slow-but-Steady" variant; Linux does the same),
+//!   unless `partial_ack_rto = "impatient"` selects RFC 6582 §3.2 step 5's rule (only the
+//!   first partial ACK of a recovery restarts it; ns-3 does this).
 //! - Slow start grows by min(acked, 2·MSS) per ACK (RFC 3465 §2.2, L = 2); congestion
 //!   avoidance counts bytes: +1 MSS per cwnd bytes acknowledged (RFC 3465 §2.1).
 //! - Segments go out only when a whole segment (or the last, short one) fits in the window,
-//!   or when nothing is in flight.
+//!   or when nothing is in flight. Limited Transmit (RFC 3042) lets the first and second
+//!   duplicate ACK each release one new segment beyond cwnd (`limited_transmit`).
 //! - RFC 3168 §6.1.2's "cwnd = 1 MSS: wait an RTO before sending" rule is not modelled;
 //!   ECN reductions floor at `min_cwnd`.
 //! - Retransmissions are ECT too when the flavour uses ECN (as the TCN ns-2 code does for
 //!   DCTCP; RFC 3168 §6.1.5 would send them not-ECT).
 
 use super::cc::{AckInfo, Cc, SeqState, Window};
-use super::config::TcpConfig;
+use super::config::{PartialAckRto, TcpConfig};
 use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
 use ecnlab_core::units::Nanos;
 
@@ -91,6 +94,10 @@ pub struct TcpSender {
     rto_init: Nanos,
     rto_max: Nanos,
     slow_start_restart: bool,
+    /// RFC 3042 Limited Transmit.
+    limited_transmit: bool,
+    /// RFC 6582 §4 "Slow-but-Steady": every partial ACK restarts the retransmission timer.
+    rto_every_partial_ack: bool,
     ecn: bool,
     // --- sequence state (bytes) ---
     /// Total bytes the application has handed over.
@@ -113,6 +120,8 @@ pub struct TcpSender {
     recover: u64,
     /// A fast or partial-ACK retransmission of `snd_una` is due at the next `poll`.
     rtx_pending: bool,
+    /// No partial ACK has arrived yet in the current fast recovery (RFC 6582 §3.2 step 5).
+    first_partial_ack: bool,
     // --- ECN (RFC 3168 §6.1.2) ---
     /// End of the current reduction window: a congestion signal about data below it
     /// (ECE on an ACK <= it, a loss starting below it) belongs to a window already reduced.
@@ -154,6 +163,8 @@ impl TcpSender {
             rto_init: cfg.rto_init.ns(),
             rto_max: cfg.rto_max.ns().max(1),
             slow_start_restart: cfg.slow_start_restart,
+            limited_transmit: cfg.limited_transmit,
+            rto_every_partial_ack: cfg.partial_ack_rto == PartialAckRto::SlowButSteady,
             ecn,
             app_limit: 0,
             snd_una: 0,
@@ -166,6 +177,7 @@ impl TcpSender {
             in_recovery: false,
             recover: 0,
             rtx_pending: false,
+            first_partial_ack: false,
             cwr_until: 0,
             send_cwr: false,
             srtt: 0,
@@ -288,10 +300,18 @@ impl TcpSender {
             self.ca_acc = 0;
         }
         let wnd = self.win.cwnd.min(self.max_cwnd);
+        // RFC 3042 / RFC 5681 §3.2: after the first and second duplicate ACK (outside
+        // recovery) the flight may exceed cwnd by that many segments of NEW data.
+        let lt = if self.limited_transmit && !self.in_recovery && self.dupacks < self.dupack_thresh {
+            self.dupacks.min(2) as u64 * self.mss
+        } else {
+            0
+        };
         while self.snd_nxt < self.app_limit {
             let len = (self.app_limit - self.snd_nxt).min(self.mss);
             let flight = self.snd_nxt - self.snd_una;
-            if flight > 0 && flight + len > wnd {
+            let allowed = if self.snd_nxt >= self.high_tx { wnd + lt } else { wnd };
+            if flight > 0 && flight + len > allowed {
                 break;
             }
             let seq = self.snd_nxt;
@@ -352,6 +372,9 @@ impl TcpSender {
         }
 
         if acked > 0 {
+            // RFC 6298 §5.3 restarts the timer on every ACK of new data; RFC 6582 §3.2 step 5
+            // only on the first partial ACK of a recovery.
+            let mut restart_timer = true;
             if self.in_recovery {
                 if a >= self.recover {
                     // RFC 6582 §3.2 step 3 (full ACK), option 1: deflate to
@@ -367,6 +390,8 @@ impl TcpSender {
                     self.rtx_pending = true;
                     let add_back = if acked >= self.mss { self.mss } else { 0 };
                     self.win.cwnd = (self.win.cwnd.saturating_sub(acked) + add_back).max(self.mss);
+                    restart_timer = self.first_partial_ack || self.rto_every_partial_ack;
+                    self.first_partial_ack = false;
                 }
             } else {
                 self.dupacks = 0;
@@ -375,13 +400,21 @@ impl TcpSender {
                 }
             }
             // RFC 6298 §5.2 / §5.3.
-            self.deadline = if self.snd_una >= self.high_tx { None } else { Some(now + self.current_rto()) };
+            if self.snd_una >= self.high_tx {
+                self.deadline = None;
+            } else if restart_timer || self.deadline.is_none() {
+                self.deadline = Some(now + self.current_rto());
+            }
         } else if dup {
             self.dupacks += 1;
             if self.in_recovery {
                 // RFC 5681 §3.2 step 4: inflate for the segment that left the network.
                 self.win.cwnd += self.mss;
-            } else if self.dupacks == self.dupack_thresh && a >= self.recover {
+            } else if self.dupacks == self.dupack_thresh && (self.recover == 0 || a > self.recover) {
+                // RFC 6582 §3.2 step 1 ("careful" variant, §4.1): fast retransmit only when
+                // the ACK covers more than `recover`, so duplicate ACKs caused by go-back-N
+                // resending data the receiver already holds do not start a second,
+                // spurious recovery (BSD: th_ack > snd_recover). `recover` = 0: never set.
                 self.enter_fast_recovery();
             }
         }
@@ -403,7 +436,12 @@ impl TcpSender {
         // retransmission itself is lost (we are still backed off), keep ssthresh.
         if self.backoff == 0 {
             let flight = self.snd_nxt - self.snd_una;
-            self.win.ssthresh = (flight / 2).max(2 * self.mss);
+            let half = (flight / 2).max(2 * self.mss);
+            // A timeout inside fast recovery belongs to the loss episode that already set
+            // ssthresh from the flight at its start; the flight has since grown by the data
+            // the inflated window let out, so keep the smaller value (RFC 5681 §3.1 sets
+            // ssthresh to "no more than" FlightSize/2; Linux keeps it, tcp_enter_loss).
+            self.win.ssthresh = if self.in_recovery { self.win.ssthresh.min(half) } else { half };
         }
         // Loss window of one segment, go-back-N from snd_una.
         self.win.cwnd = self.mss;
@@ -442,6 +480,7 @@ impl TcpSender {
         self.win.cwnd = self.win.ssthresh + self.dupack_thresh as u64 * self.mss;
         self.ca_acc = 0;
         self.in_recovery = true;
+        self.first_partial_ack = true;
         self.recover = self.high_tx;
         self.cwr_until = self.cwr_until.max(self.high_tx);
         self.send_cwr = self.ecn;

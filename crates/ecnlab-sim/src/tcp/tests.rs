@@ -317,6 +317,112 @@ fn two_drops_in_one_window_use_partial_ack() {
     assert_eq!(net.r.delivered_bytes(), segs(300));
 }
 
+/// Drops the first transmission of every other segment in [from, to).
+fn drop_every_other_first_tx(from: u64, to: u64) -> FateFn {
+    let mut done = Vec::new();
+    Box::new(move |_, p| {
+        let k = p.seq / MSS;
+        if k >= from && k < to && (k - from) % 2 == 0 && !done.contains(&k) {
+            done.push(k);
+            Fate::Drop
+        } else {
+            Fate::Pass
+        }
+    })
+}
+
+/// 40 holes in one window of a 1000-segment NewReno flow (RTT 50 us, RTO 500 us).
+fn forty_holes(c: &TcpConfig) -> Net {
+    let mut net = Net::new(c, 25 * NS_PER_US, GBPS10, drop_every_other_first_tx(200, 280));
+    net.send(segs(1000));
+    net.run(u64::MAX);
+    assert_eq!(net.r.delivered_bytes(), segs(1000));
+    net
+}
+
+fn forty_holes_cfg() -> TcpConfig {
+    TcpConfig { rto_min: Duration(500 * NS_PER_US), cc: CcKind::NewReno, ..Default::default() }
+}
+
+#[test]
+fn many_drops_in_one_window_impatient_rto_per_rfc6582() {
+    // Repairing one hole per partial ACK would take 40 RTTs = 2 ms. RFC 6582 §3.2 step 5
+    // restarts the timer on the FIRST partial ACK only, so it fires one RTO later and
+    // go-back-N resends the rest.
+    let imp = forty_holes(&TcpConfig { partial_ack_rto: PartialAckRto::Impatient, ..forty_holes_cfg() });
+    assert!(imp.s.stats().fast_retransmits >= 1);
+    assert_eq!(imp.s.stats().timeouts, 1, "the timer was not restarted by later partial ACKs");
+    // It fired one RTO (= rto_min here) after the first partial ACK.
+    let first_partial = imp.acks.iter().find(|a| a.in_recovery && a.seq > segs(200)).unwrap().t;
+    let t = imp.timeouts_at[0];
+    assert!(t >= first_partial + 500 * NS_PER_US && t < first_partial + 510 * NS_PER_US, "{t} vs {first_partial}");
+
+    let slow = forty_holes(&forty_holes_cfg()); // the default
+    assert_eq!(slow.s.stats().timeouts, 0, "every partial ACK restarted the timer");
+    assert_eq!(slow.s.stats().fast_retransmits, 1);
+    assert_eq!(slow.s.stats().retransmitted_bytes, segs(40));
+    assert!(imp.finish.unwrap() < slow.finish.unwrap(), "{:?} {:?}", imp.finish, slow.finish);
+}
+
+#[test]
+fn no_spurious_fast_retransmit_after_timeout_rfc6582_careful() {
+    // After the timeout above, go-back-N resends segments the receiver already holds; their
+    // duplicate ACKs, once the cumulative ACK has reached `recover` (the highest byte sent
+    // before the timeout), must not start a second recovery: RFC 6582 §3.2 step 1 requires
+    // the ACK to cover MORE than recover.
+    let net = forty_holes(&TcpConfig { partial_ack_rto: PartialAckRto::Impatient, ..forty_holes_cfg() });
+    assert_eq!(net.s.stats().timeouts, 1);
+    assert_eq!(net.s.stats().fast_retransmits, 1, "no fast retransmit after the timeout");
+    // The first loss of a connection (recover never set) is still fast-retransmitted.
+    let mut first = Net::new(&cfg(CcKind::NewReno), 25 * NS_PER_US, GBPS10, drop_first_tx(&[0]));
+    first.send(segs(20));
+    first.run(u64::MAX);
+    assert_eq!((first.s.stats().fast_retransmits, first.s.stats().timeouts), (1, 0));
+}
+
+#[test]
+fn timeout_during_fast_recovery_keeps_the_recovery_ssthresh() {
+    // The forty-hole recovery, Impatient: the timer fires inside fast recovery, when the
+    // flight has grown past twice the ssthresh set at the start of recovery. ssthresh stays
+    // (RFC 5681 §3.1: "no more than" FlightSize/2; Linux tcp_enter_loss) instead of
+    // rising to half of that inflated flight.
+    let c = TcpConfig { partial_ack_rto: PartialAckRto::Impatient, ..forty_holes_cfg() };
+    let t = forty_holes(&c).timeouts_at[0];
+    let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, drop_every_other_first_tx(200, 280));
+    net.send(segs(1000));
+    net.run(t - 1);
+    assert!(net.s.in_recovery());
+    let before = net.s.stats().ssthresh;
+    assert!(net.s.in_flight() / 2 > before, "flight {} ssthresh {before}", net.s.in_flight());
+    net.run(t);
+    assert_eq!(net.s.stats().timeouts, 1);
+    assert_eq!(net.s.stats().ssthresh, before);
+    assert_eq!(net.s.cwnd(), MSS);
+}
+
+#[test]
+fn limited_transmit_rfc3042_turns_a_small_window_loss_into_fast_retransmit() {
+    // cwnd 2 segments, the first one lost: one duplicate ACK only, unless each of the first
+    // two duplicate ACKs releases a new segment (RFC 3042), whose ACKs complete the three.
+    let c = TcpConfig { init_cwnd: 2, cc: CcKind::NewReno, ..Default::default() };
+    let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, drop_first_tx(&[0]));
+    net.send(segs(20));
+    net.run(u64::MAX);
+    let st = net.s.stats();
+    assert_eq!((st.fast_retransmits, st.timeouts), (1, 0));
+    assert_eq!(st.retransmitted_bytes, MSS);
+    // Segments 2 and 3 went out on the first and second duplicate ACK.
+    let order: Vec<u64> = net.sent[..5].iter().map(|p| p.seq / MSS).collect();
+    assert_eq!(order, vec![0, 1, 2, 3, 0]);
+    assert!(net.finish.unwrap() < NS_PER_MS);
+
+    let off = TcpConfig { limited_transmit: false, ..c };
+    let mut net = Net::new(&off, 25 * NS_PER_US, GBPS10, drop_first_tx(&[0]));
+    net.send(segs(20));
+    net.run(u64::MAX);
+    assert_eq!((net.s.stats().fast_retransmits, net.s.stats().timeouts), (0, 1));
+}
+
 #[test]
 fn tail_drop_recovered_by_rto() {
     for cc in [CcKind::NewReno, CcKind::Dctcp] {
