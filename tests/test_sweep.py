@@ -257,3 +257,17 @@ def test_sweep_command_line_limits_are_checked(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["sweep", "x.toml", "--out", str(tmp_path / "o"), "--retries", "-1"])
     assert e.value.code == 2 and not (tmp_path / "o").exists()
+
+
+def test_a_new_simulator_build_does_not_reuse_old_runs(monkeypatch):
+    """The run key includes the core's fingerprint: results of another build are never
+    taken for this one's."""
+    import ecnlab.sweep as sw
+
+    doc = {"name": "x"}
+    monkeypatch.setattr(sw, "engine_id", lambda: "build-a")
+    a = sw.point_key(doc, 1)
+    monkeypatch.setattr(sw, "engine_id", lambda: "build-b")
+    assert sw.point_key(doc, 1) != a
+    monkeypatch.undo()
+    assert len(sw.engine_id()) == 16 and sw.engine_id() == sw.engine_id()

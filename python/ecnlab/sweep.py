@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import functools
 import hashlib
 import itertools
 import json
@@ -120,10 +121,25 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
+@functools.lru_cache(maxsize=1)
+def engine_id() -> str:
+    """Fingerprint of the simulator build: SHA-256 (16 hex digits) of the compiled core.
+    It is part of every run's key, so that a run store never hands back results that an
+    older (or newer) ecnlab computed, e.g. after an upgrade changed a default."""
+    from . import _core
+
+    h = hashlib.sha256()
+    with open(_core.__file__, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
 def point_key(doc: dict[str, Any], seed: int) -> str:
     """The store key of a run: SHA-256 (16 hex digits) of the canonical JSON of the
-    resolved scenario document and the seed."""
-    return hashlib.sha256(_canonical({"scenario": doc, "seed": int(seed)}).encode()).hexdigest()[:16]
+    resolved scenario document, the seed and the simulator build ([`engine_id`])."""
+    ident = {"scenario": doc, "seed": int(seed), "engine": engine_id()}
+    return hashlib.sha256(_canonical(ident).encode()).hexdigest()[:16]
 
 
 def _resolve(p: Point) -> _Resolved:
