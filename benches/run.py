@@ -408,7 +408,13 @@ def main(argv=None) -> int:
     work_root = out_dir / "work"
     work_root.mkdir(exist_ok=True)
     want = set(args.only or [])
-    sel = lambda n: not want or n in want  # noqa: E731
+
+    def sel(n: str) -> bool:
+        # Diagnostic scenarios run only when named with --only.
+        if S.SCENARIOS.get(n, {}).get("diagnostic"):
+            return n in want
+        return not want or n in want
+
     if not args.no_ns3 and any(sel(n) for n in S.SCENARIOS):
         ensure_ns3()
     res = {"command": " ".join(["benches/run.py"] + (argv if argv is not None else sys.argv[1:])),

@@ -96,6 +96,24 @@ SCENARIOS: dict[str, dict] = {
         "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
         "quick": {"traffic": {"flows": 30}},
     },
+    # Diagnostic twin of tcn-leafspine-small (not in the default run): the same fabric and
+    # traffic through one FIFO per port with DCTCP-RED, to tell whether the leaf-spine
+    # disagreement comes from the multi-queue SP+DWRR+TCN port or from the fabric and TCP.
+    "leafspine-1q-red": {
+        "description": "tcn-leafspine-small with one FIFO per port and DCTCP-RED K = 65 pkts (diagnostic)",
+        "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 1, "hosts_per_leaf": 4,
+                     "link_rate_gbps": 10, "core_rate_gbps": 40, "host_delay_us": 20.2, "core_delay_us": 0.2},
+        "switch": {"queues": 1, "buffer_bytes": 300_000, "scheduler": "sp"},
+        "marking": {"scheme": "red_k", "k_packets": 65},
+        "transport": dict(COMMON_TRANSPORT, init_cwnd=16),
+        "traffic": {"cdf": "websearch", "load": 0.9, "flows": 600, "pattern": "inter_leaf",
+                    "classes": [0], "seed": 1},
+        "duration_s": 10.0,
+        "warmup_s": 0.0,
+        "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
+        "quick": {"traffic": {"flows": 30}},
+        "diagnostic": True,
+    },
 }
 
 # Full-scale TCN leaf-spine: ecnlab only (ns-3 would take hours); the built-in scenario.
