@@ -59,9 +59,12 @@ pub(crate) struct Link {
     pub spec: LinkSpec,
     pub port: Port<Packet>,
     pub is_switch_port: bool,
-    busy: bool,
-    in_tx: Packet,
-    in_tx_queue: u8,
+    /// End of the transmission in progress: the link is free from then on.
+    busy_until: Nanos,
+    /// A `TxDone` event is scheduled at `busy_until`. There is one only while packets wait
+    /// behind the one on the wire: a link whose queue is empty needs no event to become
+    /// free, and the next enqueue finds it free by its time (most transmissions end so).
+    txdone_pending: bool,
     /// Packets propagating, ordered by arrival time. Without RTT-variation delays this is
     /// plain FIFO order; with them a packet may overtake one of another connection.
     pipe: VecDeque<(Nanos, Packet)>,
@@ -231,9 +234,8 @@ impl Simulator {
                 spec: spec.clone(),
                 port,
                 is_switch_port,
-                busy: false,
-                in_tx: Packet::default(),
-                in_tx_queue: 0,
+                busy_until: 0,
+                txdone_pending: false,
                 pipe: VecDeque::with_capacity(16),
                 arrive_at: None,
                 tx_pkts: 0,
@@ -513,11 +515,22 @@ impl Simulator {
             self.counting.dropped += 1;
             return;
         }
-        if !self.links[li].busy {
+        let link = &mut self.links[li];
+        if link.txdone_pending {
+            return; // the transmission in progress ends with an event that starts the next
+        }
+        if self.now >= link.busy_until {
             self.start_tx(li);
+        } else {
+            link.txdone_pending = true;
+            self.events.push(link.busy_until, Ev::TxDone(li as u32));
         }
     }
 
+    /// The link is free at `now`: send the port's next packet, if any. The packet goes
+    /// straight into the propagation pipe with its arrival time (the end of its
+    /// transmission plus the link delay, plus the connection's RTT-variation delay on a
+    /// sender's access link); a `TxDone` event is scheduled only if more packets wait.
     #[inline]
     fn start_tx(&mut self, li: usize) {
         let link = &mut self.links[li];
@@ -527,37 +540,22 @@ impl Simulator {
         self.counting.dropped += link.port.total_drops() - drops_before; // drops at dequeue (CoDel)
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
-        let link = &mut self.links[li];
-        match next {
-            Some((pkt, q)) => {
-                link.busy = true;
-                link.in_tx = pkt;
-                link.in_tx_queue = q as u8;
-                let done = self.now + tx_time_ns(pkt.size as u64, link.spec.rate_bps);
-                self.events.push(done, Ev::TxDone(li as u32));
-            }
-            None => link.busy = false,
-        }
-    }
-
-    fn tx_done(&mut self, li: usize) {
-        let extra = {
-            let link = &self.links[li];
-            if !link.is_switch_port && link.in_tx.kind == Kind::Data {
-                self.conns[link.in_tx.flow as usize].extra_delay_ns
-            } else {
-                0
-            }
+        let Some((pkt, q)) = next else { return };
+        let extra = if !self.links[li].is_switch_port && pkt.kind == Kind::Data {
+            self.conns[pkt.flow as usize].extra_delay_ns
+        } else {
+            0
         };
         let link = &mut self.links[li];
-        let pkt = link.in_tx;
+        let done = self.now + tx_time_ns(pkt.size as u64, link.spec.rate_bps);
+        link.busy_until = done;
         link.tx_pkts += 1;
         link.tx_bytes += pkt.size as u64;
-        link.wire_by_queue[link.in_tx_queue as usize] += pkt.size as u64;
+        link.wire_by_queue[q] += pkt.size as u64;
         if pkt.kind == Kind::Data {
-            link.payload_by_queue[link.in_tx_queue as usize] += pkt.payload as u64;
+            link.payload_by_queue[q] += pkt.payload as u64;
         }
-        let at = self.now + link.spec.delay_ns + extra;
+        let at = done + link.spec.delay_ns + extra;
         if link.pipe.back().is_none_or(|&(t, _)| t <= at) {
             link.pipe.push_back((at, pkt));
         } else {
@@ -570,6 +568,14 @@ impl Simulator {
             link.arrive_at = Some(head);
             self.events.push(head, Ev::Arrive(li as u32));
         }
+        if !link.port.is_empty() {
+            link.txdone_pending = true;
+            self.events.push(done, Ev::TxDone(li as u32));
+        }
+    }
+
+    fn tx_done(&mut self, li: usize) {
+        self.links[li].txdone_pending = false;
         self.start_tx(li);
     }
 
@@ -941,10 +947,9 @@ impl Simulator {
             let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.port_name(li));
             l.port.check_invariants(true).map_err(fail)?;
             for (q, st) in l.port.stats().iter().enumerate() {
-                let on_wire = if l.busy && l.in_tx_queue as usize == q { l.in_tx.size as u64 } else { 0 };
-                if st.deq_bytes != l.wire_by_queue[q] + on_wire {
+                if st.deq_bytes != l.wire_by_queue[q] {
                     return Err(fail(format!(
-                        "queue {q} dequeued {} B but its link sent {} B (+{on_wire} B on the wire)",
+                        "queue {q} dequeued {} B but its link sent {} B",
                         st.deq_bytes, l.wire_by_queue[q]
                     )));
                 }
@@ -962,7 +967,7 @@ impl Simulator {
         let mut in_flight = 0u64;
         for l in &self.links {
             in_flight += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
-            in_flight += l.busy as u64 + l.pipe.len() as u64;
+            in_flight += l.pipe.len() as u64;
         }
         self.counting.in_flight = in_flight;
         let port_drops: u64 = self.links.iter().map(|l| l.port.total_drops()).sum();

@@ -322,7 +322,7 @@ fn drop_every_other_first_tx(from: u64, to: u64) -> FateFn {
     let mut done = Vec::new();
     Box::new(move |_, p| {
         let k = p.seq / MSS;
-        if k >= from && k < to && (k - from) % 2 == 0 && !done.contains(&k) {
+        if k >= from && k < to && (k - from).is_multiple_of(2) && !done.contains(&k) {
             done.push(k);
             Fate::Drop
         } else {
