@@ -143,7 +143,6 @@ def culprit_override(err: ScenarioError, overrides: Iterable[str]) -> str | None
 
 def validate(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[str] = ()) -> dict[str, Any]:
     """Resolve and fully validate a scenario without running it; raises ScenarioError."""
-    overrides = list(overrides)
     doc = resolve(scenario, overrides)
     try:
         _core.validate_json(to_json(doc))
@@ -158,7 +157,6 @@ def run(
     overrides: Iterable[str] = (),
 ) -> RunResult:
     """Run a scenario (built-in name, TOML path, or a dict) and return its results."""
-    overrides = list(overrides)
     doc = resolve(scenario, overrides)
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")

@@ -117,14 +117,23 @@ def _cmd_check(a: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be >= 1")
-    return v
+def _int_at_least(lo: int):
+    """An argparse type: an integer >= ``lo``, else one clear line."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{v} must be >= {lo}")
+        return v
+
+    return parse
+
+
+_positive = _int_at_least(1)
+_count = _int_at_least(0)
 
 
 def _seconds(text: str) -> float:
@@ -134,16 +143,6 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
     if not v > 0 or v == float("inf"):
         raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
-    return v
-
-
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} must be >= 0")
     return v
 
 

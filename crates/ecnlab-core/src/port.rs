@@ -412,8 +412,7 @@ impl<P: PortPacket> Port<P> {
             if !keep {
                 self.deq_dropped[q].0 += 1;
                 self.deq_dropped[q].1 += size as u64;
-            }
-            if keep {
+            } else {
                 let st = &mut self.stats[q];
                 st.deq_pkts += 1;
                 st.deq_bytes += size as u64;

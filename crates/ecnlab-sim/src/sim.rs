@@ -937,7 +937,7 @@ impl Simulator {
 
     /// The counting invariants, checked at the end of every run: every port's books
     /// ([`Port::check_invariants`] in full), bytes each queue dequeued = bytes its link sent
-    /// from it (+ the packet on the wire), shared pools = the ports drawing from them, and
+    /// from it (a packet is counted as sent when its transmission starts), shared pools = the ports drawing from them, and
     /// packets sent = delivered + dropped + in flight. A violation is an internal error.
     fn check_counting(&mut self) -> Result<(), String> {
         let at = self.now;

@@ -130,21 +130,8 @@ pub fn load_cdf(name_or_path: &str, format: Option<CdfFormat>) -> Result<Cdf, St
 
 /// The built-in name closest to `s` by edit distance, if it is plausibly a typo.
 fn closest<'a>(s: &str, names: &[&'a str]) -> Option<&'a str> {
-    let best = names.iter().map(|n| (levenshtein(s, n), *n)).min()?;
+    let best = names.iter().map(|n| (crate::de::edit_distance(s, n), *n)).min()?;
     (best.0 <= 3.max(s.len() / 3)).then_some(best.1)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// `∫_0^x ceil(t) dt`, valid for any real x (n = floor(x)).
