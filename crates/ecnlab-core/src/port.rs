@@ -178,11 +178,12 @@ impl<P: PortPacket> Port<P> {
                 None => d.min(n - 1) as u8,
             };
         }
-        let sched = Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
+        let mut sched = Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
         let ctx = BuildCtx { n_queues: n, link_rate_bps, buffer_bytes: cfg.buffer.0, seed };
         let marking_built = Marking::build(marking, &ctx)?;
         let needs_oracle = marking_built.needs_oracle_share();
         let needs_round = marking_built.needs_round_info();
+        sched.track_round_time(needs_round);
         Ok(Port {
             fifos: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
             occ: vec![QueueOcc::default(); n],
@@ -208,6 +209,7 @@ impl<P: PortPacket> Port<P> {
     pub fn set_marking(&mut self, marking: Marking, non_ect: NonEctPolicy) {
         self.needs_oracle = marking.needs_oracle_share();
         self.needs_round = marking.needs_round_info();
+        self.sched.track_round_time(self.needs_round);
         self.marking = marking;
         self.non_ect = non_ect;
     }

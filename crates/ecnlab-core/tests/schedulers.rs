@@ -41,8 +41,18 @@ fn sched_cfg(kind: SchedulerKind, strict: usize, weights: &[u32], quantum: u64) 
 }
 
 fn port_with(queues: usize, sched: SchedulerConfig) -> Port<Pkt> {
+    port_marking(queues, sched, SchemeName::None)
+}
+
+/// A port whose scheme reads MQ-ECN's round time, so its round-robin scheduler keeps it
+/// (ports skip the estimator when the scheme does not read it).
+fn port_reading_round_time(queues: usize, sched: SchedulerConfig) -> Port<Pkt> {
+    port_marking(queues, sched, SchemeName::MqEcn)
+}
+
+fn port_marking(queues: usize, sched: SchedulerConfig, scheme: SchemeName) -> Port<Pkt> {
     let cfg = PortConfig { queues, buffer: ByteSize(1 << 40), scheduler: sched, ..Default::default() };
-    let m = MarkingConfig { scheme: SchemeName::None, ..Default::default() };
+    let m = MarkingConfig { scheme, ..Default::default() };
     Port::new(&cfg, &m, RATE, 1).expect("port builds")
 }
 
@@ -237,7 +247,7 @@ fn sp_wfq_strict_first_rest_by_weight() {
 
 #[test]
 fn sp_dwrr_exposes_inner_quantum_and_round_time() {
-    let mut h = Harness::new(port_with(3, sched_cfg(SchedulerKind::SpDwrr, 1, &[3, 1], 1500)));
+    let mut h = Harness::new(port_reading_round_time(3, sched_cfg(SchedulerKind::SpDwrr, 1, &[3, 1], 1500)));
     assert_eq!(h.port.scheduler().quantum(0), None);
     assert_eq!(h.port.scheduler().quantum(1), Some(4500));
     assert_eq!(h.port.scheduler().quantum(2), Some(1500));
@@ -393,7 +403,7 @@ const VARIANTS: [RoundTimeVariant; 3] = [RoundTimeVariant::MqEcnNs2, RoundTimeVa
 
 fn rr_port(kind: SchedulerKind, n: usize, variant: RoundTimeVariant) -> Harness {
     let cfg = SchedulerConfig { round_variant: variant, ..sched_cfg(kind, 0, &[], 1500) };
-    Harness::new(port_with(n, cfg))
+    Harness::new(port_reading_round_time(n, cfg))
 }
 
 /// N equal saturated queues, quantum = packet = 1500 B at 10 Gb/s: T_round -> N x 1200 ns.
@@ -524,5 +534,17 @@ fn round_time_recovers_after_idle() {
         run_saturated(&mut h, &[0, 1], 1_000, || MTU, |_, _| {});
         let t = h.round_time().unwrap();
         assert!((t - 2400.0).abs() < 0.02 * 2400.0, "{variant:?}: {t}");
+    }
+}
+
+/// A port whose scheme does not read T_round skips the estimator: the same saturated run
+/// leaves no estimate, and the schedule does not depend on it.
+#[test]
+fn round_time_skipped_when_the_scheme_does_not_read_it() {
+    for kind in [SchedulerKind::Dwrr, SchedulerKind::Wrr] {
+        let cfg = sched_cfg(kind, 0, &[], 1500);
+        let mut h = Harness::new(port_with(2, cfg));
+        run_saturated(&mut h, &[0, 1], 400, || MTU, |_, _| {});
+        assert_eq!(h.round_time(), None, "{kind:?}");
     }
 }

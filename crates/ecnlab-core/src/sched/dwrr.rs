@@ -75,6 +75,10 @@ pub(crate) struct RoundTime {
     last_pkt_end: Vec<Nanos>,
     /// Time the round-robin part last became empty.
     idle_since: Nanos,
+    /// Samples are taken. Off when the port's marking scheme does not read T_round
+    /// ([`Scheduler::track_round_time`]): the estimator (with its `powf` per idle period)
+    /// is then pure overhead on every packet.
+    enabled: bool,
 }
 
 impl RoundTime {
@@ -94,11 +98,26 @@ impl RoundTime {
             start: vec![0; n_queues],
             last_pkt_end: vec![0; n_queues],
             idle_since: 0,
+            enabled: true,
         }
     }
 
     pub(crate) fn get(&self) -> Option<f64> {
-        self.sampled.then_some(self.t_ns)
+        (self.enabled && self.sampled).then_some(self.t_ns)
+    }
+
+    /// Turn sampling on or off. Turning it on starts a fresh estimate (no sample yet) with
+    /// every round start at time 0: meant for set-up, before traffic. Mid-run, a queue that
+    /// stayed backlogged gives one over-long first sample, which the EWMA then forgets.
+    pub(crate) fn set_enabled(&mut self, on: bool) {
+        if on && !self.enabled {
+            self.t_ns = 0.0;
+            self.sampled = false;
+            self.start.fill(0);
+            self.last_pkt_end.fill(0);
+            self.idle_since = 0;
+        }
+        self.enabled = on;
     }
 
     #[inline]
@@ -119,6 +138,9 @@ impl RoundTime {
 
     /// Queue `q` became backlogged.
     pub(crate) fn on_activate(&mut self, q: usize, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
         self.start[q] = match self.variant {
             RoundTimeVariant::MqEcnNs2 => self.start[q].max(now),
             RoundTimeVariant::TcnNs2 | RoundTimeVariant::Linux => now,
@@ -127,6 +149,9 @@ impl RoundTime {
 
     /// Queue `q` finished its round with packets left (deficit/counter exhausted).
     pub(crate) fn on_rotate(&mut self, q: usize, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
         match self.variant {
             RoundTimeVariant::MqEcnNs2 | RoundTimeVariant::TcnNs2 => {
                 self.sample(now, self.start[q]);
@@ -145,6 +170,9 @@ impl RoundTime {
     /// A packet of `bytes` left queue `q` at `now`.
     #[inline]
     pub(crate) fn on_sent(&mut self, q: usize, now: Nanos, bytes: u32) {
+        if !self.enabled {
+            return;
+        }
         if self.variant == RoundTimeVariant::Linux {
             self.last_pkt_end[q] = now.saturating_add(self.tx(bytes));
         }
@@ -152,6 +180,9 @@ impl RoundTime {
 
     /// Queue `q` became empty when its last packet (`bytes`) left at `now`.
     pub(crate) fn on_empty(&mut self, q: usize, now: Nanos, bytes: u32) {
+        if !self.enabled {
+            return;
+        }
         let tx = self.tx(bytes);
         // Instants past the end of the u64 clock saturate (a run near `Nanos::MAX`).
         let end = now.saturating_add(tx);
@@ -176,17 +207,26 @@ impl RoundTime {
     /// there; harmless for the other variants, whose activation overwrites `start`).
     #[inline]
     pub(crate) fn on_skip(&mut self, q: usize, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
         self.start[q] = now;
     }
 
     /// The round-robin part became empty at `now`.
     #[inline]
     pub(crate) fn on_idle_start(&mut self, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
         self.idle_since = now;
     }
 
     /// First enqueue after the round-robin part was empty: decay T by the idle time.
     pub(crate) fn on_idle_end(&mut self, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
         if !self.sampled {
             return;
         }
@@ -378,6 +418,10 @@ impl Scheduler for Dwrr {
         self.round.get()
     }
 
+    fn track_round_time(&mut self, on: bool) {
+        self.round.set_enabled(on);
+    }
+
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         weighted_share(&self.weights, queue, queues)
     }
@@ -497,6 +541,40 @@ mod tests {
             now += tx_time_ns(bytes as u64, RATE);
         }
         let t = s.round_time_ns().unwrap();
+        assert!((t - 2400.0).abs() < 1.0, "{t}");
+    }
+
+    #[test]
+    fn round_time_off_takes_no_samples_and_restarts_fresh() {
+        // The same saturated run as above with tracking off: no estimate, same schedule.
+        let run = |s: &mut Dwrr, b: &mut Bench, now: &mut Nanos| -> Vec<usize> {
+            (0..100)
+                .map(|_| {
+                    let (q, bytes) = b.pop(s, *now);
+                    b.push(s, *now, q, 1500);
+                    *now += tx_time_ns(bytes as u64, RATE);
+                    q
+                })
+                .collect()
+        };
+        let (mut on, mut off) = (Dwrr::new(&cfg(1500), &[1, 1], RATE), Dwrr::new(&cfg(1500), &[1, 1], RATE));
+        off.track_round_time(false);
+        let (mut b_on, mut b_off) = (Bench::new(2), Bench::new(2));
+        for q in 0..2 {
+            for _ in 0..4 {
+                b_on.push(&mut on, 0, q, 1500);
+                b_off.push(&mut off, 0, q, 1500);
+            }
+        }
+        let (mut t_on, mut t_off) = (0, 0);
+        assert_eq!(run(&mut on, &mut b_on, &mut t_on), run(&mut off, &mut b_off, &mut t_off));
+        assert!(on.round_time_ns().is_some());
+        assert_eq!(off.round_time_ns(), None);
+        // Turned on mid-run: a fresh estimate; the first (over-long) samples are forgotten.
+        off.track_round_time(true);
+        assert_eq!(off.round_time_ns(), None);
+        run(&mut off, &mut b_off, &mut t_off);
+        let t = off.round_time_ns().unwrap();
         assert!((t - 2400.0).abs() < 1.0, "{t}");
     }
 

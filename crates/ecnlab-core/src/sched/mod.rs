@@ -52,6 +52,10 @@ pub trait Scheduler {
     fn round_time_ns(&self) -> Option<f64> {
         None
     }
+    /// Round-robin schedulers: keep (true, the default) or stop estimating T_round. A port
+    /// turns it off when its marking scheme does not read T_round (the estimator costs a
+    /// `powf` per idle period); turning it back on starts a fresh estimate.
+    fn track_round_time(&mut self, _on: bool) {}
     /// Fraction of the link this scheduler gives `queue` if the current backlog persists
     /// (the oracle capacity of ideal ECN/RED, TCN §3.1). 0 for an empty queue's competitors
     /// is not assumed: `queue` itself counts as backlogged.
@@ -220,6 +224,9 @@ impl Scheduler for Sched {
     }
     fn round_time_ns(&self) -> Option<f64> {
         sdispatch!(self, s => s.round_time_ns())
+    }
+    fn track_round_time(&mut self, on: bool) {
+        sdispatch!(self, s => s.track_round_time(on))
     }
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         sdispatch!(self, s => s.share(queue, queues))

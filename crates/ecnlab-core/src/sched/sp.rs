@@ -71,6 +71,9 @@ impl<S: Scheduler> Scheduler for SpOver<S> {
     fn round_time_ns(&self) -> Option<f64> {
         self.inner.round_time_ns()
     }
+    fn track_round_time(&mut self, on: bool) {
+        self.inner.track_round_time(on)
+    }
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         let higher_busy = queues[..queue.min(self.strict)].iter().any(|q| !q.is_empty());
         if higher_busy {

@@ -126,6 +126,10 @@ impl Scheduler for Wrr {
         self.round.get()
     }
 
+    fn track_round_time(&mut self, on: bool) {
+        self.round.set_enabled(on);
+    }
+
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         weighted_share(&self.weights, queue, queues)
     }
