@@ -1,16 +1,39 @@
-//! The event queue: a 4-ary min-heap ordered by (time, insertion number).
+//! The event queue: events ordered by (time, insertion number).
 //!
 //! The insertion number breaks ties between equal-time events in FIFO order, so the order
 //! of events, and with it every result, is a function of the scenario and the seed alone
-//! (determinism by construction, as in nexosim). Stale timers are not removed from the heap:
-//! their owner recognises them when they fire (lazy cancellation), which keeps pushes and
-//! pops O(log n) with no search.
+//! (determinism by construction, as in nexosim). Stale timers are not removed: their owner
+//! recognises them when they fire (lazy cancellation).
+//!
+//! # Two levels, chosen by measurement (benches/PROFILE.md)
+//! Almost every event of a packet network falls within one link's transmission time plus
+//! its propagation delay of `now`: a transmission's end and a packet's arrival. Those go to
+//! a *timing wheel* of one-nanosecond buckets covering `[now, now + horizon)`; every bucket
+//! holds a single instant, so a FIFO per bucket gives the exact (time, insertion) order with
+//! no comparison at all. Push and pop are O(1): a bucket is a circular singly-linked list
+//! of nodes in a slab (one `u32` per bucket, its tail), and a two-level occupancy bitmap
+//! finds the next non-empty bucket in a few word operations. Events at or beyond the
+//! horizon (timers, flow arrivals, samples) wait in a 4-ary min-heap keyed by
+//! (time << 64 | insertion number), as the whole queue was before: the binary-heap pop was
+//! ~190 instructions and the largest single item of a packet-hop.
+//!
+//! Equal times across the two levels: an event goes to the heap only if its time was at
+//! least `now + horizon` when it was pushed, and `now` never decreases, so every heap event
+//! of time t was pushed before every wheel event of time t. Popping the heap first on a tie
+//! therefore keeps the insertion order exactly (the property test checks it against a
+//! sorted model).
 
 use ecnlab_core::Nanos;
 
-/// Arity of the heap: a 4-ary heap is shallower than a binary one and its children share
-/// a cache line, which measured faster for the simulator's event mix.
+/// Arity of the far heap: a 4-ary heap is shallower than a binary one and its children
+/// share a cache line.
 const D: usize = 4;
+/// No node (end of the free list, empty bucket).
+const NIL: u32 = u32::MAX;
+/// Wheel sizes (buckets of 1 ns): at least one bitmap word of summary, at most 1 M buckets
+/// (4 MB of bucket tails).
+const MIN_WHEEL_BITS: u32 = 6;
+const MAX_WHEEL_BITS: u32 = 20;
 
 #[derive(Clone, Copy, Debug)]
 struct Item<E> {
@@ -19,40 +42,220 @@ struct Item<E> {
     ev: E,
 }
 
+/// A wheel node: the event and the next node of its bucket's circular list (or of the
+/// free list).
+#[derive(Clone, Copy, Debug)]
+struct Node<E> {
+    ev: E,
+    next: u32,
+}
+
 pub struct EventQueue<E> {
-    heap: Vec<Item<E>>,
+    /// Time of the last event popped: wheel events lie in `[now, now + wheel size)`.
+    now: Nanos,
+    /// Per bucket (index = time & mask): the tail node of its circular list, or NIL.
+    tail: Vec<u32>,
+    mask: u64,
+    /// Bit b of `bits[w]`: bucket 64 w + b is non-empty; bit i of `summary[s]`: `bits[64 s + i]` != 0.
+    bits: Vec<u64>,
+    summary: Vec<u64>,
+    nodes: Vec<Node<E>>,
+    free: u32,
+    wheel_len: usize,
+    far: Vec<Item<E>>,
     seq: u64,
     popped: u64,
 }
 
 impl<E: Copy> EventQueue<E> {
-    pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: Vec::with_capacity(n), seq: 0, popped: 0 }
+    /// A queue whose wheel covers at least `horizon_ns` (rounded up to a power of two between
+    /// 64 ns and ~1 ms): pass the longest delay at which events are usually scheduled
+    /// (a link's delay plus a packet's transmission time). Later events still work, through
+    /// the heap.
+    pub fn new(horizon_ns: Nanos) -> Self {
+        let bits = (horizon_ns.max(1).next_power_of_two().trailing_zeros()).clamp(MIN_WHEEL_BITS, MAX_WHEEL_BITS);
+        let size = 1usize << bits;
+        let words = size / 64;
+        EventQueue {
+            now: 0,
+            tail: vec![NIL; size],
+            mask: size as u64 - 1,
+            bits: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+            nodes: Vec::with_capacity(1024),
+            free: NIL,
+            wheel_len: 0,
+            far: Vec::with_capacity(1024),
+            seq: 0,
+            popped: 0,
+        }
+    }
+
+    /// Number of one-nanosecond buckets of the wheel.
+    pub fn horizon_ns(&self) -> Nanos {
+        self.mask + 1
     }
 
     #[inline]
     pub fn push(&mut self, time: Nanos, ev: E) {
-        let key = ((time as u128) << 64) | self.seq as u128;
+        let seq = self.seq;
         self.seq += 1;
-        // Sift up: move parents down until the new item's slot is found.
-        let mut i = self.heap.len();
-        self.heap.push(Item { key, ev });
-        while i > 0 {
-            let parent = (i - 1) / D;
-            if self.heap[parent].key <= key {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
+        if time >= self.now && time - self.now <= self.mask {
+            self.push_wheel(time, ev);
+        } else {
+            // Beyond the horizon (or, never in the simulator, before `now`).
+            self.push_far(((time as u128) << 64) | seq as u128, ev);
         }
-        self.heap[i] = Item { key, ev };
     }
 
     #[inline]
+    fn push_wheel(&mut self, time: Nanos, ev: E) {
+        let n = if self.free != NIL {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            self.nodes[n as usize] = Node { ev, next: n };
+            n
+        } else {
+            let n = self.nodes.len() as u32;
+            assert!(n != NIL, "more than 4 G pending events");
+            self.nodes.push(Node { ev, next: n });
+            n
+        };
+        let b = (time & self.mask) as usize;
+        let t = self.tail[b];
+        if t == NIL {
+            // First event of the bucket: a one-node circle (`next` is itself).
+            let w = b >> 6;
+            if self.bits[w] == 0 {
+                self.summary[w >> 6] |= 1 << (w & 63);
+            }
+            self.bits[w] |= 1 << (b & 63);
+        } else {
+            // Append after the tail: the new node points at the head.
+            self.nodes[n as usize].next = self.nodes[t as usize].next;
+            self.nodes[t as usize].next = n;
+        }
+        self.tail[b] = n;
+        self.wheel_len += 1;
+    }
+
+    #[inline]
+    fn push_far(&mut self, key: u128, ev: E) {
+        // Sift up: move parents down until the new item's slot is found.
+        let mut i = self.far.len();
+        self.far.push(Item { key, ev });
+        while i > 0 {
+            let parent = (i - 1) / D;
+            if self.far[parent].key <= key {
+                break;
+            }
+            self.far[i] = self.far[parent];
+            i = parent;
+        }
+        self.far[i] = Item { key, ev };
+    }
+
+    /// The earliest non-empty bucket at or after `now` in wheel order, and its time.
+    #[inline]
+    fn wheel_min(&self) -> Option<(usize, Nanos)> {
+        if self.wheel_len == 0 {
+            return None;
+        }
+        let start = (self.now & self.mask) as usize;
+        let b = self.find_from(start).or_else(|| self.find_from(0)).expect("wheel_len > 0");
+        let offset = (b as u64).wrapping_sub(self.now) & self.mask;
+        Some((b, self.now + offset))
+    }
+
+    /// First non-empty bucket in `[from, size)`.
+    #[inline]
+    fn find_from(&self, from: usize) -> Option<usize> {
+        let w = from >> 6;
+        let m = self.bits[w] & (!0u64 << (from & 63));
+        if m != 0 {
+            return Some((w << 6) | m.trailing_zeros() as usize);
+        }
+        let w = w + 1;
+        if w == self.bits.len() {
+            return None;
+        }
+        let mut s = w >> 6;
+        let mut sm = self.summary[s] & (!0u64 << (w & 63));
+        loop {
+            if sm != 0 {
+                let word = (s << 6) | sm.trailing_zeros() as usize;
+                return Some((word << 6) | self.bits[word].trailing_zeros() as usize);
+            }
+            s += 1;
+            if s == self.summary.len() {
+                return None;
+            }
+            sm = self.summary[s];
+        }
+    }
+
+    /// Pop the earliest event if its time is at most `until`.
+    #[inline]
+    pub fn pop_until(&mut self, until: Nanos) -> Option<(Nanos, E)> {
+        let wheel = self.wheel_min();
+        let far_time = self.far.first().map(|i| (i.key >> 64) as Nanos);
+        // On equal times the heap's event is the older one (module docs).
+        let from_far = match (wheel, far_time) {
+            (None, None) => return None,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (Some((_, tw)), Some(tf)) => tf <= tw,
+        };
+        let (time, ev) = if from_far {
+            let t = far_time.expect("checked");
+            if t > until {
+                return None;
+            }
+            (t, self.pop_far())
+        } else {
+            let (b, t) = wheel.expect("checked");
+            if t > until {
+                return None;
+            }
+            (t, self.pop_bucket(b))
+        };
+        self.now = self.now.max(time);
+        self.popped += 1;
+        Some((time, ev))
+    }
+
+    /// Pop the earliest event.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("non-empty");
-        let n = self.heap.len();
+        self.pop_until(Nanos::MAX)
+    }
+
+    #[inline]
+    fn pop_bucket(&mut self, b: usize) -> E {
+        let t = self.tail[b];
+        let h = self.nodes[t as usize].next;
+        if h == t {
+            self.tail[b] = NIL;
+            let w = b >> 6;
+            self.bits[w] &= !(1 << (b & 63));
+            if self.bits[w] == 0 {
+                self.summary[w >> 6] &= !(1 << (w & 63));
+            }
+        } else {
+            self.nodes[t as usize].next = self.nodes[h as usize].next;
+        }
+        let ev = self.nodes[h as usize].ev;
+        self.nodes[h as usize].next = self.free;
+        self.free = h;
+        self.wheel_len -= 1;
+        ev
+    }
+
+    #[inline]
+    fn pop_far(&mut self) -> E {
+        let top = self.far[0];
+        let last = self.far.pop().expect("non-empty");
+        let n = self.far.len();
         if n > 0 {
             // Sift the last item down from the root.
             let mut i = 0;
@@ -64,34 +267,38 @@ impl<E: Copy> EventQueue<E> {
                 let end = (first + D).min(n);
                 let mut m = first;
                 for c in first + 1..end {
-                    if self.heap[c].key < self.heap[m].key {
+                    if self.far[c].key < self.far[m].key {
                         m = c;
                     }
                 }
-                if self.heap[m].key >= last.key {
+                if self.far[m].key >= last.key {
                     break;
                 }
-                self.heap[i] = self.heap[m];
+                self.far[i] = self.far[m];
                 i = m;
             }
-            self.heap[i] = last;
+            self.far[i] = last;
         }
-        self.popped += 1;
-        Some(((top.key >> 64) as Nanos, top.ev))
+        top.ev
     }
 
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.first().map(|i| (i.key >> 64) as Nanos)
+        let wheel = self.wheel_min().map(|(_, t)| t);
+        let far = self.far.first().map(|i| (i.key >> 64) as Nanos);
+        match (wheel, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
     /// Events executed so far.
     pub fn popped(&self) -> u64 {
         self.popped
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.wheel_len + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -102,7 +309,7 @@ mod tests {
 
     #[test]
     fn equal_times_pop_in_insertion_order() {
-        let mut q = EventQueue::with_capacity(4);
+        let mut q = EventQueue::new(1000);
         q.push(5, 'a');
         q.push(3, 'b');
         q.push(5, 'c');
@@ -111,17 +318,90 @@ mod tests {
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
     }
 
+    #[test]
+    fn far_events_come_back_in_order_with_wheel_events_at_the_same_time() {
+        let mut q = EventQueue::new(64);
+        assert_eq!(q.horizon_ns(), 64);
+        q.push(1_000, "far");
+        q.push(10, "near");
+        assert_eq!(q.pop(), Some((10, "near")));
+        // Still beyond the horizon from now = 10: goes to the heap too.
+        q.push(1_000, "far2");
+        q.push(990, "a");
+        assert_eq!(q.pop(), Some((990, "a")));
+        // Now within the horizon: a wheel event at the same time as two heap events.
+        q.push(1_000, "wheel");
+        assert_eq!(q.peek_time(), Some(1_000));
+        assert_eq!(q.pop_until(999), None);
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, vec![(1_000, "far"), (1_000, "far2"), (1_000, "wheel")]);
+        assert!(q.is_empty());
+        assert_eq!(q.popped(), 5);
+    }
+
+    #[test]
+    fn wraps_around_the_wheel_many_times() {
+        let mut q = EventQueue::new(64);
+        let mut now = 0;
+        q.push(0, 0u64);
+        for i in 1..10_000u64 {
+            let (t, e) = q.pop().unwrap();
+            assert_eq!((t, e), (now, i - 1));
+            now = t + 1 + (i * 37) % 63;
+            q.push(now, i);
+        }
+    }
+
+    /// One operation of the model test: push at `now + delay`, or pop.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Push(u64),
+        Pop,
+        PopUntil(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0u64..80).prop_map(Op::Push),          // within a 64-ns wheel, or just beyond
+            1 => (0u64..5_000).prop_map(Op::Push),       // far
+            1 => Just(0u64).prop_map(Op::Push),          // at now: same-time ties
+            3 => Just(Op::Pop),
+            1 => (0u64..100).prop_map(Op::PopUntil),
+        ]
+    }
+
     proptest! {
+        /// Against a sorted model: every pop returns the smallest (time, insertion) pending.
         #[test]
-        fn pops_sorted_by_time_then_insertion(times in proptest::collection::vec(0u64..50, 0..200)) {
-            let mut q = EventQueue::with_capacity(8);
-            for (i, &t) in times.iter().enumerate() { q.push(t, i); }
-            let mut prev: Option<(u64, usize)> = None;
-            while let Some((t, i)) = q.pop() {
-                if let Some((pt, pi)) = prev { prop_assert!(pt < t || (pt == t && pi < i)); }
-                prev = Some((t, i));
+        fn matches_a_sorted_model(ops in proptest::collection::vec(op(), 0..400), horizon in 1u64..300) {
+            let mut q = EventQueue::new(horizon);
+            let mut model: std::collections::BTreeSet<(u64, u64)> = Default::default();
+            let (mut now, mut n) = (0u64, 0u64);
+            for o in ops {
+                match o {
+                    Op::Push(d) => {
+                        q.push(now + d, n);
+                        model.insert((now + d, n));
+                        n += 1;
+                    }
+                    Op::Pop | Op::PopUntil(_) => {
+                        let until = match o { Op::PopUntil(d) => now + d, _ => u64::MAX };
+                        prop_assert_eq!(q.peek_time(), model.first().map(|&(t, _)| t));
+                        let want = model.first().copied().filter(|&(t, _)| t <= until);
+                        let got = q.pop_until(until);
+                        prop_assert_eq!(got, want);
+                        if let Some(w) = want {
+                            model.remove(&w);
+                            now = w.0;
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), model.len());
             }
-            prop_assert_eq!(q.popped() as usize, times.len());
+            while let Some(w) = model.pop_first() {
+                prop_assert_eq!(q.pop(), Some(w));
+            }
+            prop_assert_eq!(q.pop(), None);
         }
     }
 }

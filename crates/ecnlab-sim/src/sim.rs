@@ -275,9 +275,13 @@ impl Simulator {
             _ => vec![0; net.n_hosts],
         };
 
+        // The event wheel covers what a link schedules: the end of a transmission and a
+        // packet's arrival (delay + transmission time of the largest packet).
+        let max_wire = scn.transport.mss as u64 + 64;
+        let event_horizon = net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
         let mut sim = Simulator {
             now: 0,
-            events: EventQueue::with_capacity(1024),
+            events: EventQueue::new(event_horizon),
             net,
             links,
             pools,
@@ -450,11 +454,7 @@ impl Simulator {
         }
         let until = until.min(self.end);
         while !self.done {
-            match self.events.peek_time() {
-                Some(t) if t <= until => {}
-                _ => break,
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+            let Some((t, ev)) = self.events.pop_until(until) else { break };
             self.now = t;
             self.handle(ev);
             #[cfg(debug_assertions)]
