@@ -84,28 +84,31 @@ impl Default for PortConfig {
 
 pub const MAX_QUEUES: usize = 64;
 
-/// Counters of one queue.
+/// Counters of one queue. Laid out for the hot path: what every enqueue and dequeue updates
+/// comes first, in the two cache lines a queue's counters start with; the per-reason
+/// arrays, touched only on a mark or a drop, follow.
 #[derive(Clone, Debug, Default, Serialize)]
+#[repr(C, align(64))]
 pub struct QueueStats {
+    /// Integral of queue bytes over time (byte x ns), for time-averaged queue length.
+    pub byte_ns: u128,
+    /// Sum and maximum of the sojourn times of sent packets (ns).
+    pub sojourn_sum_ns: u128,
     /// Packets and bytes admitted to the queue.
     pub enq_pkts: u64,
     pub enq_bytes: u64,
     /// Packets and bytes sent from the queue.
     pub deq_pkts: u64,
     pub deq_bytes: u64,
+    pub sojourn_max_ns: Nanos,
+    /// Largest queue length seen, bytes.
+    pub max_bytes: u64,
     /// CE marks set, by reason.
     pub marks: [u64; Reason::COUNT],
     /// Drops (at admission, at enqueue by a scheme, or at dequeue), by reason.
     pub drops: [u64; Reason::COUNT],
     /// Non-ECT packets a scheme would have marked and that passed ([`NonEctPolicy::Pass`]).
     pub unmarkable: [u64; Reason::COUNT],
-    /// Largest queue length seen, bytes.
-    pub max_bytes: u64,
-    /// Integral of queue bytes over time (byte x ns), for time-averaged queue length.
-    pub byte_ns: u128,
-    /// Sum and maximum of the sojourn times of sent packets (ns).
-    pub sojourn_sum_ns: u128,
-    pub sojourn_max_ns: Nanos,
 }
 
 impl QueueStats {
