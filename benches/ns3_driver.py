@@ -55,7 +55,10 @@ struct Flow { uint32_t src, dst; uint64_t size; double start; double finish; Ptr
 std::vector<Flow> g_flows;
 // Entries into CA_LOSS (retransmission timeouts; a further backoff while already in
 // CA_LOSS is not a new entry) and CA_RECOVERY (fast retransmits), per flow.
-void OnCongState(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+// All congestion-state transitions, old x new (CA_OPEN .. CA_LOSS = 0 .. 4).
+uint64_t g_cong_tr[8][8] = {};
+void OnCongState(uint32_t i, TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t v) {
+    if (o < 8 && v < 8) ++g_cong_tr[o][v];
     if (v == TcpSocketState::CA_LOSS) ++g_flows[i].rtos;
     if (v == TcpSocketState::CA_RECOVERY) ++g_flows[i].recoveries;
 }
@@ -66,6 +69,17 @@ std::vector<std::vector<uint32_t>> g_cwnd_v;
 void OnCwnd(uint32_t slot, uint32_t, uint32_t v) {
     g_cwnd_t[slot].push_back(Simulator::Now().GetSeconds());
     g_cwnd_v[slot].push_back(v);
+}
+// ... and their ssthresh and congestion-state changes: time (s), value (state: 0 = OPEN .. 4 = LOSS).
+std::vector<std::vector<double>> g_ssth_t, g_state_t;
+std::vector<std::vector<uint32_t>> g_ssth_v, g_state_v;
+void OnSsth(uint32_t slot, uint32_t, uint32_t v) {
+    g_ssth_t[slot].push_back(Simulator::Now().GetSeconds());
+    g_ssth_v[slot].push_back(v);
+}
+void OnStateTr(uint32_t slot, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+    g_state_t[slot].push_back(Simulator::Now().GetSeconds());
+    g_state_v[slot].push_back(uint32_t(v));
 }
 uint64_t g_done = 0;
 bool g_stop_when_done = true;
@@ -126,11 +140,43 @@ public:
     BenchDctcp(const BenchDctcp &o) : TcpDctcp(o) {}
     std::string GetName() const override { return "BenchDctcp"; }
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override {
+        if (s_loss_halving && tcb->m_congState == TcpSocketState::CA_RECOVERY) {
+            // EnterRecovery sets CA_RECOVERY before asking: a fast retransmit.
+            ++s_loss_cuts;
+            return HalfFlight(tcb);
+        }
+        m_last_call = Simulator::Now();
+        m_prev_ssthresh = tcb->m_ssThresh;
         return std::max(TcpDctcp::GetSsThresh(tcb, inflight), s_min_segs * tcb->m_segmentSize);
     }
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t ev) override {
+        // ReTxTimeout asks GetSsThresh (unless an earlier timeout already retransmitted the
+        // head) and raises CA_EVENT_LOSS at the same instant, before leaving the old state.
+        if (s_loss_halving && ev == TcpSocketState::CA_EVENT_LOSS && m_last_call == Simulator::Now()) {
+            ++s_loss_cuts;
+            uint32_t half = HalfFlight(tcb);
+            // A timeout inside fast recovery keeps the smaller of the recovery's ssthresh and
+            // half the flight (ecnlab's sender; Linux keeps it, tcp_enter_loss).
+            tcb->m_ssThresh = tcb->m_congState == TcpSocketState::CA_RECOVERY ? std::min(m_prev_ssthresh, half) : half;
+        }
+        TcpDctcp::CwndEvent(tcb, ev);
+    }
+    // RFC 5681 eq. (4): max(FlightSize / 2, 2 SMSS), FlightSize = data sent and not cumulatively
+    // acknowledged (ns-3's own bytesInFlight argument is its pipe estimate, which in a long
+    // recovery without SACK counts every duplicate ACK as a delivered segment).
+    static uint32_t HalfFlight(Ptr<const TcpSocketState> tcb) {
+        int32_t fl = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        return std::max(uint32_t(std::max(fl, 0)) / 2, 2 * tcb->m_segmentSize);
+    }
+    static bool s_loss_halving;
+    static uint64_t s_loss_cuts;
+    Time m_last_call = Seconds(-1);
+    uint32_t m_prev_ssthresh = 0;
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<BenchDctcp>(this); }
 };
 uint32_t BenchDctcp::s_min_segs = 1;
+bool BenchDctcp::s_loss_halving = false;
+uint64_t BenchDctcp::s_loss_cuts = 0;
 TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
 
 uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0;
@@ -208,6 +254,22 @@ Ptr<QueueDisc> MakeTcn(uint32_t nq, uint32_t strict, uint32_t quantum, uint64_t 
     return q;
 }
 
+// Per switch port: packets dropped by its queue disc, split into data (with payload) and
+// pure ACKs/handshake packets, for comparing where the two simulators lose packets.
+std::vector<uint64_t> g_port_drop_data, g_port_drop_ctl;
+bool g_log_drops = false;                     // diagnostic: every drop's time and port
+std::vector<double> g_drop_t;
+std::vector<uint32_t> g_drop_port;
+void PortDrop(uint32_t port, Ptr<const QueueDiscItem> item) {
+    if (item->GetSize() > 100) ++g_port_drop_data[port]; else ++g_port_drop_ctl[port];
+    if (g_log_drops) { g_drop_t.push_back(Simulator::Now().GetSeconds()); g_drop_port.push_back(port); }
+}
+void WatchPortDrops(Ptr<NetDevice> dev, uint32_t port) {
+    if (g_port_drop_data.size() <= port) { g_port_drop_data.resize(port + 1, 0); g_port_drop_ctl.resize(port + 1, 0); }
+    Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    tc->GetRootQueueDiscOnDevice(dev)->TraceConnectWithoutContext("Drop", MakeBoundCallback(&PortDrop, port));
+}
+
 void InstallRootQdisc(Ptr<NetDevice> dev, Ptr<QueueDisc> qd) {
     Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
     tc->DeleteRootQueueDiscOnDevice(dev);
@@ -250,7 +312,11 @@ void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t po
     sock->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, i));
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
     if (i < g_trace_flow.size() && g_trace_flow[i] > 0)
+    {
         sock->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, g_trace_flow[i] - 1));
+        sock->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsth, g_trace_flow[i] - 1));
+        sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnStateTr, g_trace_flow[i] - 1));
+    }
     sock->SetSendCallback(MakeBoundCallback(&OnTxSpace, i));
     g_written.push_back(0);
     Simulator::ScheduleWithContext(src->GetId(), Seconds(start), &SendFlow, i);
@@ -314,6 +380,7 @@ def main() -> None:
 
     tr, topo, sw, mk = cfg["transport"], cfg["topology"], cfg["switch"], cfg["marking"]
     SD, sv = ns.Config.SetDefault, ns.StringValue
+    b.BenchDctcp.s_loss_halving = bool(cfg.get("ns3_dctcp_loss_halving", False))
     if cfg.get("ns3_dctcp_floor", True):
         SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.BenchDctcpTypeId(int(tr["min_cwnd"]))))
     else:
@@ -352,6 +419,7 @@ def main() -> None:
     addr = ns.Ipv4AddressHelper()
     host_ip = {}
     sw_devs, host_devs, to_host_dev = [], [], {}
+    sw_names = []   # "leaf0->h0", "spine0->leaf1", ... as ecnlab names its ports
     for i, (a, bnode, r, d_us) in enumerate(links):
         p2p.SetDeviceAttribute("DataRate", sv(r))
         p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(int(round(d_us * 1000)))))
@@ -363,14 +431,19 @@ def main() -> None:
             host_devs.append(devs.Get(0))
             to_host_dev[a] = devs.Get(1)
             sw_devs.append(devs.Get(1))
+            sw_names.append(f"{_sw_name(topo, bnode - n_hosts)}->h{a}")
         else:
             sw_devs += [devs.Get(0), devs.Get(1)]
+            sw_names += [f"{_sw_name(topo, a - n_hosts)}->{_sw_name(topo, bnode - n_hosts)}",
+                         f"{_sw_name(topo, bnode - n_hosts)}->{_sw_name(topo, a - n_hosts)}"]
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     # ---- queue discs: no FqCoDel anywhere; hosts a tail-drop FIFO, switches the scheme
-    nic_pkts = cfg["nic_buffer_bytes"] // 1500
+    # In bytes as ecnlab counts (IP packet = 1500 for a full segment; the 2-byte PPP header is
+    # added after the queue disc): a FIFO of 2666 packets would hold a host's pure ACKs as
+    # full packets.
     for dev in host_devs:
-        b.InstallRootQdisc(dev, _fifo(ns, nic_pkts))
+        b.InstallRootQdisc(dev, _fifo(ns, f'{cfg["nic_buffer_bytes"]}B'))
     buf_pkts = sw["buffer_bytes"] // 1500
     for dev in sw_devs:
         if mk["scheme"] == "red_k":
@@ -388,6 +461,13 @@ def main() -> None:
             q = b.MakeTcn(sw["queues"], sw.get("strict", 0), sw.get("quantum_bytes", 1500), sw["buffer_bytes"],
                           int(mk["threshold_us"] * 1000))
         b.InstallRootQdisc(dev, q)
+    for i, dev in enumerate(sw_devs):
+        b.WatchPortDrops(dev, i)
+    nic_names = [f"h{h}->{_sw_name(topo, 0 if topo['kind'] == 'star' else h // topo['hosts_per_leaf'])}"
+                 for h in range(len(host_devs))]
+    for i, dev in enumerate(host_devs):
+        b.WatchPortDrops(dev, len(sw_devs) + i)
+    sw_names += nic_names
 
     # ---- applications
     port = 9
@@ -407,6 +487,8 @@ def main() -> None:
         b.g_trace_flow.resize(max(traced) + 1, 0)
         b.g_cwnd_t.resize(len(traced))
         b.g_cwnd_v.resize(len(traced))
+        for v in (b.g_ssth_t, b.g_ssth_v, b.g_state_t, b.g_state_v):
+            v.resize(len(traced))
         for slot, fi in enumerate(traced):
             b.g_trace_flow[fi] = slot + 1
     if cfg["trace_csv"]:
@@ -423,6 +505,7 @@ def main() -> None:
         b.ConnectBottleneck(to_host_dev[cfg["port_to_host"]])
         b.g_goodput_node = cfg["port_to_host"]
 
+    b.g_log_drops = bool(cfg.get("log_drops", False))
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run_s = b.TimeRun(cfg["duration_s"])
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -440,9 +523,14 @@ def main() -> None:
         res["bottleneck"] = {"goodput_bps": b.g_app_bytes * 8 / win, "avg_qlen_bytes": b.g_byte_s / win,
                              "tx_payload_bps_incl_retransmissions": b.g_payload * 8 / win,
                              "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
+    res["dctcp_loss_cuts"] = int(b.BenchDctcp.s_loss_cuts)
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
     res["tcn_enqueued_in_queues_1_to_7"] = int(b.g_tcn_classed)
+    res["port_drops"] = {sw_names[i]: {"data": int(b.g_port_drop_data[i]), "ctl": int(b.g_port_drop_ctl[i])}
+                         for i in range(len(sw_names)) if b.g_port_drop_data[i] or b.g_port_drop_ctl[i]}
+    if cfg.get("log_drops"):
+        res["drop_log"] = [[float(b.g_drop_t[i]), sw_names[int(b.g_drop_port[i])]] for i in range(len(b.g_drop_t))]
     if n_trace:
         fl = b.g_flows
         recs = [(int(fl[i].size), (fl[i].finish - fl[i].start) * 1e6 if fl[i].finish >= 0 else None)
@@ -457,19 +545,31 @@ def main() -> None:
         res["flows"]["handshake_after_start"] = len(late)
         res["flows"]["handshake_late_us_total"] = sum(late) * 1e6
         # Per flow, in trace order: FCT (us, null if unfinished), CA_LOSS and CA_RECOVERY entries.
+        names = ["OPEN", "DISORDER", "CWR", "RECOVERY", "LOSS"]
+        res["cong_state_transitions"] = {f"{names[o]}->{names[v]}": int(b.g_cong_tr[o][v])
+                                         for o in range(5) for v in range(5) if b.g_cong_tr[o][v]}
         res["per_flow"] = [{"size": s, "fct_us": f, "rtos": int(fl[i].rtos), "recoveries": int(fl[i].recoveries)}
                            for i, (s, f) in enumerate(recs)]
     if traced:
-        res["cwnd_traces"] = {str(fi): {"t": list(b.g_cwnd_t[k]), "cwnd": [int(x) for x in b.g_cwnd_v[k]]}
+        res["cwnd_traces"] = {str(fi): {"t": list(b.g_cwnd_t[k]), "cwnd": [int(x) for x in b.g_cwnd_v[k]],
+                                        "ssthresh_t": list(b.g_ssth_t[k]), "ssthresh": [int(x) for x in b.g_ssth_v[k]],
+                                        "state_t": list(b.g_state_t[k]), "state": [int(x) for x in b.g_state_v[k]]}
                               for k, fi in enumerate(traced)}
     ns.Simulator.Destroy()
     res["process_wall_s"] = time.perf_counter() - T_PROC
     json.dump(res, open(out_path, "w"), indent=1)
 
 
-def _fifo(ns, pkts):
+def _sw_name(topo, k):
+    """ecnlab's name of switch k (0-based over all switches): the star's "sw", leaves then spines."""
+    if topo["kind"] == "star":
+        return "sw"
+    return f"leaf{k}" if k < topo["leaves"] else f"spine{k - topo['leaves']}"
+
+
+def _fifo(ns, size):
     q = ns.CreateObject[ns.FifoQueueDisc]()
-    q.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{pkts}p")))
+    q.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize(size)))
     return q
 
 

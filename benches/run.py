@@ -346,16 +346,18 @@ def markdown(res: dict) -> str:
               "a SYN queued behind a full 4 MB NIC FIFO); its DCTCP cut is floored at min_cwnd segments as ecnlab's (plain "
               "TcpDctcp can leave cwnd below one segment, and the sender then waits for the 5 ms RTO: 43 RTOs "
               "and +38 % FCT in a 64-flow incast, none with the floor); ecnlab uses RFC 6582's Impatient timer "
-              "and Limited Transmit, as ns-3. Known remaining differences: ns-3's 4 MB send buffer caps a flow's flight (ecnlab has none; "
-              "this matters when a large flow alone overflows its own 4 MB NIC FIFO); ns-3's TcpDctcp answers a loss with "
-              "ssthresh = (1 - alpha/2) cwnd, not the halving of RFC 8257 §3.5 (not imitated); ns-3 sends pure "
+              "and Limited Transmit, as ns-3. Both cap a flow's flight at the 4 MB send buffer (ecnlab: max_cwnd = 2872 segments), and both "
+              "halve on loss as RFC 8257 §3.5 asks (ns-3 3.44's TcpDctcp would keep ssthresh = (1 - alpha/2) cwnd, no "
+              "cut at all when alpha = 0; the driver's BenchDctcp applies the RFC rule). Known remaining differences: ns-3 sends pure "
               "ACKs and SYNs ECT(0), ecnlab's ACKs are not-ECT; whole-run goodput of the Poisson scenarios is "
               "total bytes / last completion, and the large-flow class has 16-26 flows, so both move with a "
               "few flows. The reduced leaf-spine still disagrees: its 300 KB shared buffers overflow at 90 % load, "
               "and ns-3 enters loss recovery about 4x as often as ecnlab (run of 2026-11-22: 1171 fast "
               "recoveries and 471 RTOs against 263 and 216 in 600 flows), while flows that lose nothing agree "
-              "within 0.1 %; open suspects are the custom ns-3 SP+DWRR+TCN queue disc (classifying by TCP "
-              "port) and ns-3's DCTCP loss response.", ""]
+              "within 0.1 %. Open: ns-3 3.44's TcpSocketBase ignores duplicate ACKs in CA_CWR (a loss "
+              "during an ECN reduction waits for the RTO; 151 of 216 RTO entries in a 300-flow run came from CA_CWR) and "
+              "lets an ECE on a partial ACK end fast recovery (106 RECOVERY -> CWR), where ecnlab (as Linux and RFC "
+              "3168/5681) fast-retransmits; not fixed in the driver.", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")

@@ -13,11 +13,14 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   socket `connect_lead_s` = 20 ms before the flow's start, so that no handshake, not even
   a SYN queued behind a full 4 MB NIC FIFO or lost and retried, falls inside the FCT),
   one fresh connection per flow.
-- Send buffer: ns-3's SndBufSize is 4 MB (Linux's default tcp_wmem maximum), which caps
-  a flow's flight near 2870 segments; ecnlab has no send buffer. It matters only when a
-  large flow alone overflows its own 4 MB NIC FIFO. A buffer above the largest flow
-  (`snd_buf_bytes` in the ns-3 config) removes the difference but makes ns-3's TcpTxBuffer
-  several times slower, which would distort the speed ratio.
+- Send buffer: 4 MB (`snd_buf_bytes`, Linux's default tcp_wmem maximum): ns-3's SndBufSize,
+  and in ecnlab (which has no send buffer) max_cwnd = 4 MB / MSS = 2872 segments, so that a
+  flow's flight is capped alike (it matters when a large flow overflows its own 4 MB NIC
+  FIFO). A buffer above the largest flow would make ns-3's TcpTxBuffer several times slower.
+- DCTCP loss response: RFC 8257 §3.5 (halve on loss, RFC 5681 eq. 4 from FlightSize) on both;
+  ns-3 3.44's TcpDctcp uses its ECN cut (1 - alpha/2) cwnd for losses too, which is no cut
+  at all where alpha is 0, e.g. at a host NIC that never marks (fixed upstream after 3.44,
+  ns-3 issue #1012); the driver's BenchDctcp applies the RFC rule.
 - Loss recovery: NewReno without SACK on both; ecnlab with `partial_ack_rto = "impatient"`
   (RFC 6582 §3.2 step 5, ns-3's rule) and Limited Transmit (RFC 3042, ns-3's default).
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
@@ -44,6 +47,11 @@ COMMON_TRANSPORT = {
     # RFC 6582 §3.2 step 5 (only the first partial ACK restarts the retransmission timer):
     # what ns-3 implements; ecnlab's default is the Slow-but-Steady variant of RFC 6582 §4.
     "partial_ack_rto": "impatient",
+    # Send buffer of every sender (ns-3 SndBufSize; Linux's default tcp_wmem maximum). It caps
+    # a flow's flight at 4 MB; ecnlab has no send buffer and gets the same cap as max_cwnd =
+    # snd_buf_bytes // mss segments. Without it ecnlab's senders overflowed their own 4 MB NIC
+    # FIFO where ns-3's could not (150-flow leaf-spine: 3651 NIC drops against 442 with it).
+    "snd_buf_bytes": 4 << 20,
 }
 
 SCENARIOS: dict[str, dict] = {
@@ -172,7 +180,7 @@ def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
     else:
         raise ValueError(m["scheme"])
     out += ["", "[transport]", f'cc = "{tr["cc"]}"', f'mss = {tr["mss"]}', f'init_cwnd = {tr["init_cwnd"]}',
-            f'min_cwnd = {tr["min_cwnd"]}', f'rto_min = {_us(tr["rto_min_us"])}', f'rto_init = {_us(tr["rto_init_us"])}',
+            f'min_cwnd = {tr["min_cwnd"]}', f'max_cwnd = {tr["snd_buf_bytes"] // tr["mss"]}', f'rto_min = {_us(tr["rto_min_us"])}', f'rto_init = {_us(tr["rto_init_us"])}',
             f'dctcp_g = {tr["dctcp_g"]}', f'dctcp_alpha_init = {tr["dctcp_alpha_init"]}',
             f'delayed_ack = {tr["delayed_ack"]}', f'partial_ack_rto = "{tr["partial_ack_rto"]}"', "", "[host]", "persistent_connections = false", "nic_marking = false"]
     if sc.get("ack_dscp") is not None:
@@ -201,5 +209,8 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         "port_to_host": sc["compare"]["port_to_host"],
         "nic_buffer_bytes": 4_000_000,
         "connect_lead_s": 0.02,
-        "snd_buf_bytes": 4 << 20,
+        "snd_buf_bytes": sc["transport"]["snd_buf_bytes"],
+        # RFC 8257 §3.5: a loss halves the window as in RFC 5681, as ecnlab does (ns-3 3.44's
+        # TcpDctcp keeps ssthresh = (1 - alpha/2) cwnd, i.e. no back-off at all when alpha = 0).
+        "ns3_dctcp_loss_halving": True,
     }
