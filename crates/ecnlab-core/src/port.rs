@@ -475,6 +475,10 @@ impl<P: PortPacket> Port<P> {
         if sum != self.port_bytes {
             return Err(format!("the port counts {} B, its queues {sum} B", self.port_bytes));
         }
+        let pkts: u64 = self.occ.iter().map(|o| o.pkts as u64).sum();
+        if pkts != self.port_pkts {
+            return Err(format!("the port counts {} packets, its queues {pkts}", self.port_pkts));
+        }
         if self.port_bytes > self.buffer_bytes {
             return Err(format!("{} B queued in a buffer of {} B", self.port_bytes, self.buffer_bytes));
         }
@@ -512,6 +516,7 @@ mod tests {
         assert!(bad(&|c| c.occ[1].bytes += 1).starts_with("queue 1:"));
         assert!(bad(&|c| c.occ[0].pkts -= 1).starts_with("queue 0: the scheduler sees"));
         assert!(bad(&|c| c.port_bytes += 1500).starts_with("the port counts"));
+        assert_eq!(bad(&|c| c.port_pkts += 1), "the port counts 5 packets, its queues 4");
         assert!(bad(&|c| c.stats[0].deq_pkts += 1).starts_with("queue 0: admitted"));
         assert!(bad(&|c| c.total_drops += 1).contains("drops in total"));
         assert!(bad(&|c| {
