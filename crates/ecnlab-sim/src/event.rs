@@ -5,23 +5,24 @@
 //! (determinism by construction, as in nexosim). Stale timers are not removed: their owner
 //! recognises them when they fire (lazy cancellation).
 //!
-//! # Two levels, chosen by measurement (benches/PROFILE.md)
+//! # Two levels (measured in benches/PROFILE.md, session 3)
 //! Almost every event of a packet network falls within one link's transmission time plus
 //! its propagation delay of `now`: a transmission's end and a packet's arrival. Those go to
 //! a *timing wheel* of one-nanosecond buckets covering `[now, now + horizon)`; every bucket
 //! holds a single instant, so a FIFO per bucket gives the exact (time, insertion) order with
-//! no comparison at all. Push and pop are O(1): a bucket is a circular singly-linked list
-//! of nodes in a slab (one `u32` per bucket, its tail), and a two-level occupancy bitmap
-//! finds the next non-empty bucket in a few word operations. Events at or beyond the
-//! horizon (timers, flow arrivals, samples) wait in a 4-ary min-heap keyed by
-//! (time << 64 | insertion number), as the whole queue was before: the binary-heap pop was
-//! ~190 instructions and the largest single item of a packet-hop.
+//! no comparison at all. A bucket is a circular singly-linked list of nodes in a slab (one
+//! `u32` per bucket, its tail), so pushing onto the wheel and popping from it are O(1); a
+//! two-level occupancy bitmap finds the next non-empty bucket by scanning at most one word
+//! and then the summary words (at most 16, as the wheel is capped at 2^16 buckets). Events
+//! at or beyond the horizon (timers, flow arrivals, samples), and any before `now`, wait in
+//! a 4-ary min-heap keyed by (time << 64 | insertion number), O(log n), as the whole queue
+//! did before: its pop was ~190 instructions and the largest single item of a packet-hop.
 //!
-//! Equal times across the two levels: an event goes to the heap only if its time was at
-//! least `now + horizon` when it was pushed, and `now` never decreases, so every heap event
-//! of time t was pushed before every wheel event of time t. Popping the heap first on a tie
-//! therefore keeps the insertion order exactly (the property test checks it against a
-//! sorted model).
+//! Equal times across the two levels: an event of time t goes to the wheel only if
+//! `now <= t < now + horizon` when it is pushed, and to the heap otherwise; `now` (the
+//! largest time popped so far) never decreases, so every heap event of time t was pushed
+//! before every wheel event of time t. Popping the heap first on a tie therefore keeps the
+//! insertion order exactly (the property test checks it against a sorted model).
 
 use ecnlab_core::Nanos;
 
@@ -30,10 +31,11 @@ use ecnlab_core::Nanos;
 const D: usize = 4;
 /// No node (end of the free list, empty bucket).
 const NIL: u32 = u32::MAX;
-/// Wheel sizes (buckets of 1 ns): at least one bitmap word of summary, at most 1 M buckets
-/// (4 MB of bucket tails).
+/// Wheel sizes (buckets of 1 ns): from one bitmap word to 2^16 buckets (65 us: 256 KB of
+/// bucket tails, 16 summary words to scan at most). Longer link delays send their arrivals
+/// to the heap, which stays correct, only slower.
 const MIN_WHEEL_BITS: u32 = 6;
-const MAX_WHEEL_BITS: u32 = 20;
+const MAX_WHEEL_BITS: u32 = 16;
 
 #[derive(Clone, Copy, Debug)]
 struct Item<E> {
@@ -51,7 +53,7 @@ struct Node<E> {
 }
 
 pub struct EventQueue<E> {
-    /// Time of the last event popped: wheel events lie in `[now, now + wheel size)`.
+    /// The largest time popped so far: wheel events lie in `[now, now + wheel size)`.
     now: Nanos,
     /// Per bucket (index = time & mask): the tail node of its circular list, or NIL.
     tail: Vec<u32>,
@@ -68,12 +70,12 @@ pub struct EventQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> {
-    /// A queue whose wheel covers at least `horizon_ns` (rounded up to a power of two between
-    /// 64 ns and ~1 ms): pass the longest delay at which events are usually scheduled
-    /// (a link's delay plus a packet's transmission time). Later events still work, through
-    /// the heap.
+    /// A queue whose wheel covers `horizon_ns` rounded up to a power of two, within 64 ns to
+    /// 65.5 us: pass the longest delay at which events are usually scheduled (a link's delay
+    /// plus a packet's transmission time). Later events still work, through the heap.
     pub fn new(horizon_ns: Nanos) -> Self {
-        let bits = (horizon_ns.max(1).next_power_of_two().trailing_zeros()).clamp(MIN_WHEEL_BITS, MAX_WHEEL_BITS);
+        let pow2 = horizon_ns.max(1).checked_next_power_of_two().unwrap_or(1 << 63);
+        let bits = pow2.trailing_zeros().clamp(MIN_WHEEL_BITS, MAX_WHEEL_BITS);
         let size = 1usize << bits;
         let words = size / 64;
         EventQueue {
@@ -352,40 +354,57 @@ mod tests {
         }
     }
 
-    /// One operation of the model test: push at `now + delay`, or pop.
+    /// One operation of the model test: push at `now + delay` or `now - delay`, or pop.
     #[derive(Clone, Debug)]
     enum Op {
         Push(u64),
+        PushPast(u64),
         Pop,
         PopUntil(u64),
+        PopUntilPast(u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             4 => (0u64..80).prop_map(Op::Push),          // within a 64-ns wheel, or just beyond
-            1 => (0u64..5_000).prop_map(Op::Push),       // far
+            1 => (0u64..5_000).prop_map(Op::Push),       // far for small wheels
+            2 => (0u64..140_000).prop_map(Op::Push),     // across summary words, past 2^16
             1 => Just(0u64).prop_map(Op::Push),          // at now: same-time ties
+            1 => (1u64..100).prop_map(Op::PushPast),     // before now (never in the simulator)
             3 => Just(Op::Pop),
             1 => (0u64..100).prop_map(Op::PopUntil),
+            1 => (1u64..100).prop_map(Op::PopUntilPast),
         ]
     }
 
     proptest! {
         /// Against a sorted model: every pop returns the smallest (time, insertion) pending.
         #[test]
-        fn matches_a_sorted_model(ops in proptest::collection::vec(op(), 0..400), horizon in 1u64..300) {
+        fn matches_a_sorted_model(
+            ops in proptest::collection::vec(op(), 0..400),
+            horizon in prop_oneof![1u64..300, 4_000u64..70_000],
+            start in prop_oneof![Just(0u64), Just(1_000_000_000_000_000u64), Just(u64::MAX - 1_000_000)],
+        ) {
             let mut q = EventQueue::new(horizon);
             let mut model: std::collections::BTreeSet<(u64, u64)> = Default::default();
-            let (mut now, mut n) = (0u64, 0u64);
+            let (mut now, mut n) = (start, 0u64);
+            q.push(start, n);
+            model.insert((start, n));
+            n += 1;
             for o in ops {
                 match o {
-                    Op::Push(d) => {
-                        q.push(now + d, n);
-                        model.insert((now + d, n));
+                    Op::Push(d) | Op::PushPast(d) => {
+                        let t = if let Op::Push(_) = o { now.saturating_add(d) } else { now.saturating_sub(d) };
+                        q.push(t, n);
+                        model.insert((t, n));
                         n += 1;
                     }
-                    Op::Pop | Op::PopUntil(_) => {
-                        let until = match o { Op::PopUntil(d) => now + d, _ => u64::MAX };
+                    Op::Pop | Op::PopUntil(_) | Op::PopUntilPast(_) => {
+                        let until = match o {
+                            Op::PopUntil(d) => now.saturating_add(d),
+                            Op::PopUntilPast(d) => now.saturating_sub(d),
+                            _ => u64::MAX,
+                        };
                         prop_assert_eq!(q.peek_time(), model.first().map(|&(t, _)| t));
                         let want = model.first().copied().filter(|&(t, _)| t <= until);
                         let got = q.pop_until(until);
