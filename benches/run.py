@@ -362,24 +362,28 @@ def markdown(res: dict) -> str:
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")
     if res.get("scaling"):
+        def cpu(x):
+            return f"{x:.1f}" if x else "-"
+
+        def cpu_ns(x, hops):
+            return f"{x / hops * 1e9:.0f}" if x else "-"
         L += ["## ecnlab scaling (tcn-leafspine shape, built-in scenario with hosts / flows overridden)", "",
-              "| axis | hosts (leaves x spines x hosts/leaf) | flows | wall (s) | packet-hops | hops/s | ns per hop | sim time (s) | peak mem (MB) |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "| axis | hosts (leaves x spines x hosts/leaf) | flows | wall (s) | process CPU (s) | packet-hops | hops/s (wall) "
+              "| CPU ns per hop | sim time (s) | peak mem (MB) |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for s in res["scaling"]:
             L.append(f"| {s['axis']} | {s['hosts']} ({s['leaves']}x{s['spines']}x{s['hosts_per_leaf']}) | {s['flows']} | "
-                     f"{s['wall_s']:.2f} | {fmt(float(s['packet_hops']))} | {fmt(s['hops_per_s'])} | {s['ns_per_hop']:.0f} | "
-                     f"{s['sim_time_s']:.3f} | {s['peak_rss_mb']:.0f} |")
+                     f"{s['wall_s']:.2f} | {cpu(s.get('process_cpu_s'))} | {fmt(float(s['packet_hops']))} | {fmt(s['hops_per_s'])} | "
+                     f"{cpu_ns(s.get('process_cpu_s'), s['packet_hops'])} | {s['sim_time_s']:.3f} | {s['peak_rss_mb']:.0f} |")
         for r in res.get("full", []):
             e = r["ecnlab"]
             L.append(f"| flows (full scale) | 144 (12x12x12) | {r['flows']['total']} | {e['wall_s']:.2f} | "
-                     f"{fmt(float(e['packet_hops']))} | {fmt(e['hops_per_s'])} | {e['wall_s'] / e['packet_hops'] * 1e9:.0f} | "
-                     f"{e['sim_time_s']:.3f} | {e['peak_rss_mb']:.0f} |")
-            if e.get("process_cpu_s"):
-                L += ["", f"Full-scale row: {e['process_cpu_s']:.0f} s of process CPU for {e['packet_hops'] / 1e6:.0f} M "
-                      f"packet-hops = {e['packet_hops'] / e['process_cpu_s'] / 1e6:.2f} M hops/s per CPU second; its wall "
-                      "time was measured while the machine ran other jobs (load average 5-9 on 2 cores)."]
+                     f"{cpu(e.get('process_cpu_s'))} | {fmt(float(e['packet_hops']))} | {fmt(e['hops_per_s'])} | "
+                     f"{cpu_ns(e.get('process_cpu_s'), e['packet_hops'])} | {e['sim_time_s']:.3f} | {e['peak_rss_mb']:.0f} |")
         L += ["", "Only the sizes listed were run; nothing is extrapolated. Wall = the event loop's own "
-              "`wall_time_s` on a shared machine; `all_run_wall_s` and `process_cpu_s` in latest.json.", ""]
+              "`wall_time_s`; process CPU = user + system time of the whole `ecnlab run` (set-up and output included), "
+              "less sensitive than wall time to other jobs on this shared 2-core machine (they still share its caches). "
+              "All runs are in latest.json.", ""]
     return "\n".join(L)
 
 

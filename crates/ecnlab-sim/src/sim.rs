@@ -592,6 +592,9 @@ impl Simulator {
                 _ => break,
             }
             let (_, pkt) = link.pipe.pop_front().expect("checked");
+            if link.pipe.is_empty() {
+                link.pipe.clear(); // restart the ring at its first slot (see Port::dequeue)
+            }
             let node = link.spec.to;
             if self.net.is_switch(node) {
                 self.forward(node, pkt);
