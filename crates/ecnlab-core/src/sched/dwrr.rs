@@ -300,18 +300,28 @@ impl Ring {
     fn front(&self) -> Option<usize> {
         (self.len > 0).then(|| self.buf[self.head] as usize)
     }
+    /// `i` (< 2 x capacity) as a slot index, without a division on the per-packet path.
+    #[inline]
+    fn wrap(&self, i: usize) -> usize {
+        if i >= self.buf.len() {
+            i - self.buf.len()
+        } else {
+            i
+        }
+    }
     #[inline]
     fn push_back(&mut self, q: usize) {
         debug_assert!(self.len < self.buf.len());
-        let i = (self.head + self.len) % self.buf.len();
+        let i = self.wrap(self.head + self.len);
         self.buf[i] = q as u16;
         self.len += 1;
     }
     #[inline]
     fn pop_front(&mut self) -> Option<usize> {
         let q = self.front()?;
-        self.head = (self.head + 1) % self.buf.len();
         self.len -= 1;
+        // An emptied ring restarts at slot 0 (same order, fewer cache lines touched).
+        self.head = if self.len == 0 { 0 } else { self.wrap(self.head + 1) };
         Some(q)
     }
     /// Move the head to the tail.
@@ -333,15 +343,21 @@ impl Ring {
     }
 }
 
+/// What DWRR keeps per queue, together: every packet reads or writes all of it.
+#[derive(Clone, Copy, Debug, Default)]
+struct RrQueue {
+    /// quantum_i in bytes.
+    quantum: u64,
+    /// Deficit counter (bytes the queue may still send this round).
+    deficit: u64,
+    /// The queue is in the active list.
+    in_list: bool,
+}
+
 /// Deficit weighted round robin with MQ-ECN round-time estimation.
 pub struct Dwrr {
     weights: Vec<u32>,
-    /// quantum_i in bytes.
-    quantum: Vec<u64>,
-    /// Deficit counter of each queue (bytes it may still send this round).
-    deficit: Vec<u64>,
-    /// Whether the queue is in the active list.
-    in_list: Vec<bool>,
+    queues: Vec<RrQueue>,
     active: Ring,
     round: RoundTime,
 }
@@ -351,9 +367,10 @@ impl Dwrr {
         let n = weights.len();
         Dwrr {
             weights: weights.to_vec(),
-            quantum: quanta(cfg.quantum.0, weights),
-            deficit: vec![0; n],
-            in_list: vec![false; n],
+            queues: quanta(cfg.quantum.0, weights)
+                .into_iter()
+                .map(|quantum| RrQueue { quantum, ..Default::default() })
+                .collect(),
             active: Ring::new(n),
             round: RoundTime::new(cfg, n, link_rate_bps),
         }
@@ -361,20 +378,20 @@ impl Dwrr {
 
     /// Current deficit counter of `queue` (bytes).
     pub fn deficit(&self, queue: usize) -> u64 {
-        self.deficit[queue]
+        self.queues[queue].deficit
     }
 }
 
 impl Scheduler for Dwrr {
     fn on_enqueue(&mut self, now: Nanos, queue: usize, _bytes: u32, _queues: &[QueueOcc]) {
-        if self.in_list[queue] {
+        if self.queues[queue].in_list {
             return;
         }
         if self.active.is_empty() {
             self.round.on_idle_end(now);
         }
-        self.in_list[queue] = true;
-        self.deficit[queue] = self.quantum[queue];
+        self.queues[queue].in_list = true;
+        self.queues[queue].deficit = self.queues[queue].quantum;
         self.active.push_back(queue);
         self.round.on_activate(queue, now);
     }
@@ -383,22 +400,22 @@ impl Scheduler for Dwrr {
         loop {
             let q = self.active.front().expect("DWRR select called with no backlog");
             debug_assert!(!queues[q].is_empty(), "DWRR active list holds empty queue {q}");
-            if queues[q].head_bytes as u64 <= self.deficit[q] {
+            if queues[q].head_bytes as u64 <= self.queues[q].deficit {
                 return q;
             }
-            self.deficit[q] += self.quantum[q];
+            self.queues[q].deficit += self.queues[q].quantum;
             self.active.rotate();
             self.round.on_rotate(q, now);
         }
     }
 
     fn on_dequeue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]) {
-        self.deficit[queue] = self.deficit[queue].saturating_sub(bytes as u64);
+        self.queues[queue].deficit = self.queues[queue].deficit.saturating_sub(bytes as u64);
         self.round.on_sent(queue, now, bytes);
-        if queues[queue].is_empty() && self.in_list[queue] {
+        if queues[queue].is_empty() && self.queues[queue].in_list {
             self.round.on_empty(queue, now, bytes);
-            self.deficit[queue] = 0;
-            self.in_list[queue] = false;
+            self.queues[queue].deficit = 0;
+            self.queues[queue].in_list = false;
             if self.active.front() == Some(queue) {
                 self.active.pop_front();
             } else {
@@ -411,7 +428,7 @@ impl Scheduler for Dwrr {
     }
 
     fn quantum(&self, queue: usize) -> Option<u32> {
-        Some(self.quantum[queue].min(u32::MAX as u64) as u32)
+        Some(self.queues[queue].quantum.min(u32::MAX as u64) as u32)
     }
 
     fn round_time_ns(&self) -> Option<f64> {
