@@ -260,7 +260,9 @@ def assert_nothing_left(pid: int, out: Path) -> None:
 def test_sigterm_and_sigint_clean_up(tmp_path, switch_exe, sig, rc, last_line):
     p, out = _start_cli_run(tmp_path, f"sig{int(sig)}")
     p.send_signal(sig)
-    assert p.wait(timeout=30) == rc
+    # Generous: tearing down namespaces took over 30 s once on a loaded 2-core machine; the
+    # test is about a clean exit, not its speed.
+    assert p.wait(timeout=90) == rc
     assert p.stderr.read().strip().splitlines()[-1].startswith(last_line)
     assert_nothing_left(p.pid, out)
 
