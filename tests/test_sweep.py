@@ -271,3 +271,30 @@ def test_a_new_simulator_build_does_not_reuse_old_runs(monkeypatch):
     assert sw.point_key(doc, 1) != a
     monkeypatch.undo()
     assert len(sw.engine_id()) == 16 and sw.engine_id() == sw.engine_id()
+
+
+def test_run_keys_name_scenario_files_by_content(tmp_path):
+    """A CDF or trace enters the key by content: the same file elsewhere gives the same key
+    (a moved store is reused); the same path with other content gives another (no stale
+    results after editing a CDF in place)."""
+    import os
+    import time
+
+    import ecnlab.sweep as sw
+
+    cdf = "0 0\n10000 0.5\n100000 1\n"
+    a, b = tmp_path / "a" / "w.cdf", tmp_path / "b" / "other.cdf"
+    for f in (a, b):
+        f.parent.mkdir()
+        f.write_text(cdf)
+
+    def doc(path):
+        return {"name": "x", "traffic": [{"kind": "poisson", "cdf": str(path), "load": 0.5}]}
+
+    assert sw.point_key(doc(a), 1) == sw.point_key(doc(b), 1)
+    builtin = {"name": "x", "traffic": [{"kind": "poisson", "cdf": "websearch", "load": 0.5}]}
+    assert sw.point_key(builtin, 1) != sw.point_key(doc(a), 1)
+    before = sw.point_key(doc(a), 1)
+    a.write_text(cdf.replace("0.5", "0.6"))
+    os.utime(a, ns=(time.time_ns(), time.time_ns() + 10**9))  # a new mtime even on coarse clocks
+    assert sw.point_key(doc(a), 1) != before

@@ -137,9 +137,40 @@ def engine_id() -> str:
 
 def point_key(doc: dict[str, Any], seed: int) -> str:
     """The store key of a run: SHA-256 (16 hex digits) of the canonical JSON of the
-    resolved scenario document, the seed and the simulator build ([`engine_id`])."""
-    ident = {"scenario": doc, "seed": int(seed), "engine": engine_id()}
+    resolved scenario document, the seed and the simulator build ([`engine_id`]). Files the
+    scenario reads (a CDF, a trace) enter by content, not by path: a store moved to another
+    directory or machine is reused, and editing such a file in place is a new run."""
+    ident = {"scenario": _content_addressed(doc), "seed": int(seed), "engine": engine_id()}
     return hashlib.sha256(_canonical(ident).encode()).hexdigest()[:16]
+
+
+def _content_addressed(doc: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `doc` in which each traffic entry's `cdf` or `file` that names an existing
+    file is replaced by the SHA-256 of the file's bytes (built-in CDF names stay names)."""
+    traffic = doc.get("traffic")
+    if not isinstance(traffic, list):
+        return doc
+    entries = []
+    for t in traffic:
+        if isinstance(t, dict):
+            t = dict(t)
+            for k in ("cdf", "file"):
+                v = t.get(k)
+                if isinstance(v, str) and os.path.isfile(v):
+                    st = os.stat(v)
+                    t[k] = {"sha256": _file_sha256(os.path.realpath(v), st.st_mtime_ns, st.st_size)}
+        entries.append(t)
+    return {**doc, "traffic": entries}
+
+
+@functools.lru_cache(maxsize=256)
+def _file_sha256(path: str, _mtime_ns: int, _size: int) -> str:
+    """SHA-256 of a file's bytes (cached per path, modification time and size)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _resolve(p: Point) -> _Resolved:
