@@ -298,3 +298,12 @@ def test_run_keys_name_scenario_files_by_content(tmp_path):
     a.write_text(cdf.replace("0.5", "0.6"))
     os.utime(a, ns=(time.time_ns(), time.time_ns() + 10**9))  # a new mtime even on coarse clocks
     assert sw.point_key(doc(a), 1) != before
+
+
+def test_a_worker_with_another_build_refuses_the_run():
+    """On a cluster the driver's key promises results of its own build: a worker whose
+    build differs answers with an error instead of a result."""
+    import ecnlab.sweep as sw
+
+    ok, msg = sw._execute_remote({"name": "x"}, 1, None, engine="0123456789abcdef")
+    assert ok is False and "another ecnlab build" in msg and "0123456789abcdef" in msg

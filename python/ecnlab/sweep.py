@@ -628,11 +628,16 @@ def _sandbox_main() -> None:
     sys.stdout.buffer.flush()
 
 
-def _execute_remote(doc: dict[str, Any], seed: int, timeout: float | None):
+def _execute_remote(doc: dict[str, Any], seed: int, timeout: float | None, engine: str | None = None):
     """A Dask task. Without a time limit the run happens in the worker process itself (if
     it dies, the scheduler reschedules the task on another worker, up to its
     ``allowed-failures``). With one, the run happens in a child process that is killed
-    when the limit passes; ok None means that child died (the driver retries it)."""
+    when the limit passes; ok None means that child died (the driver retries it).
+    `engine` is the driver's build ([`engine_id`]): a worker with another build refuses the
+    run, whose key promises results of the driver's build."""
+    if engine is not None and engine != engine_id():
+        return False, (f"dask: this worker has another ecnlab build (engine {engine_id()}, the driver's is "
+                       f"{engine}); install the same ecnlab on every worker")
     if timeout is None:
         return _execute(doc, seed)
     import subprocess
@@ -1028,7 +1033,7 @@ def _run_dask(todo: list[_Resolved], cluster: Any, jobs: int | None, finish: Cal
         futs: dict[Any, tuple[_Resolved, int]] = {}
 
         def submit(r: _Resolved, attempt: int):
-            f = client.submit(_execute_remote, r.doc, r.seed, limits.of(r)[0],
+            f = client.submit(_execute_remote, r.doc, r.seed, limits.of(r)[0], engine_id(),
                               key=f"ecnlab-run-{r.key}-{attempt}-{uuid.uuid4().hex[:6]}", pure=False)
             futs[f] = (r, attempt)
             return f
