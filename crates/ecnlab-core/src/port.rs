@@ -15,7 +15,7 @@
 //! No allocation per packet: each FIFO is a ring buffer that grows to its high-water mark
 //! once and is reused.
 
-use crate::marking::{BuildCtx, Decision, Marking, MarkingConfig, NonEctPolicy, PacketView, QueueState, Reason};
+use crate::marking::{BuildCtx, Decision, Hooks, Marking, MarkingConfig, NonEctPolicy, PacketView, QueueState, Reason};
 use crate::sched::{QueueOcc, Sched, Scheduler, SchedulerConfig};
 use crate::units::{ByteSize, Nanos};
 use serde::{Deserialize, Serialize};
@@ -143,6 +143,8 @@ pub struct Port<P> {
     non_ect: NonEctPolicy,
     needs_oracle: bool,
     needs_round: bool,
+    /// The scheme's hooks ([`crate::marking::MarkingScheme::hooks`]): the others are skipped.
+    hooks: Hooks,
     stats: Vec<QueueStats>,
     total_drops: u64,
     /// Per queue: when `byte_ns` was last brought up to date.
@@ -186,6 +188,7 @@ impl<P: PortPacket> Port<P> {
         let marking_built = Marking::build(marking, &ctx)?;
         let needs_oracle = marking_built.needs_oracle_share();
         let needs_round = marking_built.needs_round_info();
+        let hooks = marking_built.hooks();
         sched.track_round_time(needs_round);
         Ok(Port {
             fifos: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
@@ -201,6 +204,7 @@ impl<P: PortPacket> Port<P> {
             non_ect: marking.non_ect,
             needs_oracle,
             needs_round,
+            hooks,
             stats: vec![QueueStats::default(); n],
             total_drops: 0,
             last_change_ns: vec![0; n],
@@ -212,6 +216,7 @@ impl<P: PortPacket> Port<P> {
     pub fn set_marking(&mut self, marking: Marking, non_ect: NonEctPolicy) {
         self.needs_oracle = marking.needs_oracle_share();
         self.needs_round = marking.needs_round_info();
+        self.hooks = marking.hooks();
         self.sched.track_round_time(self.needs_round);
         self.marking = marking;
         self.non_ect = non_ect;
@@ -329,18 +334,20 @@ impl<P: PortPacket> Port<P> {
             self.count_drop(q, r);
             return Err((pkt, r));
         }
-        let view = self.view(q, pool, size as u64);
-        let pv = PacketView { size, ect: pkt.is_ect() };
-        match self.marking.on_enqueue(now, pv, &view) {
-            Decision::Pass => {}
-            Decision::Mark(r) => {
-                if !self.apply_mark(&mut pkt, q, r) {
+        if self.hooks.enqueue {
+            let view = self.view(q, pool, size as u64);
+            let pv = PacketView { size, ect: pkt.is_ect() };
+            match self.marking.on_enqueue(now, pv, &view) {
+                Decision::Pass => {}
+                Decision::Mark(r) => {
+                    if !self.apply_mark(&mut pkt, q, r) {
+                        return Err((pkt, r));
+                    }
+                }
+                Decision::Drop(r) => {
+                    self.count_drop(q, r);
                     return Err((pkt, r));
                 }
-            }
-            Decision::Drop(r) => {
-                self.count_drop(q, r);
-                return Err((pkt, r));
             }
         }
         self.advance_queue(q, now);
@@ -411,15 +418,19 @@ impl<P: PortPacket> Port<P> {
             pool.used_bytes -= size as u64;
             self.sched.on_dequeue(now, q, size, &self.occ);
             let sojourn = now.saturating_sub(enq_ns);
-            let view = self.view(q, pool, 0);
-            let pv = PacketView { size, ect: pkt.is_ect() };
-            let keep = match self.marking.on_dequeue(now, pv, &view, sojourn) {
-                Decision::Pass => true,
-                Decision::Mark(r) => self.apply_mark(&mut pkt, q, r),
-                Decision::Drop(r) => {
-                    self.count_drop(q, r);
-                    false
+            let keep = if self.hooks.dequeue {
+                let view = self.view(q, pool, 0);
+                let pv = PacketView { size, ect: pkt.is_ect() };
+                match self.marking.on_dequeue(now, pv, &view, sojourn) {
+                    Decision::Pass => true,
+                    Decision::Mark(r) => self.apply_mark(&mut pkt, q, r),
+                    Decision::Drop(r) => {
+                        self.count_drop(q, r);
+                        false
+                    }
                 }
+            } else {
+                true
             };
             if !keep {
                 self.deq_dropped[q].0 += 1;

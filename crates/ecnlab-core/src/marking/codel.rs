@@ -50,7 +50,7 @@
 //! `psched_mtu` for a 1500 B Ethernet MTU (RFC: MAXPACKET; TCN-Software: 1538 wire bytes).
 //! `mode` defaults to mark, how both datacenter papers ran CoDel.
 
-use super::{BuildCtx, Decision, MarkingScheme, PacketView, QueueState, Reason};
+use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
 use crate::units::{ByteSize, Duration, Nanos};
 use serde::{Deserialize, Serialize};
 
@@ -193,6 +193,10 @@ impl Codel {
 }
 
 impl MarkingScheme for Codel {
+    fn hooks(&self) -> Hooks {
+        Hooks::DEQUEUE
+    }
+
     fn on_dequeue(&mut self, now: Nanos, _pkt: PacketView, q: &QueueState, sojourn: Nanos) -> Decision {
         let mut v = self.vars[q.queue];
         // RFC `dodequeue`: is the sojourn persistently above target?

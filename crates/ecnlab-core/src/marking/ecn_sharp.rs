@@ -56,7 +56,7 @@
 //! testbed star experiment (§5.2) following its rule of thumb (§3.4); `p_max` 1.0 (§3.5:
 //! "probabilities from 0 to 1"; DCQCN's own RED recommends 0.01).
 
-use super::{BuildCtx, Decision, MarkingScheme, PacketView, QueueState, Reason};
+use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
 use crate::rng::Rng;
 use crate::units::{bytes_in, ByteSize, Duration, Nanos};
 use serde::{Deserialize, Serialize};
@@ -374,6 +374,10 @@ impl EcnSharp {
 }
 
 impl MarkingScheme for EcnSharp {
+    fn hooks(&self) -> Hooks {
+        Hooks::DEQUEUE
+    }
+
     fn on_dequeue(&mut self, now: Nanos, _pkt: PacketView, q: &QueueState, sojourn: Nanos) -> Decision {
         let signal = match self.signal {
             Signal::Sojourn => sojourn,

@@ -34,7 +34,7 @@
 //! Defaults: k = 97 500 B (65 packets at 10 Gbps, TCN §6.2), dq_thresh = 10 KB (PIE's value,
 //! "recommended by \[25\]" in TCN §3.3), eps = 0.875 (TCN §3.3).
 
-use super::{BuildCtx, Decision, MarkingScheme, PacketView, QueueState, Reason};
+use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
 use crate::units::{tx_time_ns, ByteSize, Nanos, NS_PER_S};
 use serde::{Deserialize, Serialize};
 
@@ -219,6 +219,11 @@ impl MarkingScheme for IdealEcn {
 
     fn needs_oracle_share(&self) -> bool {
         self.estimator == Estimator::Oracle
+    }
+
+    /// Marks at enqueue; the departure-rate estimator samples at dequeue.
+    fn hooks(&self) -> Hooks {
+        Hooks { enqueue: true, dequeue: self.estimator == Estimator::DepartureRate }
     }
 
     fn reset(&mut self) {

@@ -213,8 +213,28 @@ pub trait MarkingScheme {
     fn needs_oracle_share(&self) -> bool {
         false
     }
+    /// Which hooks can answer anything but `Pass` or keep state: the port skips building
+    /// the queue view and calling the others (a scheme that marks at dequeue costs nothing
+    /// at enqueue). Default: both, which is always correct.
+    fn hooks(&self) -> Hooks {
+        Hooks::BOTH
+    }
     /// Clear evolving state, keep parameters.
     fn reset(&mut self);
+}
+
+/// The hooks a scheme acts on ([`MarkingScheme::hooks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hooks {
+    pub enqueue: bool,
+    pub dequeue: bool,
+}
+
+impl Hooks {
+    pub const BOTH: Hooks = Hooks { enqueue: true, dequeue: true };
+    pub const ENQUEUE: Hooks = Hooks { enqueue: true, dequeue: false };
+    pub const DEQUEUE: Hooks = Hooks { enqueue: false, dequeue: true };
+    pub const NONE: Hooks = Hooks { enqueue: false, dequeue: false };
 }
 
 /// Scheme names as written in scenario files (`marking.scheme`).
@@ -371,6 +391,10 @@ impl Marking {
     pub fn needs_oracle_share(&self) -> bool {
         dispatch!(self, s => s.needs_oracle_share(), false)
     }
+    /// The hooks the scheme acts on (`Marking::None`: neither).
+    pub fn hooks(&self) -> Hooks {
+        dispatch!(self, s => s.hooks(), Hooks::NONE)
+    }
     /// Whether the scheme reads the scheduler's quantum and round time (MQ-ECN; custom
     /// schemes may). The port skips asking the scheduler otherwise.
     pub fn needs_round_info(&self) -> bool {
@@ -378,5 +402,57 @@ impl Marking {
     }
     pub fn reset(&mut self) {
         dispatch!(self, s => s.reset(), ())
+    }
+}
+
+#[cfg(test)]
+mod hooks_tests {
+    use super::*;
+
+    /// A hook a scheme declares unused (`hooks()`) is skipped by the port: it must answer
+    /// `Pass` whatever the queue, so skipping it cannot change a decision. Checked for every
+    /// scheme (and both `dctcp_red` hooks) on long queues, long sojourns and non-ECT packets.
+    #[test]
+    fn undeclared_hooks_always_pass() {
+        let ctx = BuildCtx { n_queues: 2, link_rate_bps: 10_000_000_000, buffer_bytes: 1 << 30, seed: 1 };
+        let mut configs: Vec<MarkingConfig> =
+            SchemeName::ALL.iter().map(|&scheme| MarkingConfig { scheme, ..Default::default() }).collect();
+        for hook in [threshold::Hook::Enqueue, threshold::Hook::Dequeue] {
+            let mut c = MarkingConfig { scheme: SchemeName::DctcpRed, ..Default::default() };
+            c.threshold.at = hook;
+            configs.push(c);
+        }
+        let mut checked = 0;
+        for cfg in configs {
+            let mut m = Marking::build(&cfg, &ctx).unwrap_or_else(|e| panic!("{:?}: {e}", cfg.scheme));
+            let hooks = m.hooks();
+            for (i, bytes) in [0u64, 1_500, 100_000, 10_000_000, 500_000_000].into_iter().enumerate() {
+                for ect in [true, false] {
+                    let now = 1_000_000 * (i as u64 + 1);
+                    let q = QueueState {
+                        queue: i % 2,
+                        n_queues: 2,
+                        queue_bytes: bytes,
+                        queue_pkts: (bytes / 1500) as u32,
+                        port_bytes: bytes,
+                        pool_bytes: bytes,
+                        link_rate_bps: ctx.link_rate_bps,
+                        quantum: Some(1500),
+                        round_time_ns: Some(1e6),
+                        oracle_share: 0.5,
+                    };
+                    let pv = PacketView { size: 1500, ect };
+                    if !hooks.enqueue {
+                        assert_eq!(m.on_enqueue(now, pv, &q), Decision::Pass, "{:?} enqueue", cfg.scheme);
+                        checked += 1;
+                    }
+                    if !hooks.dequeue {
+                        assert_eq!(m.on_dequeue(now, pv, &q, 1_000_000_000), Decision::Pass, "{:?} dequeue", cfg.scheme);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked >= 100, "{checked}");
     }
 }

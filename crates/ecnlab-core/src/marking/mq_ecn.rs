@@ -17,7 +17,7 @@
 //!
 //! Default k = 97 500 B (65 packets at 10 Gbps, TCN §6.2 and the MQ-ECN ns-2 scripts).
 
-use super::{BuildCtx, Decision, MarkingScheme, PacketView, QueueState, Reason};
+use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
 use crate::units::{ByteSize, Nanos, NS_PER_S};
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +76,10 @@ impl MqEcn {
 }
 
 impl MarkingScheme for MqEcn {
+    fn hooks(&self) -> Hooks {
+        Hooks::ENQUEUE
+    }
+
     fn on_enqueue(&mut self, _now: Nanos, _pkt: PacketView, q: &QueueState) -> Decision {
         self.last_estimate[q.queue] = implied_capacity_bps(q.quantum, q.round_time_ns, q.link_rate_bps);
         if q.queue_bytes as f64 > self.threshold_bytes(q) {

@@ -26,7 +26,7 @@
 //! all" at T_max; DCQCN's own RED recommends 0.01, set it in DCQCN scenarios).
 //! `timestamp_resolution` = 8 ns (§4.2's larger example, 524 us of range with 16 bits).
 
-use super::{BuildCtx, Decision, MarkingScheme, PacketView, QueueState, Reason};
+use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
 use crate::rng::Rng;
 use crate::units::{Duration, Nanos};
 use serde::{Deserialize, Serialize};
@@ -142,6 +142,10 @@ impl Tcn {
 }
 
 impl MarkingScheme for Tcn {
+    fn hooks(&self) -> Hooks {
+        Hooks::DEQUEUE
+    }
+
     #[inline]
     fn on_dequeue(&mut self, now: Nanos, _pkt: PacketView, _q: &QueueState, sojourn: Nanos) -> Decision {
         let s = self.measured(now, sojourn);

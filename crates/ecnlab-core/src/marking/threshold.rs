@@ -12,7 +12,7 @@
 //! queue its own K; with scope `port` or `pool` it is the threshold the port's or pool's
 //! occupancy is compared with for packets of that queue.
 
-use super::{BuildCtx, Decision, MarkingScheme, PacketView, QueueState, Reason};
+use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
 use crate::units::{ByteSize, Nanos};
 use serde::{Deserialize, Serialize};
 
@@ -118,6 +118,13 @@ impl MarkingScheme for ThresholdEcn {
         match self.at {
             Hook::Dequeue => self.judge(q),
             Hook::Enqueue => Decision::Pass,
+        }
+    }
+
+    fn hooks(&self) -> Hooks {
+        match self.at {
+            Hook::Enqueue => Hooks::ENQUEUE,
+            Hook::Dequeue => Hooks::DEQUEUE,
         }
     }
 
