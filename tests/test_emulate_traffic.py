@@ -71,6 +71,11 @@ def test_the_emulation_carries_the_simulators_flows(tmp_path, cdf):
         assert (m["id"], m["src"], m["dst"], m["class"], m["size"]) == \
             (int(r["id"]), int(r["src"]), int(r["dst"]), int(r["class"]), int(r["size"]))
         assert abs(m["start_s"] - float(r["start_s"])) < 1e-9
+    # The emulator's ideal FCT is the simulator's, flow by flow.
+    rows = [{"src": m["src"], "dst": m["dst"], "size": m["size"], "fct_us": None} for m in msgs]
+    emu._fill_ideal_fct(doc, rows)
+    for row, r in zip(rows, sim):
+        assert row["ideal_fct_us"] == pytest.approx(float(r["ideal_fct_us"]), rel=1e-9) and row["slowdown"] is None
     # Dilated x10: the same flows, arrivals 10 x later.
     scaled = emu.scale_scenario(doc, 10.0, "dilate")
     slow = emu.generate_messages(scaled, 3, 0, tmp_path, exe)
@@ -101,6 +106,9 @@ def test_traffic_flows_complete_with_fcts_and_their_own_dscp(tmp_path, cdf, swit
         fct = float(r["fct_us"])
         floor = int(r["size"]) * 8 / 99.5e6 * 1e6 + 200
         assert floor * 0.95 < fct < 2e6, r
+        # Slowdown against the simulator's ideal FCT (no slow start, line rate): at least
+        # ~1, as the switch shapes to 99.5 % of the line rate.
+        assert float(r["slowdown"]) == pytest.approx(fct / float(r["ideal_fct_us"])) and float(r["slowdown"]) > 0.95, r
     # The run ends when the last flow is done, not at the 30 s cap.
     assert s["sim_time_s"] < 10, s["sim_time_s"]
     # Persistent connections: far fewer connections than flows.

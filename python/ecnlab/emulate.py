@@ -1547,6 +1547,20 @@ def emulate(
     return summary
 
 
+def _fill_ideal_fct(doc: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Ideal FCT and slowdown of each finite flow, by the simulator's own definition for the
+    scenario that ran (the scaled one: its FCTs are in the same time base)."""
+    from . import _core
+
+    sized = [r for r in rows if r["size"] is not None]
+    if not sized:
+        return
+    ideals = _core.ideal_fct_us(json.dumps(doc), [(r["src"], r["dst"], r["size"]) for r in sized])
+    for r, ideal in zip(sized, ideals):
+        r["ideal_fct_us"] = ideal
+        r["slowdown"] = r["fct_us"] / ideal if r["fct_us"] is not None and ideal > 0 else None
+
+
 def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, factor, scale, cc_map, em, messages=()):
     """summary.json (the keys of ecnlab run), flow records, probe records, time series."""
     window = max(duration - warmup, 1e-9)
@@ -1632,6 +1646,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
             "size": m["size"], "start_s": m["start_s"], "finish_s": rec.get("finish_s"), "fct_us": fct,
             "ideal_fct_us": None, "slowdown": None, "acked_bytes": None, "timeouts": None, "retransmits": None,
         })
+    _fill_ideal_fct(doc, flow_rows)
     probe_rows = []
     all_rtts = []
     probe_summary = []

@@ -37,6 +37,27 @@ fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<
     serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// Ideal FCT (us) of each `(src, dst, size)` flow in a scenario's topology, as the run's
+/// `flows.csv` defines it (`ecnlab_sim::metrics::ideal_fct_ns`): for flows measured outside
+/// the simulator, e.g. by the emulator.
+#[pyfunction]
+fn ideal_fct_us(scenario_json: &str, flows: Vec<(usize, usize, u64)>) -> PyResult<Vec<f64>> {
+    let scn = parse(scenario_json)?;
+    let net = ecnlab_sim::topology::Net::build(&scn.topology);
+    flows
+        .iter()
+        .map(|&(src, dst, size)| {
+            if src >= net.n_hosts || dst >= net.n_hosts || src == dst {
+                return Err(PyValueError::new_err(format!(
+                    "flow {src} -> {dst}: hosts must differ and be below {}",
+                    net.n_hosts
+                )));
+            }
+            Ok(ecnlab_sim::metrics::ideal_fct_ns(&net, src, dst, size, scn.transport.mss) as f64 / 1e3)
+        })
+        .collect()
+}
+
 /// Scheme names accepted by `marking.scheme`.
 #[pyfunction]
 fn scheme_names() -> Vec<String> {
@@ -73,5 +94,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheme_names, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
     Ok(())
 }
