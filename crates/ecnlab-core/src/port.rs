@@ -92,7 +92,7 @@ pub const MAX_QUEUES: usize = 64;
 pub struct QueueStats {
     /// Integral of queue bytes over time (byte x ns), for time-averaged queue length.
     pub byte_ns: u128,
-    /// Sum and maximum of the sojourn times of sent packets (ns).
+    /// Sum of the sojourn times of sent packets (ns).
     pub sojourn_sum_ns: u128,
     /// Packets and bytes admitted to the queue.
     pub enq_pkts: u64,
@@ -100,6 +100,7 @@ pub struct QueueStats {
     /// Packets and bytes sent from the queue.
     pub deq_pkts: u64,
     pub deq_bytes: u64,
+    /// Longest sojourn time of a sent packet (ns).
     pub sojourn_max_ns: Nanos,
     /// Largest queue length seen, bytes.
     pub max_bytes: u64,
