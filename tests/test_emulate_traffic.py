@@ -76,6 +76,10 @@ def test_the_emulation_carries_the_simulators_flows(tmp_path, cdf):
     emu._fill_ideal_fct(doc, rows)
     for row, r in zip(rows, sim):
         assert row["ideal_fct_us"] == pytest.approx(float(r["ideal_fct_us"]), rel=1e-9) and row["slowdown"] is None
+    # A flow the topology cannot have leaves the columns empty with a warning, never an error.
+    bad = [{"src": 0, "dst": 0, "size": 1000, "fct_us": 5.0, "ideal_fct_us": None, "slowdown": None}]
+    emu._fill_ideal_fct(doc, bad)
+    assert bad[0]["ideal_fct_us"] is None and bad[0]["slowdown"] is None
     # Dilated x10: the same flows, arrivals 10 x later.
     scaled = emu.scale_scenario(doc, 10.0, "dilate")
     slow = emu.generate_messages(scaled, 3, 0, tmp_path, exe)

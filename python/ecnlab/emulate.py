@@ -1555,7 +1555,11 @@ def _fill_ideal_fct(doc: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     sized = [r for r in rows if r["size"] is not None]
     if not sized:
         return
-    ideals = _core.ideal_fct_us(json.dumps(doc), [(r["src"], r["dst"], r["size"]) for r in sized])
+    try:
+        ideals = _core.ideal_fct_us(json.dumps(doc), [(r["src"], r["dst"], r["size"]) for r in sized])
+    except ValueError as e:  # never lose a finished emulation over a derived column
+        sys.stderr.write(f"ecnlab: warning: no ideal FCT: {str(e).splitlines()[0] if str(e) else e}\n")
+        return
     for r, ideal in zip(sized, ideals):
         r["ideal_fct_us"] = ideal
         r["slowdown"] = r["fct_us"] / ideal if r["fct_us"] is not None and ideal > 0 else None
