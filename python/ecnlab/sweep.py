@@ -128,11 +128,7 @@ def engine_id() -> str:
     older (or newer) ecnlab computed, e.g. after an upgrade changed a default."""
     from . import _core
 
-    h = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
+    return _sha256_of(_core.__file__)[:16]
 
 
 def point_key(doc: dict[str, Any], seed: int) -> str:
@@ -166,6 +162,11 @@ def _content_addressed(doc: dict[str, Any]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=256)
 def _file_sha256(path: str, _mtime_ns: int, _size: int) -> str:
     """SHA-256 of a file's bytes (cached per path, modification time and size)."""
+    return _sha256_of(path)
+
+
+def _sha256_of(path: str) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MB chunks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

@@ -456,7 +456,7 @@ impl<P: PortPacket> Port<P> {
     /// = sent + dropped at dequeue + still queued. Without `full` the check is O(queues), cheap
     /// enough to run after every operation in debug builds. Errors name the queue.
     pub fn check_invariants(&self, full: bool) -> Result<(), String> {
-        let mut sum = 0u64;
+        let (mut sum, mut pkts) = (0u64, 0u64);
         for (q, (occ, fifo)) in self.occ.iter().zip(&self.fifos).enumerate() {
             if occ.pkts as usize != fifo.len() {
                 return Err(format!(
@@ -473,6 +473,7 @@ impl<P: PortPacket> Port<P> {
                 return Err(format!("queue {q}: {} B queued, above its limit", occ.bytes));
             }
             sum += occ.bytes;
+            pkts += occ.pkts as u64;
             if full {
                 let bytes: u64 = fifo.iter().map(|e| e.pkt.wire_bytes() as u64).sum();
                 if bytes != occ.bytes {
@@ -494,7 +495,6 @@ impl<P: PortPacket> Port<P> {
         if sum != self.port_bytes {
             return Err(format!("the port counts {} B, its queues {sum} B", self.port_bytes));
         }
-        let pkts: u64 = self.occ.iter().map(|o| o.pkts as u64).sum();
         if pkts != self.port_pkts {
             return Err(format!("the port counts {} packets, its queues {pkts}", self.port_pkts));
         }

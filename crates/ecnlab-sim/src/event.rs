@@ -196,30 +196,27 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The earliest event: its time, and its wheel bucket (None: the heap's top). On equal
+    /// times the heap's event is the older one (module docs).
+    #[inline]
+    fn next(&self) -> Option<(Nanos, Option<usize>)> {
+        let wheel = self.wheel_min();
+        let far_time = self.far.first().map(|i| (i.key >> 64) as Nanos);
+        match (wheel, far_time) {
+            (None, None) => None,
+            (Some((b, tw)), Some(tf)) if tw < tf => Some((tw, Some(b))),
+            (Some((b, tw)), None) => Some((tw, Some(b))),
+            (_, Some(tf)) => Some((tf, None)),
+        }
+    }
+
     /// Pop the earliest event if its time is at most `until`.
     #[inline]
     pub fn pop_until(&mut self, until: Nanos) -> Option<(Nanos, E)> {
-        let wheel = self.wheel_min();
-        let far_time = self.far.first().map(|i| (i.key >> 64) as Nanos);
-        // On equal times the heap's event is the older one (module docs).
-        let from_far = match (wheel, far_time) {
-            (None, None) => return None,
-            (None, Some(_)) => true,
-            (Some(_), None) => false,
-            (Some((_, tw)), Some(tf)) => tf <= tw,
-        };
-        let (time, ev) = if from_far {
-            let t = far_time.expect("checked");
-            if t > until {
-                return None;
-            }
-            (t, self.pop_far())
-        } else {
-            let (b, t) = wheel.expect("checked");
-            if t > until {
-                return None;
-            }
-            (t, self.pop_bucket(b))
+        let (time, bucket) = self.next().filter(|&(t, _)| t <= until)?;
+        let ev = match bucket {
+            Some(b) => self.pop_bucket(b),
+            None => self.pop_far(),
         };
         self.now = self.now.max(time);
         self.popped += 1;
@@ -285,12 +282,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn peek_time(&self) -> Option<Nanos> {
-        let wheel = self.wheel_min().map(|(_, t)| t);
-        let far = self.far.first().map(|i| (i.key >> 64) as Nanos);
-        match (wheel, far) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.next().map(|(t, _)| t)
     }
     /// Events executed so far.
     pub fn popped(&self) -> u64 {
