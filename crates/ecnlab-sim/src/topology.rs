@@ -24,10 +24,15 @@ pub struct Net {
     pub links: Vec<LinkSpec>,
     /// Outgoing directed links of each node.
     pub out_links: Vec<Vec<u32>>,
-    /// Routing: for (node, dst host), the candidate next-hop links are
-    /// `route_links[start..start + len]` with `(start, len) = route_idx[node * n_hosts + dst]`.
+    /// Routing: for (node, dst host), `(first, len) = route_idx[node * n_hosts + dst]`; a
+    /// single next hop (most entries) is `first` itself, several are
+    /// `route_links[first..first + len]`. Inline single hops spare the forwarding path a
+    /// second dependent load; the table is read for every packet at every switch.
     route_idx: Vec<(u32, u32)>,
     route_links: Vec<u32>,
+    /// A host's only outgoing link (every built-in topology gives a host one), so that
+    /// sending from a host needs no route lookup; `u32::MAX` for a host with several.
+    host_uplink: Vec<u32>,
 }
 
 impl Net {
@@ -41,8 +46,19 @@ impl Net {
     /// Next-hop candidates from `node` towards host `dst`.
     #[inline]
     pub fn next_hops(&self, node: usize, dst: usize) -> &[u32] {
-        let (s, l) = self.route_idx[node * self.n_hosts + dst];
-        &self.route_links[s as usize..(s + l) as usize]
+        let e = &self.route_idx[node * self.n_hosts + dst];
+        if e.1 == 1 {
+            std::slice::from_ref(&e.0)
+        } else {
+            &self.route_links[e.0 as usize..(e.0 + e.1) as usize]
+        }
+    }
+
+    /// The link a host sends every packet on, if it has exactly one.
+    #[inline]
+    pub fn host_uplink(&self, host: usize) -> Option<u32> {
+        let l = self.host_uplink[host];
+        (l != u32::MAX).then_some(l)
     }
 
     fn add_duplex(&mut self, a: usize, b: usize, rate_bps: u64, delay_ns: Nanos) {
@@ -63,6 +79,7 @@ impl Net {
             out_links: vec![Vec::new(); n],
             route_idx: Vec::new(),
             route_links: Vec::new(),
+            host_uplink: Vec::new(),
         }
     }
 
@@ -149,11 +166,18 @@ impl Net {
                         }
                     }
                 }
-                idx[u * self.n_hosts + dst] = (start, route_links.len() as u32 - start);
+                let len = route_links.len() as u32 - start;
+                idx[u * self.n_hosts + dst] = if len == 1 {
+                    (route_links.pop().expect("one hop"), 1)
+                } else {
+                    (start, len)
+                };
             }
         }
         self.route_idx = idx;
         self.route_links = route_links;
+        self.host_uplink =
+            (0..self.n_hosts).map(|h| if self.out_links[h].len() == 1 { self.out_links[h][0] } else { u32::MAX }).collect();
     }
 
     /// Hosts that cannot reach each other (empty for the built-in topologies).
@@ -207,6 +231,13 @@ mod tests {
         let leaf0 = 6;
         assert_eq!(net.next_hops(leaf0, 5).len(), 4, "4 spines to choose from");
         assert_eq!(net.next_hops(leaf0, 1).len(), 1, "same leaf: straight down");
+        // a single next hop is stored inline: it must still be the link towards the host
+        assert_eq!(net.links[net.next_hops(leaf0, 1)[0] as usize].to, 1);
+        let spines: Vec<usize> = net.next_hops(leaf0, 5).iter().map(|&l| net.links[l as usize].to).collect();
+        assert_eq!(spines, vec![9, 10, 11, 12]);
+        // a host's uplink is its only route, whatever the destination
+        assert_eq!(net.host_uplink(0), Some(net.next_hops(0, 5)[0]));
+        assert_eq!(net.links[net.host_uplink(0).unwrap() as usize].to, leaf0);
         assert_eq!(net.path(0, 5).len(), 4);
         assert_eq!(net.path(0, 1).len(), 2);
     }
