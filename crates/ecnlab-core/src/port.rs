@@ -84,11 +84,9 @@ impl Default for PortConfig {
 
 pub const MAX_QUEUES: usize = 64;
 
-/// Counters of one queue. Laid out for the hot path: what every enqueue and dequeue updates
-/// comes first, in the two cache lines a queue's counters start with; the per-reason
-/// arrays, touched only on a mark or a drop, follow.
+/// Counters of one queue (a snapshot: [`Port::stats`] assembles it from the port's
+/// per-queue state).
 #[derive(Clone, Debug, Default, Serialize)]
-#[repr(C, align(64))]
 pub struct QueueStats {
     /// Integral of queue bytes over time (byte x ns), for time-averaged queue length.
     pub byte_ns: u128,
@@ -127,17 +125,52 @@ struct Entry<P> {
     enq_ns: Nanos,
 }
 
+/// One queue's own state: its FIFO, limit and the counters every enqueue or dequeue of it
+/// updates, in two cache lines (at fabric scale the port state is out of L1 at every
+/// packet, so each separate line costs a miss; these fields used to sit in five arrays).
+/// The first line holds what both directions touch, the second the FIFO and what only a
+/// dequeue adds. The per-reason counters, touched only on a mark or a drop, live apart.
+#[repr(C, align(64))]
+struct Lane<P> {
+    /// When `byte_ns` was last brought up to date.
+    last_change_ns: Nanos,
+    /// Per-queue buffer limit (`u64::MAX` = none).
+    limit: u64,
+    byte_ns: u128,
+    enq_pkts: u64,
+    enq_bytes: u64,
+    max_bytes: u64,
+    sojourn_max_ns: Nanos,
+    fifo: VecDeque<Entry<P>>,
+    sojourn_sum_ns: u128,
+    deq_pkts: u64,
+    deq_bytes: u64,
+}
+
+/// Per-reason counters of one queue, and what it admitted but dropped at dequeue.
+#[derive(Clone, Debug, Default)]
+struct ReasonCounts {
+    marks: [u64; Reason::COUNT],
+    drops: [u64; Reason::COUNT],
+    unmarkable: [u64; Reason::COUNT],
+    /// Packets and bytes admitted but dropped at dequeue (CoDel, a dequeue-hook drop of a
+    /// non-ECT packet), for the conservation check of [`Port::check_invariants`].
+    deq_dropped: (u64, u64),
+}
+
 /// One egress port. `P` is the caller's packet type.
 pub struct Port<P> {
-    fifos: Vec<VecDeque<Entry<P>>>,
+    lanes: Vec<Lane<P>>,
+    /// What the scheduler sees of each queue (a dense array it scans).
     occ: Vec<QueueOcc>,
     port_bytes: u64,
     /// Packets in all queues: emptiness is decided on packets, not bytes, so that a packet
     /// reported as 0 bytes still leaves.
     port_pkts: u64,
     buffer_bytes: u64,
-    queue_limits: Vec<u64>,
     dscp_map: [u8; 64],
+    /// `dscp_map` is the default `min(dscp, queues - 1)`: classify without reading it.
+    default_dscp_map: bool,
     link_rate_bps: u64,
     sched: Sched,
     marking: Marking,
@@ -146,13 +179,8 @@ pub struct Port<P> {
     needs_round: bool,
     /// The scheme's hooks ([`crate::marking::MarkingScheme::hooks`]): the others are skipped.
     hooks: Hooks,
-    stats: Vec<QueueStats>,
+    reasons: Vec<ReasonCounts>,
     total_drops: u64,
-    /// Per queue: when `byte_ns` was last brought up to date.
-    last_change_ns: Vec<Nanos>,
-    /// Per queue: packets and bytes admitted but dropped at dequeue (CoDel, a dequeue-hook
-    /// drop of a non-ECT packet), for the conservation check of [`Port::check_invariants`].
-    deq_dropped: Vec<(u64, u64)>,
 }
 
 impl<P: PortPacket> Port<P> {
@@ -175,6 +203,7 @@ impl<P: PortPacket> Port<P> {
             l => return Err(format!("switch.queue_limits: {l} limits given for {n} queues")),
         };
         let mut dscp_map = [0u8; 64];
+        let default_dscp_map = cfg.dscp_to_queue.iter().enumerate().all(|(d, &q)| q == d.min(n - 1));
         for (d, slot) in dscp_map.iter_mut().enumerate() {
             *slot = match cfg.dscp_to_queue.get(d) {
                 Some(&q) if q < n => q as u8,
@@ -191,14 +220,30 @@ impl<P: PortPacket> Port<P> {
         let needs_round = marking_built.needs_round_info();
         let hooks = marking_built.hooks();
         sched.track_round_time(needs_round);
+        let lanes = queue_limits
+            .into_iter()
+            .map(|limit| Lane {
+                last_change_ns: 0,
+                limit,
+                byte_ns: 0,
+                enq_pkts: 0,
+                enq_bytes: 0,
+                max_bytes: 0,
+                sojourn_max_ns: 0,
+                fifo: VecDeque::with_capacity(64),
+                sojourn_sum_ns: 0,
+                deq_pkts: 0,
+                deq_bytes: 0,
+            })
+            .collect();
         Ok(Port {
-            fifos: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
+            lanes,
             occ: vec![QueueOcc::default(); n],
             port_bytes: 0,
             port_pkts: 0,
             buffer_bytes: cfg.buffer.0,
-            queue_limits,
             dscp_map,
+            default_dscp_map,
             link_rate_bps,
             sched,
             marking: marking_built,
@@ -206,10 +251,8 @@ impl<P: PortPacket> Port<P> {
             needs_oracle,
             needs_round,
             hooks,
-            stats: vec![QueueStats::default(); n],
+            reasons: vec![ReasonCounts::default(); n],
             total_drops: 0,
-            last_change_ns: vec![0; n],
-            deq_dropped: vec![(0, 0); n],
         })
     }
 
@@ -224,7 +267,7 @@ impl<P: PortPacket> Port<P> {
     }
 
     pub fn n_queues(&self) -> usize {
-        self.fifos.len()
+        self.occ.len()
     }
     pub fn link_rate_bps(&self) -> u64 {
         self.link_rate_bps
@@ -239,8 +282,33 @@ impl<P: PortPacket> Port<P> {
     pub fn queue_occ(&self) -> &[QueueOcc] {
         &self.occ
     }
-    pub fn stats(&self) -> &[QueueStats] {
-        &self.stats
+    /// A snapshot of every queue's counters (call [`Port::advance_clock`] first for an
+    /// up-to-date `byte_ns`).
+    pub fn stats(&self) -> Vec<QueueStats> {
+        (0..self.n_queues()).map(|q| self.queue_stats(q)).collect()
+    }
+    /// Packets queue `q` admitted and then dropped at dequeue (CoDel, a dequeue-hook drop of
+    /// a non-ECT packet), so far.
+    #[inline]
+    pub fn dequeue_drops(&self, q: usize) -> u64 {
+        self.reasons[q].deq_dropped.0
+    }
+    /// A snapshot of queue `q`'s counters.
+    pub fn queue_stats(&self, q: usize) -> QueueStats {
+        let (l, r) = (&self.lanes[q], &self.reasons[q]);
+        QueueStats {
+            byte_ns: l.byte_ns,
+            sojourn_sum_ns: l.sojourn_sum_ns,
+            enq_pkts: l.enq_pkts,
+            enq_bytes: l.enq_bytes,
+            deq_pkts: l.deq_pkts,
+            deq_bytes: l.deq_bytes,
+            sojourn_max_ns: l.sojourn_max_ns,
+            max_bytes: l.max_bytes,
+            marks: r.marks,
+            drops: r.drops,
+            unmarkable: r.unmarkable,
+        }
     }
     /// Drops of all queues, every reason (kept as a running total: the simulator reads it
     /// around every dequeue).
@@ -251,7 +319,7 @@ impl<P: PortPacket> Port<P> {
 
     #[inline]
     fn count_drop(&mut self, q: usize, r: Reason) {
-        self.stats[q].drops[r as usize] += 1;
+        self.reasons[q].drops[r as usize] += 1;
         self.total_drops += 1;
     }
     pub fn scheduler(&self) -> &Sched {
@@ -263,14 +331,18 @@ impl<P: PortPacket> Port<P> {
     }
     /// Start a new peak measurement (`max_bytes` restarts from the current length).
     pub fn reset_peak(&mut self) {
-        for (st, occ) in self.stats.iter_mut().zip(&self.occ) {
-            st.max_bytes = occ.bytes;
+        for (lane, occ) in self.lanes.iter_mut().zip(&self.occ) {
+            lane.max_bytes = occ.bytes;
         }
     }
     /// Queue a packet of DSCP `dscp` goes to.
     #[inline]
     pub fn classify(&self, dscp: u8) -> usize {
-        self.dscp_map[(dscp & 63) as usize] as usize
+        if self.default_dscp_map {
+            ((dscp & 63) as usize).min(self.occ.len() - 1)
+        } else {
+            self.dscp_map[(dscp & 63) as usize] as usize
+        }
     }
 
     /// Bring the time integrals up to `now` (call before reading `byte_ns`).
@@ -283,10 +355,11 @@ impl<P: PortPacket> Port<P> {
     /// Bring one queue's time integral up to `now` (before its length changes).
     #[inline]
     fn advance_queue(&mut self, q: usize, now: Nanos) {
-        let dt = now.saturating_sub(self.last_change_ns[q]);
+        let lane = &mut self.lanes[q];
+        let dt = now.saturating_sub(lane.last_change_ns);
         if dt > 0 {
-            self.stats[q].byte_ns += self.occ[q].bytes as u128 * dt as u128;
-            self.last_change_ns[q] = now;
+            lane.byte_ns += self.occ[q].bytes as u128 * dt as u128;
+            lane.last_change_ns = now;
         }
     }
 
@@ -304,7 +377,7 @@ impl<P: PortPacket> Port<P> {
         };
         QueueState {
             queue,
-            n_queues: self.fifos.len(),
+            n_queues: self.occ.len(),
             queue_bytes: occ.bytes + extra,
             queue_pkts: occ.pkts + (extra > 0) as u32,
             port_bytes: self.port_bytes + extra,
@@ -324,7 +397,7 @@ impl<P: PortPacket> Port<P> {
         // Admission: the arriving packet must fit entirely (tail drop).
         let reason = if self.port_bytes + size as u64 > self.buffer_bytes {
             Some(Reason::BufferFull)
-        } else if self.occ[q].bytes + size as u64 > self.queue_limits[q] {
+        } else if self.occ[q].bytes + size as u64 > self.lanes[q].limit {
             Some(Reason::QueueLimit)
         } else if pool.used_bytes.saturating_add(size as u64) > pool.limit_bytes {
             Some(Reason::PoolFull)
@@ -361,11 +434,11 @@ impl<P: PortPacket> Port<P> {
         self.port_bytes += size as u64;
         self.port_pkts += 1;
         pool.used_bytes += size as u64;
-        let st = &mut self.stats[q];
-        st.enq_pkts += 1;
-        st.enq_bytes += size as u64;
-        st.max_bytes = st.max_bytes.max(occ.bytes);
-        self.fifos[q].push_back(Entry { pkt, enq_ns: now });
+        let lane = &mut self.lanes[q];
+        lane.enq_pkts += 1;
+        lane.enq_bytes += size as u64;
+        lane.max_bytes = lane.max_bytes.max(occ.bytes);
+        lane.fifo.push_back(Entry { pkt, enq_ns: now });
         self.sched.on_enqueue(now, q, size, &self.occ);
         Ok(())
     }
@@ -375,12 +448,12 @@ impl<P: PortPacket> Port<P> {
     fn apply_mark(&mut self, pkt: &mut P, q: usize, r: Reason) -> bool {
         if pkt.is_ect() {
             pkt.set_ce();
-            self.stats[q].marks[r as usize] += 1;
+            self.reasons[q].marks[r as usize] += 1;
             true
         } else {
             match self.non_ect {
                 NonEctPolicy::Pass => {
-                    self.stats[q].unmarkable[r as usize] += 1;
+                    self.reasons[q].unmarkable[r as usize] += 1;
                     true
                 }
                 NonEctPolicy::Drop => {
@@ -401,7 +474,7 @@ impl<P: PortPacket> Port<P> {
             }
             let q = self.sched.select(now, &self.occ);
             self.advance_queue(q, now);
-            let fifo = &mut self.fifos[q];
+            let fifo = &mut self.lanes[q].fifo;
             let Entry { mut pkt, enq_ns } = fifo.pop_front().expect("scheduler chose an empty queue");
             if fifo.is_empty() {
                 // Restart the ring at its first slot: a queue that holds a packet or two at a
@@ -413,7 +486,7 @@ impl<P: PortPacket> Port<P> {
             let occ = &mut self.occ[q];
             occ.pkts -= 1;
             occ.bytes -= size as u64;
-            occ.head_bytes = self.fifos[q].front().map_or(0, |e| e.pkt.wire_bytes());
+            occ.head_bytes = self.lanes[q].fifo.front().map_or(0, |e| e.pkt.wire_bytes());
             self.port_bytes -= size as u64;
             self.port_pkts -= 1;
             pool.used_bytes -= size as u64;
@@ -434,14 +507,15 @@ impl<P: PortPacket> Port<P> {
                 true
             };
             if !keep {
-                self.deq_dropped[q].0 += 1;
-                self.deq_dropped[q].1 += size as u64;
+                let d = &mut self.reasons[q].deq_dropped;
+                d.0 += 1;
+                d.1 += size as u64;
             } else {
-                let st = &mut self.stats[q];
-                st.deq_pkts += 1;
-                st.deq_bytes += size as u64;
-                st.sojourn_sum_ns += sojourn as u128;
-                st.sojourn_max_ns = st.sojourn_max_ns.max(sojourn);
+                let lane = &mut self.lanes[q];
+                lane.deq_pkts += 1;
+                lane.deq_bytes += size as u64;
+                lane.sojourn_sum_ns += sojourn as u128;
+                lane.sojourn_max_ns = lane.sojourn_max_ns.max(sojourn);
                 return Some((pkt, q));
             }
         }
@@ -457,7 +531,8 @@ impl<P: PortPacket> Port<P> {
     /// enough to run after every operation in debug builds. Errors name the queue.
     pub fn check_invariants(&self, full: bool) -> Result<(), String> {
         let (mut sum, mut pkts) = (0u64, 0u64);
-        for (q, (occ, fifo)) in self.occ.iter().zip(&self.fifos).enumerate() {
+        for (q, (occ, lane)) in self.occ.iter().zip(&self.lanes).enumerate() {
+            let fifo = &lane.fifo;
             if occ.pkts as usize != fifo.len() {
                 return Err(format!(
                     "queue {q}: the scheduler sees {} packets, the FIFO holds {}",
@@ -469,7 +544,7 @@ impl<P: PortPacket> Port<P> {
             if occ.head_bytes != head {
                 return Err(format!("queue {q}: head packet of {head} B recorded as {} B", occ.head_bytes));
             }
-            if occ.bytes > self.queue_limits[q] || occ.bytes > self.buffer_bytes {
+            if occ.bytes > lane.limit || occ.bytes > self.buffer_bytes {
                 return Err(format!("queue {q}: {} B queued, above its limit", occ.bytes));
             }
             sum += occ.bytes;
@@ -479,7 +554,7 @@ impl<P: PortPacket> Port<P> {
                 if bytes != occ.bytes {
                     return Err(format!("queue {q}: the FIFO holds {bytes} B, the scheduler sees {} B", occ.bytes));
                 }
-                let (st, (dp, db)) = (&self.stats[q], self.deq_dropped[q]);
+                let (st, (dp, db)) = (lane, self.reasons[q].deq_dropped);
                 if st.enq_pkts != st.deq_pkts + dp + fifo.len() as u64 || st.enq_bytes != st.deq_bytes + db + bytes {
                     return Err(format!(
                         "queue {q}: admitted {} pkts / {} B != sent {} / {} + dropped at dequeue {dp} / {db} + queued {} / {bytes}",
@@ -501,7 +576,7 @@ impl<P: PortPacket> Port<P> {
         if self.port_bytes > self.buffer_bytes {
             return Err(format!("{} B queued in a buffer of {} B", self.port_bytes, self.buffer_bytes));
         }
-        let by_reason: u64 = self.stats.iter().map(|s| s.total_drops()).sum();
+        let by_reason: u64 = self.reasons.iter().map(|r| r.drops.iter().sum::<u64>()).sum();
         if by_reason != self.total_drops {
             return Err(format!("{} drops in total, {by_reason} by reason", self.total_drops));
         }
@@ -536,12 +611,18 @@ mod tests {
         assert!(bad(&|c| c.occ[0].pkts -= 1).starts_with("queue 0: the scheduler sees"));
         assert!(bad(&|c| c.port_bytes += 1500).starts_with("the port counts"));
         assert_eq!(bad(&|c| c.port_pkts += 1), "the port counts 5 packets, its queues 4");
-        assert!(bad(&|c| c.stats[0].deq_pkts += 1).starts_with("queue 0: admitted"));
+        assert!(bad(&|c| c.lanes[0].deq_pkts += 1).starts_with("queue 0: admitted"));
         assert!(bad(&|c| c.total_drops += 1).contains("drops in total"));
         assert!(bad(&|c| {
             c.buffer_bytes = 2000;
         })
         .contains("above its limit"));
+    }
+
+    #[test]
+    fn a_queue_state_fits_two_cache_lines() {
+        assert_eq!(std::mem::size_of::<Lane<TestPkt>>(), 128);
+        assert_eq!(std::mem::offset_of!(Lane<TestPkt>, fifo), 64, "the FIFO opens the second line");
     }
 
     #[test]
@@ -633,6 +714,13 @@ mod tests {
         assert_eq!(p.classify(0), 2);
         assert_eq!(p.classify(2), 0);
         assert_eq!(p.classify(40), 2); // unmapped: min(dscp, n-1)
+        // No map, or one that spells out the default: min(dscp, n-1) without the table.
+        for map in [vec![], vec![0, 1, 2, 2]] {
+            let cfg = PortConfig { queues: 3, dscp_to_queue: map, ..Default::default() };
+            let p: Port<TestPkt> = Port::new(&cfg, &MarkingConfig::default(), 1_000_000_000, 0).unwrap();
+            assert!(p.default_dscp_map);
+            assert_eq!([0, 1, 2, 63, 64 + 1].map(|d| p.classify(d)), [0, 1, 2, 2, 1]);
+        }
         let bad = PortConfig { queues: 2, dscp_to_queue: vec![5], ..Default::default() };
         let e = Port::<TestPkt>::new(&bad, &MarkingConfig::default(), 1, 0).err().unwrap();
         assert!(e.starts_with("switch.dscp_to_queue[0]"), "{e}");

@@ -157,13 +157,6 @@ pub struct EgressPort {
     egress_line: VecDeque<(Nanos, u32, u16)>,
 }
 
-impl EgressPort {
-    fn dequeue_drops(&self, q: usize) -> u64 {
-        let s = &self.port.stats()[q];
-        s.enq_pkts - s.deq_pkts - self.port.queue_occ()[q].pkts as u64
-    }
-}
-
 /// Counters of the whole switch at one instant; two snapshots give a window.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
@@ -398,7 +391,7 @@ impl Switch {
                 let out = ep.port.dequeue(now, &mut self.buffer_pool);
                 // Give back the slots of frames the scheme dropped at dequeue.
                 for q in 0..ep.port.n_queues() {
-                    let d = ep.dequeue_drops(q);
+                    let d = ep.port.dequeue_drops(q);
                     while ep.deq_drops_seen[q] < d {
                         let s = ep.shadow[q].pop_front().expect("shadow FIFO out of step with the port");
                         self.pool.release(s);
