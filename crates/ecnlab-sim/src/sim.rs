@@ -55,6 +55,15 @@ enum End {
     Receiver = 1,
 }
 
+/// Bytes a link sent from one queue of its port.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QueueSent {
+    /// TCP payload of data packets.
+    pub payload: u64,
+    /// Wire bytes: must match what the port dequeued (end-of-run check).
+    pub wire: u64,
+}
+
 pub(crate) struct Link {
     pub spec: LinkSpec,
     pub port: Port<Packet>,
@@ -73,10 +82,9 @@ pub(crate) struct Link {
     /// Packets and bytes put on the wire (packet-hops).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
-    /// TCP payload bytes of data packets sent, per queue of the port.
-    pub payload_by_queue: Vec<u64>,
-    /// Wire bytes sent per queue: must match what the port dequeued (end-of-run check).
-    wire_by_queue: Vec<u64>,
+    /// What the link sent from each queue of its port (one line per queue at most, updated
+    /// at every transmission).
+    pub sent_by_queue: Vec<QueueSent>,
 }
 
 /// A transport connection between two hosts. It carries one long-lived flow, or a
@@ -242,8 +250,7 @@ impl Simulator {
                 arrive_at: None,
                 tx_pkts: 0,
                 tx_bytes: 0,
-                payload_by_queue: vec![0; nq],
-                wire_by_queue: vec![0; nq],
+                sent_by_queue: vec![QueueSent::default(); nq],
             });
         }
         let pools = (0..net.n_nodes())
@@ -544,7 +551,7 @@ impl Simulator {
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
         let Some((pkt, q)) = next else { return };
-        let extra = if !self.links[li].is_switch_port && pkt.kind == Kind::Data {
+        let extra = if self.rtt_variation.is_some() && !self.links[li].is_switch_port && pkt.kind == Kind::Data {
             self.conns[pkt.flow as usize].extra_delay_ns
         } else {
             0
@@ -554,9 +561,10 @@ impl Simulator {
         link.busy_until = done;
         link.tx_pkts += 1;
         link.tx_bytes += pkt.size as u64;
-        link.wire_by_queue[q] += pkt.size as u64;
+        let sent = &mut link.sent_by_queue[q];
+        sent.wire += pkt.size as u64;
         if pkt.kind == Kind::Data {
-            link.payload_by_queue[q] += pkt.payload as u64;
+            sent.payload += pkt.payload as u64;
         }
         let at = done + link.spec.delay_ns + extra;
         if link.pipe.back().is_none_or(|&(t, _)| t <= at) {
@@ -958,10 +966,10 @@ impl Simulator {
             let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.port_name(li));
             l.port.check_invariants(true).map_err(fail)?;
             for (q, st) in l.port.stats().iter().enumerate() {
-                if st.deq_bytes != l.wire_by_queue[q] {
+                if st.deq_bytes != l.sent_by_queue[q].wire {
                     return Err(fail(format!(
                         "queue {q} dequeued {} B but its link sent {} B",
-                        st.deq_bytes, l.wire_by_queue[q]
+                        st.deq_bytes, l.sent_by_queue[q].wire
                     )));
                 }
             }
@@ -1039,7 +1047,7 @@ mod tests {
 
         let mut sim = small_run();
         let li = (0..sim.links.len()).find(|&i| sim.links[i].tx_pkts > 0).unwrap();
-        sim.links[li].wire_by_queue[0] += 1;
+        sim.links[li].sent_by_queue[0].wire += 1;
         let e = sim.check_counting().unwrap_err();
         assert!(e.contains("dequeued") && e.contains("its link sent"), "{e}");
 
