@@ -636,7 +636,7 @@ impl Simulator {
             hops[0]
         } else {
             let h = self.ecmp_key(&pkt) ^ (node as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            hops[(mix64(h) % hops.len() as u64) as usize]
+            hops[self.net.ecmp_rem(mix64(h), hops.len())]
         } as usize;
         self.enqueue(li, pkt);
     }

@@ -33,6 +33,9 @@ pub struct Net {
     /// A host's only outgoing link (every built-in topology gives a host one), so that
     /// sending from a host needs no route lookup; `u32::MAX` for a host with several.
     host_uplink: Vec<u32>,
+    /// `ceil(2^128 / n)` for every next-hop count n >= 2 of the table (index n), so that an
+    /// ECMP choice `hash % n` is two multiplications instead of a 64-bit division.
+    rem_magic: Vec<u128>,
 }
 
 impl Net {
@@ -52,6 +55,17 @@ impl Net {
         } else {
             &self.route_links[e.0 as usize..(e.0 + e.1) as usize]
         }
+    }
+
+    /// `hash % n` for a next-hop count `n` >= 2 of the table, exactly, by Lemire, Kaser and
+    /// Kurz's direct remainder ("Faster remainder by direct computation", 2019): with
+    /// c = ceil(2^128 / n), the remainder is the high 64 bits of (c * hash mod 2^128) * n.
+    #[inline]
+    pub fn ecmp_rem(&self, hash: u64, n: usize) -> usize {
+        let low = self.rem_magic[n].wrapping_mul(hash as u128);
+        let n = n as u128;
+        let carry = ((low as u64 as u128) * n) >> 64;
+        (((low >> 64) * n + carry) >> 64) as usize
     }
 
     /// The link a host sends every packet on, if it has exactly one.
@@ -80,6 +94,7 @@ impl Net {
             route_idx: Vec::new(),
             route_links: Vec::new(),
             host_uplink: Vec::new(),
+            rem_magic: Vec::new(),
         }
     }
 
@@ -176,6 +191,8 @@ impl Net {
         }
         self.route_idx = idx;
         self.route_links = route_links;
+        let widest = self.route_idx.iter().map(|&(_, len)| len as usize).max().unwrap_or(0);
+        self.rem_magic = (0..=widest).map(|n| if n >= 2 { u128::MAX / n as u128 + 1 } else { 0 }).collect();
         self.host_uplink =
             (0..self.n_hosts).map(|h| if self.out_links[h].len() == 1 { self.out_links[h][0] } else { u32::MAX }).collect();
     }
@@ -240,6 +257,31 @@ mod tests {
         assert_eq!(net.links[net.host_uplink(0).unwrap() as usize].to, leaf0);
         assert_eq!(net.path(0, 5).len(), 4);
         assert_eq!(net.path(0, 1).len(), 2);
+    }
+
+    #[test]
+    fn ecmp_remainder_is_exact() {
+        let t = Topology::LeafSpine {
+            leaves: 2,
+            spines: 300,
+            hosts_per_leaf: 1,
+            link_rate: Rate::gbps(10),
+            core_rate: None,
+            host_delay: Duration::from_us(1),
+            core_delay: Duration::from_us(1),
+        };
+        let net = Net::build(&t);
+        assert_eq!(net.next_hops(2, 1).len(), 300);
+        let mut rng = ecnlab_core::rng::Rng::new(7);
+        for n in 2..=300usize {
+            for h in [0, 1, n as u64 - 1, n as u64, u64::MAX, u64::MAX - 1, u64::MAX / n as u64 * n as u64] {
+                assert_eq!(net.ecmp_rem(h, n), (h % n as u64) as usize, "{h} % {n}");
+            }
+            for _ in 0..2000 {
+                let h = rng.next_u64();
+                assert_eq!(net.ecmp_rem(h, n), (h % n as u64) as usize, "{h} % {n}");
+            }
+        }
     }
 
     #[test]
