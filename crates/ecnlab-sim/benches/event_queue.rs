@@ -23,7 +23,7 @@ const HORIZON: u64 = 21_500;
 /// Delay of the next event: 9 in 10 within the horizon, 1 in 10 a timer.
 #[inline]
 fn delay(r: u64) -> u64 {
-    if r % 10 == 0 {
+    if r.is_multiple_of(10) {
         100_000 + r % 4_900_000
     } else {
         1 + r % (HORIZON - 1)
