@@ -141,6 +141,12 @@ public:
     BenchDctcp(const BenchDctcp &o) : TcpDctcp(o) {}
     std::string GetName() const override { return "BenchDctcp"; }
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override {
+        if (s_keep_reduced) {
+            // BenchSocket enters fast recovery from CA_CWR: the lost segment was sent before
+            // the ECN reduction, whose window was already cut (RFC 3168 §6.1.2; Linux keeps
+            // ssthresh entering recovery from CWR; ecnlab's sender does the same).
+            return std::max(std::min(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get()), 2 * tcb->m_segmentSize);
+        }
         if (s_loss_halving && tcb->m_congState == TcpSocketState::CA_RECOVERY) {
             // EnterRecovery sets CA_RECOVERY before asking: a fast retransmit.
             ++s_loss_cuts;
@@ -170,6 +176,7 @@ public:
         return std::max(uint32_t(std::max(fl, 0)) / 2, 2 * tcb->m_segmentSize);
     }
     static bool s_loss_halving;
+    static bool s_keep_reduced;
     static uint64_t s_loss_cuts;
     Time m_last_call = Seconds(-1);
     uint32_t m_prev_ssthresh = 0;
@@ -177,8 +184,85 @@ public:
 };
 uint32_t BenchDctcp::s_min_segs = 1;
 bool BenchDctcp::s_loss_halving = false;
+bool BenchDctcp::s_keep_reduced = false;
 uint64_t BenchDctcp::s_loss_cuts = 0;
 TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
+
+// --- TcpSocketBase with RFC 5681 loss detection in CA_CWR ------------------------------
+// ns-3 3.44's TcpSocketBase (1) counts duplicate ACKs in CA_CWR but never acts on them: a
+// segment lost while an ECN reduction is in progress (CWR lasts until everything sent
+// before the ECE is acknowledged, and the hole keeps it from ending) is recovered only by
+// the retransmission timer; and (2) takes an ECE on an ACK during fast recovery or after a
+// timeout as a new ECN reduction: EnterCwr moves CA_RECOVERY / CA_LOSS to CA_CWR, so the
+// next partial ACK retransmits nothing and the remaining holes again wait for the timer.
+// RFC 5681 §3.2 fast-retransmits on the third duplicate ACK whatever the ECN state, and RFC
+// 3168 §6.1.2 reacts to ECN at most once per window, not by abandoning a loss recovery;
+// Linux does both (tcp_fastretrans_alert enters Recovery from CWR; an ECE in Recovery or
+// Loss changes no state), and so does ecnlab's sender. This subclass applies them, for the
+// flows' senders only:
+// (1) after the base class has processed a duplicate ACK in CA_CWR: on the third one, enter
+//     fast recovery (keeping the ECN-reduced ssthresh, BenchDctcp::s_keep_reduced), on the
+//     first and second, Limited Transmit (RFC 3042), as the base class does in CA_DISORDER;
+// (2) an ECE on an ACK of new data in CA_RECOVERY or CA_LOSS is counted for DCTCP's alpha
+//     (ECN_ECE_RCVD) without entering CA_CWR.
+class BenchSocket : public TcpSocketBase {
+public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("bench::BenchSocket").SetParent<TcpSocketBase>().SetGroupName("Internet")
+            .AddConstructor<BenchSocket>();
+        return tid;
+    }
+    BenchSocket() : TcpSocketBase() {}
+    BenchSocket(const BenchSocket &o) : TcpSocketBase(o) {}
+    static bool s_enabled;
+    static uint64_t s_cwr_recoveries, s_cwr_limited_tx, s_ece_kept;
+protected:
+    Ptr<TcpSocketBase> Fork() override { return CopyObject<BenchSocket>(this); }
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader &h) override {
+        if (!s_enabled) { TcpSocketBase::ReceivedAck(packet, h); return; }
+        TcpSocketState::TcpCongState_t st = m_tcb->m_congState.Get();
+        SequenceNumber32 ack = h.GetAckNumber();
+        if ((st == TcpSocketState::CA_RECOVERY || st == TcpSocketState::CA_LOSS) && (h.GetFlags() & TcpHeader::ECE) &&
+            m_tcb->m_ecnState != TcpSocketState::ECN_DISABLED && ack > m_txBuffer->HeadSequence() && m_ecnEchoSeq.Get() < ack) {
+            m_ecnEchoSeq = ack;   // the base class then skips its EnterCwr
+            m_tcb->m_ecnState = TcpSocketState::ECN_ECE_RCVD;
+            ++s_ece_kept;
+        }
+        uint32_t dup_before = m_dupAckCount;
+        TcpSocketBase::ReceivedAck(packet, h);
+        if (m_tcb->m_congState.Get() != TcpSocketState::CA_CWR || m_dupAckCount <= dup_before) return;
+        if (m_dupAckCount == m_retxThresh && (!m_recoverActive || m_highRxAckMark.Get() >= m_recover)) {
+            BenchDctcp::s_keep_reduced = true;
+            EnterRecovery(0);
+            BenchDctcp::s_keep_reduced = false;
+            ++s_cwr_recoveries;
+            SendPendingData(m_connected);
+        } else if (m_dupAckCount < m_retxThresh && m_limitedTx) {
+            m_txBuffer->AddRenoSack();
+            ++s_cwr_limited_tx;
+            SendPendingData(m_connected);
+        }
+    }
+};
+bool BenchSocket::s_enabled = false;
+uint64_t BenchSocket::s_cwr_recoveries = 0, BenchSocket::s_cwr_limited_tx = 0, BenchSocket::s_ece_kept = 0;
+TypeId g_cc_tid;
+Ptr<Socket> MakeSenderSocket(Ptr<Node> node) {
+    if (!BenchSocket::s_enabled) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+    // As TcpL4Protocol::CreateSocket, with the subclass.
+    Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+    ObjectFactory cc, rtt;
+    cc.SetTypeId(g_cc_tid);
+    rtt.SetTypeId(RttMeanDeviation::GetTypeId());
+    Ptr<BenchSocket> s = CreateObject<BenchSocket>();
+    s->SetNode(node);
+    s->SetTcp(tcp);
+    s->SetRtt(rtt.Create<RttEstimator>());
+    s->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+    s->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
+    tcp->AddSocket(s);
+    return s;
+}
 
 uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0;
 
@@ -336,7 +420,7 @@ void ConnectBottleneck(Ptr<NetDevice> dev) {
 
 void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t port, uint64_t size, double start, uint8_t dscp) {
     uint32_t i = g_flows.size();
-    Ptr<Socket> sock = Socket::CreateSocket(src, TcpSocketFactory::GetTypeId());
+    Ptr<Socket> sock = MakeSenderSocket(src);
     sock->Bind();
     // The class travels as the destination port (9 + 1000 x class), not as the IP ToS: with
     // a non-zero ToS set by the application, ns-3 3.44's TCP sends its segments without ECT
@@ -430,9 +514,11 @@ def main() -> None:
     SD, sv = ns.Config.SetDefault, ns.StringValue
     b.BenchDctcp.s_loss_halving = bool(cfg.get("ns3_dctcp_loss_halving", False))
     if cfg.get("ns3_dctcp_floor", True):
-        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.BenchDctcpTypeId(int(tr["min_cwnd"]))))
+        b.g_cc_tid = b.BenchDctcpTypeId(int(tr["min_cwnd"]))
     else:
-        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpDctcp.GetTypeId()))
+        b.g_cc_tid = ns.TcpDctcp.GetTypeId()
+    SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.g_cc_tid))
+    b.BenchSocket.s_enabled = bool(cfg.get("ns3_cwr_loss_detection", False))
     SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
     SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
@@ -592,6 +678,10 @@ def main() -> None:
                              "tx_payload_bps_incl_retransmissions": b.g_payload * 8 / win,
                              "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
     res["dctcp_loss_cuts"] = int(b.BenchDctcp.s_loss_cuts)
+    res["bench_socket"] = {"enabled": bool(b.BenchSocket.s_enabled),
+                           "fast_recoveries_from_cwr": int(b.BenchSocket.s_cwr_recoveries),
+                           "limited_transmits_in_cwr": int(b.BenchSocket.s_cwr_limited_tx),
+                           "ece_in_recovery_or_loss_kept": int(b.BenchSocket.s_ece_kept)}
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
     res["tcn_enqueued_in_queues_1_to_7"] = int(b.g_tcn_classed)
