@@ -96,6 +96,7 @@ void OnAck(uint32_t i, SequenceNumber32, SequenceNumber32 v) {
     }
 }
 double g_connect_lead = 0.02;   // seconds
+double g_time_offset = 0.0;     // seconds added to every trace start (= g_connect_lead)
 void Established(uint32_t i, Ptr<Socket>) { g_flows[i].established = Simulator::Now().GetSeconds(); }
 void ConnFailed(uint32_t, Ptr<Socket>) {}
 void Connect(uint32_t i, Ipv4Address dst, uint16_t port) {
@@ -140,6 +141,12 @@ public:
     BenchDctcp(const BenchDctcp &o) : TcpDctcp(o) {}
     std::string GetName() const override { return "BenchDctcp"; }
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override {
+        if (s_keep_reduced) {
+            // BenchSocket enters fast recovery from CA_CWR: the lost segment was sent before
+            // the ECN reduction, whose window was already cut (RFC 3168 §6.1.2; Linux keeps
+            // ssthresh entering recovery from CWR; ecnlab's sender does the same).
+            return std::max(std::min(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get()), 2 * tcb->m_segmentSize);
+        }
         if (s_loss_halving && tcb->m_congState == TcpSocketState::CA_RECOVERY) {
             // EnterRecovery sets CA_RECOVERY before asking: a fast retransmit.
             ++s_loss_cuts;
@@ -169,6 +176,7 @@ public:
         return std::max(uint32_t(std::max(fl, 0)) / 2, 2 * tcb->m_segmentSize);
     }
     static bool s_loss_halving;
+    static bool s_keep_reduced;
     static uint64_t s_loss_cuts;
     Time m_last_call = Seconds(-1);
     uint32_t m_prev_ssthresh = 0;
@@ -176,8 +184,85 @@ public:
 };
 uint32_t BenchDctcp::s_min_segs = 1;
 bool BenchDctcp::s_loss_halving = false;
+bool BenchDctcp::s_keep_reduced = false;
 uint64_t BenchDctcp::s_loss_cuts = 0;
 TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
+
+// --- TcpSocketBase with RFC 5681 loss detection in CA_CWR ------------------------------
+// ns-3 3.44's TcpSocketBase (1) counts duplicate ACKs in CA_CWR but never acts on them: a
+// segment lost while an ECN reduction is in progress (CWR lasts until everything sent
+// before the ECE is acknowledged, and the hole keeps it from ending) is recovered only by
+// the retransmission timer; and (2) takes an ECE on an ACK during fast recovery or after a
+// timeout as a new ECN reduction: EnterCwr moves CA_RECOVERY / CA_LOSS to CA_CWR, so the
+// next partial ACK retransmits nothing and the remaining holes again wait for the timer.
+// RFC 5681 §3.2 fast-retransmits on the third duplicate ACK whatever the ECN state, and RFC
+// 3168 §6.1.2 reacts to ECN at most once per window, not by abandoning a loss recovery;
+// Linux does both (tcp_fastretrans_alert enters Recovery from CWR; an ECE in Recovery or
+// Loss changes no state), and so does ecnlab's sender. This subclass applies them, for the
+// flows' senders only:
+// (1) after the base class has processed a duplicate ACK in CA_CWR: on the third one, enter
+//     fast recovery (keeping the ECN-reduced ssthresh, BenchDctcp::s_keep_reduced), on the
+//     first and second, Limited Transmit (RFC 3042), as the base class does in CA_DISORDER;
+// (2) an ECE on an ACK of new data in CA_RECOVERY or CA_LOSS is counted for DCTCP's alpha
+//     (ECN_ECE_RCVD) without entering CA_CWR.
+class BenchSocket : public TcpSocketBase {
+public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("bench::BenchSocket").SetParent<TcpSocketBase>().SetGroupName("Internet")
+            .AddConstructor<BenchSocket>();
+        return tid;
+    }
+    BenchSocket() : TcpSocketBase() {}
+    BenchSocket(const BenchSocket &o) : TcpSocketBase(o) {}
+    static bool s_enabled;
+    static uint64_t s_cwr_recoveries, s_cwr_limited_tx, s_ece_kept;
+protected:
+    Ptr<TcpSocketBase> Fork() override { return CopyObject<BenchSocket>(this); }
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader &h) override {
+        if (!s_enabled) { TcpSocketBase::ReceivedAck(packet, h); return; }
+        TcpSocketState::TcpCongState_t st = m_tcb->m_congState.Get();
+        SequenceNumber32 ack = h.GetAckNumber();
+        if ((st == TcpSocketState::CA_RECOVERY || st == TcpSocketState::CA_LOSS) && (h.GetFlags() & TcpHeader::ECE) &&
+            m_tcb->m_ecnState != TcpSocketState::ECN_DISABLED && ack > m_txBuffer->HeadSequence() && m_ecnEchoSeq.Get() < ack) {
+            m_ecnEchoSeq = ack;   // the base class then skips its EnterCwr
+            m_tcb->m_ecnState = TcpSocketState::ECN_ECE_RCVD;
+            ++s_ece_kept;
+        }
+        uint32_t dup_before = m_dupAckCount;
+        TcpSocketBase::ReceivedAck(packet, h);
+        if (m_tcb->m_congState.Get() != TcpSocketState::CA_CWR || m_dupAckCount <= dup_before) return;
+        if (m_dupAckCount == m_retxThresh && (!m_recoverActive || m_highRxAckMark.Get() >= m_recover)) {
+            BenchDctcp::s_keep_reduced = true;
+            EnterRecovery(0);
+            BenchDctcp::s_keep_reduced = false;
+            ++s_cwr_recoveries;
+            SendPendingData(m_connected);
+        } else if (m_dupAckCount < m_retxThresh && m_limitedTx) {
+            m_txBuffer->AddRenoSack();
+            ++s_cwr_limited_tx;
+            SendPendingData(m_connected);
+        }
+    }
+};
+bool BenchSocket::s_enabled = false;
+uint64_t BenchSocket::s_cwr_recoveries = 0, BenchSocket::s_cwr_limited_tx = 0, BenchSocket::s_ece_kept = 0;
+TypeId g_cc_tid;
+Ptr<Socket> MakeSenderSocket(Ptr<Node> node) {
+    if (!BenchSocket::s_enabled) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+    // As TcpL4Protocol::CreateSocket, with the subclass.
+    Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+    ObjectFactory cc, rtt;
+    cc.SetTypeId(g_cc_tid);
+    rtt.SetTypeId(RttMeanDeviation::GetTypeId());
+    Ptr<BenchSocket> s = CreateObject<BenchSocket>();
+    s->SetNode(node);
+    s->SetTcp(tcp);
+    s->SetRtt(rtt.Create<RttEstimator>());
+    s->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+    s->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
+    tcp->AddSocket(s);
+    return s;
+}
 
 uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0;
 
@@ -260,14 +345,58 @@ std::vector<uint64_t> g_port_drop_data, g_port_drop_ctl;
 bool g_log_drops = false;                     // diagnostic: every drop's time and port
 std::vector<double> g_drop_t;
 std::vector<uint32_t> g_drop_port;
+// ... with the queue disc's bytes before the drop, the packet's size, and its TCP sequence
+// number and ports (to tell which flow lost what, for differential debugging).
+std::vector<uint32_t> g_drop_qbytes, g_drop_size, g_drop_seq, g_drop_ports;
+std::vector<Ptr<QueueDisc>> g_port_qd;
 void PortDrop(uint32_t port, Ptr<const QueueDiscItem> item) {
     if (item->GetSize() > 100) ++g_port_drop_data[port]; else ++g_port_drop_ctl[port];
-    if (g_log_drops) { g_drop_t.push_back(Simulator::Now().GetSeconds()); g_drop_port.push_back(port); }
+    if (g_log_drops) {
+        g_drop_t.push_back(Simulator::Now().GetSeconds()); g_drop_port.push_back(port);
+        g_drop_qbytes.push_back(g_port_qd[port]->GetNBytes()); g_drop_size.push_back(item->GetSize());
+        TcpHeader th;
+        uint32_t seq = 0, ports = 0;
+        if (item->GetPacket()->PeekHeader(th)) {
+            seq = th.GetSequenceNumber().GetValue();
+            ports = (uint32_t(th.GetSourcePort()) << 16) | th.GetDestinationPort();
+        }
+        g_drop_seq.push_back(seq); g_drop_ports.push_back(ports);
+    }
 }
 void WatchPortDrops(Ptr<NetDevice> dev, uint32_t port) {
-    if (g_port_drop_data.size() <= port) { g_port_drop_data.resize(port + 1, 0); g_port_drop_ctl.resize(port + 1, 0); }
+    if (g_port_drop_data.size() <= port) { g_port_drop_data.resize(port + 1, 0); g_port_drop_ctl.resize(port + 1, 0); g_port_qd.resize(port + 1); }
     Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    g_port_qd[port] = tc->GetRootQueueDiscOnDevice(dev);
     tc->GetRootQueueDiscOnDevice(dev)->TraceConnectWithoutContext("Drop", MakeBoundCallback(&PortDrop, port));
+}
+
+// Diagnostic: every packet offered to one chosen port: time (s), queue-disc bytes after,
+// admitted (0/1), TCP seq, src port << 16 | dst port.
+std::vector<double> g_plog_t;
+std::vector<uint32_t> g_plog_bytes, g_plog_ok, g_plog_seq, g_plog_ports, g_plog_src, g_plog_size;
+Ptr<QueueDisc> g_plog_qd;
+void PlogItem(uint32_t ok, Ptr<const QueueDiscItem> item) {
+    g_plog_t.push_back(Simulator::Now().GetSeconds());
+    g_plog_bytes.push_back(g_plog_qd->GetNBytes());
+    g_plog_ok.push_back(ok);
+    TcpHeader th;
+    uint32_t seq = 0, ports = 0;
+    if (item->GetPacket()->PeekHeader(th)) {
+        seq = th.GetSequenceNumber().GetValue();
+        ports = (uint32_t(th.GetSourcePort()) << 16) | th.GetDestinationPort();
+    }
+    g_plog_seq.push_back(seq); g_plog_ports.push_back(ports);
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    g_plog_src.push_back(ip ? ip->GetHeader().GetSource().Get() : 0);
+    g_plog_size.push_back(item->GetSize());
+}
+void PlogDrop(Ptr<const QueueDiscItem> item) { PlogItem(0, item); }
+void PlogEnq(Ptr<const QueueDiscItem> item) { PlogItem(1, item); }
+void LogPort(Ptr<NetDevice> dev) {
+    Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    g_plog_qd = tc->GetRootQueueDiscOnDevice(dev);
+    g_plog_qd->TraceConnectWithoutContext("Enqueue", MakeCallback(&PlogEnq));
+    g_plog_qd->TraceConnectWithoutContext("Drop", MakeCallback(&PlogDrop));
 }
 
 void InstallRootQdisc(Ptr<NetDevice> dev, Ptr<QueueDisc> qd) {
@@ -291,7 +420,7 @@ void ConnectBottleneck(Ptr<NetDevice> dev) {
 
 void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t port, uint64_t size, double start, uint8_t dscp) {
     uint32_t i = g_flows.size();
-    Ptr<Socket> sock = Socket::CreateSocket(src, TcpSocketFactory::GetTypeId());
+    Ptr<Socket> sock = MakeSenderSocket(src);
     sock->Bind();
     // The class travels as the destination port (9 + 1000 x class), not as the IP ToS: with
     // a non-zero ToS set by the application, ns-3 3.44's TCP sends its segments without ECT
@@ -306,7 +435,10 @@ void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t po
     // 10 Gbps), and the data then waits there again; with a lead of 300 us, flows from
     // busy senders paid that wait twice. Not all at t = 0: hundreds of open endpoints make
     // ns-3's linear endpoint demultiplexing slow. Sockets are closed when their flow
-    // completes.
+    // completes. The caller shifts every trace start by the lead (g_time_offset), so that
+    // even the first flows' handshakes end before their start: with starts at t < lead, the
+    // first two flows of a trace began ~70 us (one handshake) late, and every later event
+    // diverged from ecnlab's.
     double t_conn = std::max(0.0, start - g_connect_lead);
     Simulator::ScheduleWithContext(src->GetId(), Seconds(t_conn), &Connect, i, dst, port);
     sock->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, i));
@@ -382,9 +514,11 @@ def main() -> None:
     SD, sv = ns.Config.SetDefault, ns.StringValue
     b.BenchDctcp.s_loss_halving = bool(cfg.get("ns3_dctcp_loss_halving", False))
     if cfg.get("ns3_dctcp_floor", True):
-        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.BenchDctcpTypeId(int(tr["min_cwnd"]))))
+        b.g_cc_tid = b.BenchDctcpTypeId(int(tr["min_cwnd"]))
     else:
-        SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpDctcp.GetTypeId()))
+        b.g_cc_tid = ns.TcpDctcp.GetTypeId()
+    SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.g_cc_tid))
+    b.BenchSocket.s_enabled = bool(cfg.get("ns3_cwr_loss_detection", False))
     SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
     SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
@@ -401,14 +535,22 @@ def main() -> None:
     SD("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(tr["dctcp_alpha_init"]))
 
     # ---- topology
-    rate = f'{topo["link_rate_gbps"]}Gbps'
+    # ns-3's point-to-point device puts a 2-byte PPP header on every packet, which ecnlab's
+    # links do not carry: at the nominal rate a full segment (1502 B on the wire) took
+    # 1.2016 us against ecnlab's 1.2 us, and a back-to-back train drifted 0.5 us every 250
+    # packets, so that the two runs' events parted within the first millisecond. Every link
+    # runs at nominal x 1502/1500, so that a full segment is serialised in exactly the same
+    # time in both (a 40-byte ACK takes 33.6 ns against 32 ns).
+    def wire_rate(gbps):
+        return f"{round(gbps * 1e9 * 1502 / 1500)}bps"
+    rate = wire_rate(topo["link_rate_gbps"])
     if topo["kind"] == "star":
         n_hosts, n_sw = topo["hosts"], 1
         links = [(h, n_hosts, rate, topo["link_delay_us"]) for h in range(n_hosts)]
     else:
         L, S, hpl = topo["leaves"], topo["spines"], topo["hosts_per_leaf"]
         n_hosts, n_sw = L * hpl, L + S
-        core = f'{topo.get("core_rate_gbps") or topo["link_rate_gbps"]}Gbps'
+        core = wire_rate(topo.get("core_rate_gbps") or topo["link_rate_gbps"])
         links = [(h, n_hosts + h // hpl, rate, topo["host_delay_us"]) for h in range(n_hosts)]
         links += [(n_hosts + l, n_hosts + L + s, core, topo["core_delay_us"]) for l in range(L) for s in range(S)]
     nodes = ns.NodeContainer()
@@ -444,12 +586,17 @@ def main() -> None:
     # full packets.
     for dev in host_devs:
         b.InstallRootQdisc(dev, _fifo(ns, f'{cfg["nic_buffer_bytes"]}B'))
-    buf_pkts = sw["buffer_bytes"] // 1500
+    # RED in byte mode, as ecnlab counts its buffer and K: in packet mode a pure ACK would take
+    # as much of the buffer (and of K) as a full segment, and a port carrying data one way and
+    # ACKs the other (every leaf-spine port) would drop and mark well below ecnlab's bytes
+    # (measured: drops at 67,860 queued bytes, "200 packets", in leafspine-1q-red).
+    # ns-3's test is qlen_before >= K bytes, i.e. > K - 1 with the arrival counted: with full
+    # segments, ecnlab's qlen_with_arrival > K marks the same packets.
     for dev in sw_devs:
         if mk["scheme"] == "red_k":
             q = ns.CreateObject[ns.RedQueueDisc]()
-            k = mk["k_packets"]
-            for name, val in [("MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buf_pkts}p"))),
+            k = mk["k_packets"] * 1500
+            for name, val in [("MaxSize", ns.QueueSizeValue(ns.QueueSize(f'{sw["buffer_bytes"]}B'))),
                               ("MinTh", ns.DoubleValue(k)), ("MaxTh", ns.DoubleValue(k)),
                               ("QW", ns.DoubleValue(1.0)), ("UseEcn", ns.BooleanValue(True)),
                               ("Gentle", ns.BooleanValue(False)), ("UseHardDrop", ns.BooleanValue(False)),
@@ -468,6 +615,8 @@ def main() -> None:
     for i, dev in enumerate(host_devs):
         b.WatchPortDrops(dev, len(sw_devs) + i)
     sw_names += nic_names
+    if cfg.get("log_port"):
+        b.LogPort((sw_devs + list(host_devs))[sw_names.index(cfg["log_port"])])
 
     # ---- applications
     port = 9
@@ -491,15 +640,20 @@ def main() -> None:
             v.resize(len(traced))
         for slot, fi in enumerate(traced):
             b.g_trace_flow[fi] = slot + 1
+    # Trace flows start `offset` later than the trace says, so that every handshake (begun
+    # `connect_lead_s` before its flow) ends before its flow starts; all times reported
+    # (simulated time, warm-up, FCTs from each flow's own start) are relative to the offset.
+    offset = b.g_connect_lead if cfg["trace_csv"] and not cfg["long_flows"] else 0.0
+    b.g_time_offset = offset
     if cfg["trace_csv"]:
         with open(cfg["trace_csv"]) as fh:
             next(fh)
             for line in fh:
                 st, s, d, size, cls = line.strip().split(",")
-                b.AddFlow(nodes.Get(int(s)), int(s), int(d), host_ip[int(d)], port, int(size), float(st), int(cls))
+                b.AddFlow(nodes.Get(int(s)), int(s), int(d), host_ip[int(d)], port, int(size), float(st) + offset, int(cls))
                 n_trace += 1
     b.g_stop_when_done = bool(n_trace) and not cfg["long_flows"]
-    b.g_warmup = cfg["warmup_s"]
+    b.g_warmup = cfg["warmup_s"] + offset
     b.ConnectHopSinks()
     if cfg["port_to_host"] is not None:
         b.ConnectBottleneck(to_host_dev[cfg["port_to_host"]])
@@ -507,9 +661,9 @@ def main() -> None:
 
     b.g_log_drops = bool(cfg.get("log_drops", False))
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    run_s = b.TimeRun(cfg["duration_s"])
+    run_s = b.TimeRun(cfg["duration_s"] + offset)
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    sim_end = ns.Simulator.Now().GetSeconds()
+    sim_end = ns.Simulator.Now().GetSeconds() - offset
     events = int(ns.Simulator.GetEventCount())
 
     res = {
@@ -524,13 +678,22 @@ def main() -> None:
                              "tx_payload_bps_incl_retransmissions": b.g_payload * 8 / win,
                              "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
     res["dctcp_loss_cuts"] = int(b.BenchDctcp.s_loss_cuts)
+    res["bench_socket"] = {"enabled": bool(b.BenchSocket.s_enabled),
+                           "fast_recoveries_from_cwr": int(b.BenchSocket.s_cwr_recoveries),
+                           "limited_transmits_in_cwr": int(b.BenchSocket.s_cwr_limited_tx),
+                           "ece_in_recovery_or_loss_kept": int(b.BenchSocket.s_ece_kept)}
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
     res["tcn_enqueued_in_queues_1_to_7"] = int(b.g_tcn_classed)
     res["port_drops"] = {sw_names[i]: {"data": int(b.g_port_drop_data[i]), "ctl": int(b.g_port_drop_ctl[i])}
                          for i in range(len(sw_names)) if b.g_port_drop_data[i] or b.g_port_drop_ctl[i]}
     if cfg.get("log_drops"):
-        res["drop_log"] = [[float(b.g_drop_t[i]), sw_names[int(b.g_drop_port[i])]] for i in range(len(b.g_drop_t))]
+        # time (s), port, queue-disc bytes before the drop, packet bytes, TCP seq, src port << 16 | dst port
+        res["drop_log"] = [[float(b.g_drop_t[i]) - offset, sw_names[int(b.g_drop_port[i])], int(b.g_drop_qbytes[i]),
+                            int(b.g_drop_size[i]), int(b.g_drop_seq[i]), int(b.g_drop_ports[i])] for i in range(len(b.g_drop_t))]
+    if cfg.get("log_port"):
+        res["port_log"] = [[float(b.g_plog_t[i]) - offset, int(b.g_plog_bytes[i]), int(b.g_plog_ok[i]), int(b.g_plog_seq[i]),
+                            int(b.g_plog_ports[i]), int(b.g_plog_src[i]), int(b.g_plog_size[i])] for i in range(len(b.g_plog_t))]
     if n_trace:
         fl = b.g_flows
         recs = [(int(fl[i].size), (fl[i].finish - fl[i].start) * 1e6 if fl[i].finish >= 0 else None)

@@ -358,23 +358,22 @@ def markdown(res: dict) -> str:
             for a in r.get("agreement", []):
                 L.append(f"| {r['scenario']} | {a['item']} | {fmt(a['ecnlab'], 3)} | {fmt(a['ns3'], 3)} | "
                          f"{a['rel_diff'] * 100:.1f} % | {tol_txt(a['tol'])} | {a['verdict']} |")
-        L += ["", "How the two are kept comparable (benches/scenarios.py, ns3_driver.py): ns-3 connects each "
-              "flow 20 ms before its start (with 300 us, 96 of 1000 web-search handshakes ended after the start, "
-              "a SYN queued behind a full 4 MB NIC FIFO); its DCTCP cut is floored at min_cwnd segments as ecnlab's (plain "
-              "TcpDctcp can leave cwnd below one segment, and the sender then waits for the 5 ms RTO: 43 RTOs "
-              "and +38 % FCT in a 64-flow incast, none with the floor); ecnlab uses RFC 6582's Impatient timer "
-              "and Limited Transmit, as ns-3. Both cap a flow's flight at the 4 MB send buffer (ecnlab: max_cwnd = 2872 segments), and both "
-              "halve on loss as RFC 8257 §3.5 asks (ns-3 3.44's TcpDctcp would keep ssthresh = (1 - alpha/2) cwnd, no "
-              "cut at all when alpha = 0; the driver's BenchDctcp applies the RFC rule). Known remaining differences: ns-3 sends pure "
-              "ACKs and SYNs ECT(0), ecnlab's ACKs are not-ECT; whole-run goodput of the Poisson scenarios is "
-              "total bytes / last completion, and the large-flow class has 16-26 flows, so both move with a "
-              "few flows. The reduced leaf-spine still disagrees: its 300 KB shared buffers overflow at 90 % load, "
-              "and ns-3 enters loss recovery about 4x as often as ecnlab (run of 2026-11-22: 1171 fast "
-              "recoveries and 471 RTOs against 263 and 216 in 600 flows), while flows that lose nothing agree "
-              "within 0.1 %. Open: ns-3 3.44's TcpSocketBase ignores duplicate ACKs in CA_CWR (a loss "
-              "during an ECN reduction waits for the RTO; 151 of 216 RTO entries in a 300-flow run came from CA_CWR) and "
-              "lets an ECE on a partial ACK end fast recovery (106 RECOVERY -> CWR), where ecnlab (as Linux and RFC "
-              "3168/5681) fast-retransmits; not fixed in the driver.", ""]
+        L += ["", "How the two are kept comparable (benches/scenarios.py docstring, ns3_driver.py): ns-3 connects each "
+              "flow 20 ms before its start and replays the trace shifted by those 20 ms (times reported relative to "
+              "the shift); its links run at nominal x 1502/1500 so that a full segment with ns-3's 2-byte PPP header "
+              "is serialised in the same 1.2 us as ecnlab's; RED counts bytes (buffer and K) as ecnlab; its DCTCP cut "
+              "is floored at min_cwnd segments and a loss halves the window (RFC 8257 §3.5, BenchDctcp); its senders "
+              "fast-retransmit on the third duplicate ACK also in CA_CWR and stay in recovery when an ACK carries ECE "
+              "(RFC 5681 §3.2 and Linux; ns-3 3.44 waits for the RTO and leaves recovery for CWR: BenchSocket); ecnlab "
+              "uses RFC 6582's Impatient timer and Limited Transmit, as ns-3. Both cap a flow's flight at the 4 MB "
+              "send buffer. Known remaining differences: ns-3's queue disc does not see the one packet in its device "
+              "queue; ns-3's slow start counts every segment a cumulative ACK covers (Linux), ecnlab at most 2 (RFC "
+              "3465); ns-3 deflates to ssthresh when fast recovery ends (RFC 6582 option 2), ecnlab to min(ssthresh, "
+              "FlightSize + MSS) (option 1); ns-3 sends pure ACKs ECT(0). Whole-run goodput of the Poisson scenarios "
+              "is total bytes / last completion, and the large-flow class has 16-26 flows, so both move with a few "
+              "flows. The leaf-spine runs lose packets at 90 % load; both simulators are chaotic there (ACK "
+              "serialisation differs by nanoseconds and the runs part within ~1 ms), so per-flow results differ and "
+              "only aggregates are compared.", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")

@@ -12,7 +12,11 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
 - Connections are pre-established (ecnlab has no handshake; ns-3 connects each flow's
   socket `connect_lead_s` = 20 ms before the flow's start, so that no handshake, not even
   a SYN queued behind a full 4 MB NIC FIFO or lost and retried, falls inside the FCT),
-  one fresh connection per flow.
+  one fresh connection per flow. ns-3 replays the trace shifted by that lead (so that the
+  first flows, starting at t < 20 ms, are connected too) and reports times relative to it.
+- Links: ecnlab's packets carry no link header; ns-3's point-to-point device adds 2 bytes
+  (PPP), so ns-3's links run at nominal x 1502/1500 and a full segment is serialised in
+  the same 1.2 us at 10 Gbps in both (an ACK: 33.6 ns in ns-3, 32 ns in ecnlab).
 - Send buffer: 4 MB (`snd_buf_bytes`, Linux's default tcp_wmem maximum): ns-3's SndBufSize,
   and in ecnlab (which has no send buffer) max_cwnd = 4 MB / MSS = 2872 segments, so that a
   flow's flight is capped alike (it matters when a large flow overflows its own 4 MB NIC
@@ -23,11 +27,28 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   ns-3 issue #1012); the driver's BenchDctcp applies the RFC rule.
 - Loss recovery: NewReno without SACK on both; ecnlab with `partial_ack_rto = "impatient"`
   (RFC 6582 §3.2 step 5, ns-3's rule) and Limited Transmit (RFC 3042, ns-3's default).
+- Loss detection during an ECN reduction: RFC 5681 §3.2 on both. ns-3 3.44's TcpSocketBase
+  ignores duplicate ACKs in CA_CWR (a segment lost while cwnd is being reduced waits for
+  the RTO) and leaves fast recovery or loss recovery for CA_CWR when an ACK carries ECE;
+  Linux does neither, nor does ecnlab. The driver's BenchSocket (`ns3_cwr_loss_detection`)
+  fast-retransmits on the third duplicate ACK in CA_CWR (keeping the ECN-reduced ssthresh,
+  as Linux and ecnlab) and counts an ECE in recovery for DCTCP's alpha without a state
+  change. Measured (leafspine-1q-red, 150 flows): 47 of ns-3's 53 RTOs came from CA_CWR;
+  with BenchSocket ns-3 has 30, as ecnlab.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
-  with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K packets) or TCN (custom ns-3 queue
-  disc, see ns3_driver.py). Host NICs: one tail-drop FIFO (4 MB), no marking. ns-3 device
-  queues hold 1 packet; FqCoDel is removed everywhere.
+  with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
+  counts them: in packet mode a 40-byte ACK took a full packet of buffer and threshold) or
+  TCN (custom ns-3 queue disc, see ns3_driver.py). ns-3's test, bytes queued before the
+  arrival >= K, marks the same full-size packets as ecnlab's bytes with the arrival > K.
+  Host NICs: one tail-drop FIFO (4 MB), no marking. ns-3 device queues hold 1 packet;
+  FqCoDel is removed everywhere. Known 1-packet difference: ns-3's queue disc does not see
+  the packet waiting in the device queue, ecnlab's port does (ns-3 marks, and its buffer
+  fills, one packet later on a busy port).
+- Known remaining TCP differences (not aligned): ns-3's slow start adds every segment a
+  cumulative ACK covers (as Linux), ecnlab at most 2 (RFC 3465 L = 2); ns-3 deflates cwnd
+  to ssthresh on leaving fast recovery (RFC 6582 option 2), ecnlab to
+  min(ssthresh, FlightSize + MSS) (option 1); ns-3 sends pure ACKs ECT(0).
 """
 
 from __future__ import annotations
@@ -213,4 +234,7 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         # RFC 8257 §3.5: a loss halves the window as in RFC 5681, as ecnlab does (ns-3 3.44's
         # TcpDctcp keeps ssthresh = (1 - alpha/2) cwnd, i.e. no back-off at all when alpha = 0).
         "ns3_dctcp_loss_halving": True,
+        # RFC 5681 §3.2 fast retransmit in CA_CWR, and no CA_CWR entry from fast recovery or a
+        # timeout (ns-3 3.44's TcpSocketBase does neither; the driver's BenchSocket does both).
+        "ns3_cwr_loss_detection": True,
     }
