@@ -27,5 +27,9 @@ def test_bench_quick_runs_and_reports(tmp_path):
             assert k in e, (r["scenario"], k)
         assert e["packet_hops"] > 0 and e["events"] > 0
     assert res["scaling"] and all(s["packet_hops"] > 0 for s in res["scaling"])
+    # flows in progress, time-averaged: positive and at most the run's flow count
+    for row in res["scaling"]:
+        assert 0 < row["mean_active_flows"] <= row["flows"], row
+    assert all(0 < r["mean_active_flows"] for r in res["full"])
     md = (out / "latest.md").read_text()
     assert "packet-hops/s" in md and "scaling" in md
