@@ -237,4 +237,8 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         # RFC 5681 §3.2 fast retransmit in CA_CWR, and no CA_CWR entry from fast recovery or a
         # timeout (ns-3 3.44's TcpSocketBase does neither; the driver's BenchSocket does both).
         "ns3_cwr_loss_detection": True,
+        # RFC 6582 §3.2 step 1 (no fast retransmit on duplicate ACKs that do not cover more
+        # than `recover`, e.g. after a timeout's go-back-N) and no Reno "SACK" scoreboard
+        # outliving a cumulative ACK (ns-3 3.44 keeps both; BenchSocket applies the RFC rules).
+        "ns3_newreno_recover": True,
     }
