@@ -216,13 +216,59 @@ public:
     BenchSocket(const BenchSocket &o) : TcpSocketBase(o) {}
     static bool s_enabled;
     static uint64_t s_cwr_recoveries, s_cwr_limited_tx, s_ece_kept;
+    // Diagnostic (trace_ack_flows): every ACK of this socket, after processing: time (s),
+    // ack, dup ACK (0/1), state before, state after, dupAckCount, recover, recoverActive,
+    // highTxMark, nextTx, Reno-SACKed bytes, lost bytes, ns-3's BytesInFlight, cwnd, ssthresh.
+    int32_t m_diag = -1;
+    static std::vector<std::vector<double>> s_ack_log;
+    void Diag(const TcpHeader &h, uint32_t st0, bool dup) {
+        if (m_diag < 0) return;
+        s_ack_log[m_diag].insert(s_ack_log[m_diag].end(), {
+            Simulator::Now().GetSeconds(), double(h.GetAckNumber().GetValue()), double(dup), double(st0),
+            double(m_tcb->m_congState.Get()), double(m_dupAckCount), double(m_recover.GetValue()), double(m_recoverActive),
+            double(m_tcb->m_highTxMark.Get().GetValue()), double(m_tcb->m_nextTxSequence.Get().GetValue()),
+            double(m_txBuffer->GetSacked()), double(m_txBuffer->GetLost()), double(m_txBuffer->BytesInFlight()),
+            double(m_tcb->m_cWnd.Get()), double(m_tcb->m_ssThresh.Get())});
+    }
 protected:
     Ptr<TcpSocketBase> Fork() override { return CopyObject<BenchSocket>(this); }
     void ReceivedAck(Ptr<Packet> packet, const TcpHeader &h) override {
-        if (!s_enabled) { TcpSocketBase::ReceivedAck(packet, h); return; }
         TcpSocketState::TcpCongState_t st = m_tcb->m_congState.Get();
         SequenceNumber32 ack = h.GetAckNumber();
-        if ((st == TcpSocketState::CA_RECOVERY || st == TcpSocketState::CA_LOSS) && (h.GetFlags() & TcpHeader::ECE) &&
+        bool dup = ack == m_txBuffer->HeadSequence() && ack < m_tcb->m_highTxMark && packet->GetSize() == 0;
+        BenchReceivedAck(packet, h);
+        Diag(h, st, dup);
+    }
+    void BenchReceivedAck(Ptr<Packet> packet, const TcpHeader &h) {
+        if (!s_enabled && !s_newreno) { TcpSocketBase::ReceivedAck(packet, h); return; }
+        TcpSocketState::TcpCongState_t st = m_tcb->m_congState.Get();
+        SequenceNumber32 ack = h.GetAckNumber();
+        SequenceNumber32 una = m_txBuffer->HeadSequence();
+        bool gate = false, saved_active = m_recoverActive, saved_lt = m_limitedTx;
+        SequenceNumber32 saved_recover = m_recover;
+        if (s_newreno) {
+            // (3) `recover` of the last fast retransmit or timeout (ns-3 sets m_recover there
+            // and keeps it while in CA_RECOVERY / CA_LOSS; CA_CWR reuses m_recover for its own end).
+            if (st == TcpSocketState::CA_RECOVERY || st == TcpSocketState::CA_LOSS) { m_loss_recover = m_recover; m_loss_recover_set = true; }
+            // (4) a cumulative ACK, other than a partial ACK in fast recovery, clears the
+            // emulated Reno scoreboard before the base class discards the acknowledged data.
+            if (ack > una && !(st == TcpSocketState::CA_RECOVERY && ack < m_recover) && m_txBuffer->GetSacked() > 0) {
+                m_txBuffer->ResetRenoSack();
+                ++s_reno_sack_resets;
+            }
+            // (3) a duplicate ACK that does not cover more than `recover`: no fast retransmit
+            // (the base class's test is m_highRxAckMark >= m_recover while m_recoverActive), and
+            // no Limited Transmit beyond the second duplicate ACK.
+            bool dup = ack == una && ack < m_tcb->m_highTxMark && packet->GetSize() == 0 && !(h.GetFlags() & (TcpHeader::SYN | TcpHeader::FIN));
+            if (dup && (st == TcpSocketState::CA_OPEN || st == TcpSocketState::CA_DISORDER) && m_loss_recover_set && ack <= m_loss_recover) {
+                gate = true;
+                m_recoverActive = true;
+                m_recover = ack + 1;
+                if (m_dupAckCount + 1 >= m_retxThresh) m_limitedTx = false;
+                if (m_dupAckCount + 1 == m_retxThresh) ++s_recover_blocked;
+            }
+        }
+        if (s_enabled && (st == TcpSocketState::CA_RECOVERY || st == TcpSocketState::CA_LOSS) && (h.GetFlags() & TcpHeader::ECE) &&
             m_tcb->m_ecnState != TcpSocketState::ECN_DISABLED && ack > m_txBuffer->HeadSequence() && m_ecnEchoSeq.Get() < ack) {
             m_ecnEchoSeq = ack;   // the base class then skips its EnterCwr
             m_tcb->m_ecnState = TcpSocketState::ECN_ECE_RCVD;
@@ -230,8 +276,15 @@ protected:
         }
         uint32_t dup_before = m_dupAckCount;
         TcpSocketBase::ReceivedAck(packet, h);
+        if (gate) {
+            m_limitedTx = saved_lt;
+            if (m_tcb->m_congState.Get() != TcpSocketState::CA_RECOVERY) { m_recover = saved_recover; m_recoverActive = saved_active; }
+        }
+        if (!s_enabled) return;
         if (m_tcb->m_congState.Get() != TcpSocketState::CA_CWR || m_dupAckCount <= dup_before) return;
-        if (m_dupAckCount == m_retxThresh && (!m_recoverActive || m_highRxAckMark.Get() >= m_recover)) {
+        bool may_recover = s_newreno ? !(m_loss_recover_set && ack <= m_loss_recover)
+                                     : (!m_recoverActive || m_highRxAckMark.Get() >= m_recover);
+        if (m_dupAckCount == m_retxThresh && may_recover) {
             BenchDctcp::s_keep_reduced = true;
             EnterRecovery(0);
             BenchDctcp::s_keep_reduced = false;
@@ -241,14 +294,24 @@ protected:
             m_txBuffer->AddRenoSack();
             ++s_cwr_limited_tx;
             SendPendingData(m_connected);
+        } else if (m_dupAckCount == m_retxThresh) {
+            ++s_recover_blocked;
         }
     }
+    SequenceNumber32 m_loss_recover{0};
+    bool m_loss_recover_set = false;
+public:
+    static bool s_newreno;
+    static uint64_t s_reno_sack_resets, s_recover_blocked;
 };
 bool BenchSocket::s_enabled = false;
+bool BenchSocket::s_newreno = false;
+uint64_t BenchSocket::s_reno_sack_resets = 0, BenchSocket::s_recover_blocked = 0;
+std::vector<std::vector<double>> BenchSocket::s_ack_log;
 uint64_t BenchSocket::s_cwr_recoveries = 0, BenchSocket::s_cwr_limited_tx = 0, BenchSocket::s_ece_kept = 0;
 TypeId g_cc_tid;
-Ptr<Socket> MakeSenderSocket(Ptr<Node> node) {
-    if (!BenchSocket::s_enabled) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+Ptr<Socket> MakeSenderSocket(Ptr<Node> node, int32_t diag) {
+    if (!BenchSocket::s_enabled && !BenchSocket::s_newreno && diag < 0) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
     // As TcpL4Protocol::CreateSocket, with the subclass.
     Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
     ObjectFactory cc, rtt;
@@ -261,6 +324,10 @@ Ptr<Socket> MakeSenderSocket(Ptr<Node> node) {
     s->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
     s->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
     tcp->AddSocket(s);
+    if (diag >= 0) {
+        s->m_diag = diag;
+        if (BenchSocket::s_ack_log.size() <= uint32_t(diag)) BenchSocket::s_ack_log.resize(diag + 1);
+    }
     return s;
 }
 
@@ -420,7 +487,8 @@ void ConnectBottleneck(Ptr<NetDevice> dev) {
 
 void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t port, uint64_t size, double start, uint8_t dscp) {
     uint32_t i = g_flows.size();
-    Ptr<Socket> sock = MakeSenderSocket(src);
+    int32_t diag = (g_flows.size() < g_trace_flow.size() && g_trace_flow[g_flows.size()] > 0) ? int32_t(g_trace_flow[g_flows.size()] - 1) : -1;
+    Ptr<Socket> sock = MakeSenderSocket(src, diag);
     sock->Bind();
     // The class travels as the destination port (9 + 1000 x class), not as the IP ToS: with
     // a non-zero ToS set by the application, ns-3 3.44's TCP sends its segments without ECT
@@ -519,6 +587,7 @@ def main() -> None:
         b.g_cc_tid = ns.TcpDctcp.GetTypeId()
     SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.g_cc_tid))
     b.BenchSocket.s_enabled = bool(cfg.get("ns3_cwr_loss_detection", False))
+    b.BenchSocket.s_newreno = bool(cfg.get("ns3_newreno_recover", False))
     SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
     SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
@@ -681,7 +750,10 @@ def main() -> None:
     res["bench_socket"] = {"enabled": bool(b.BenchSocket.s_enabled),
                            "fast_recoveries_from_cwr": int(b.BenchSocket.s_cwr_recoveries),
                            "limited_transmits_in_cwr": int(b.BenchSocket.s_cwr_limited_tx),
-                           "ece_in_recovery_or_loss_kept": int(b.BenchSocket.s_ece_kept)}
+                           "ece_in_recovery_or_loss_kept": int(b.BenchSocket.s_ece_kept),
+                           "newreno_recover": bool(b.BenchSocket.s_newreno),
+                           "fast_retransmits_refused_ack_within_recover": int(b.BenchSocket.s_recover_blocked),
+                           "reno_scoreboards_cleared": int(b.BenchSocket.s_reno_sack_resets)}
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
     res["tcn_enqueued_in_queues_1_to_7"] = int(b.g_tcn_classed)
@@ -716,7 +788,8 @@ def main() -> None:
     if traced:
         res["cwnd_traces"] = {str(fi): {"t": list(b.g_cwnd_t[k]), "cwnd": [int(x) for x in b.g_cwnd_v[k]],
                                         "ssthresh_t": list(b.g_ssth_t[k]), "ssthresh": [int(x) for x in b.g_ssth_v[k]],
-                                        "state_t": list(b.g_state_t[k]), "state": [int(x) for x in b.g_state_v[k]]}
+                                        "state_t": list(b.g_state_t[k]), "state": [int(x) for x in b.g_state_v[k]],
+                                        "ack_log": list(b.BenchSocket.s_ack_log[k]) if k < len(b.BenchSocket.s_ack_log) else []}
                               for k, fi in enumerate(traced)}
     ns.Simulator.Destroy()
     res["process_wall_s"] = time.perf_counter() - T_PROC

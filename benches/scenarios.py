@@ -35,6 +35,23 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   as Linux and ecnlab) and counts an ECE in recovery for DCTCP's alpha without a state
   change. Measured (leafspine-1q-red, 150 flows): 47 of ns-3's 53 RTOs came from CA_CWR;
   with BenchSocket ns-3 has 30, as ecnlab.
+- Duplicate ACKs after a timeout or a recovery: RFC 6582 §3.2 step 1 on both (no fast
+  retransmit unless the cumulative ACK covers MORE than `recover`, the highest sequence sent
+  when the last fast retransmit or timeout began), and a NewReno sender without SACK knows
+  nothing beyond a cumulative ACK. ns-3 3.44's TcpSocketBase forgets `recover` once an ACK
+  reaches it (m_recoverActive = false; its test is ack >= recover, not >), so the duplicate
+  ACKs that go-back-N retransmissions of data the receiver already holds provoke a spurious
+  fast retransmit; and its emulated Reno scoreboard (one segment "SACKed" per duplicate ACK,
+  spurious ones included) survives the full ACK that ends recovery: its pipe estimate then
+  stays below the data outstanding (the flight runs past cwnd), and when a stale "SACK"
+  reaches the head, DiscardUpTo marks the head lost and ONE duplicate ACK starts the next
+  recovery, with ssthresh half an ever larger flight. Traced (60-flow tcn-leafspine-small):
+  one flow went through 8 such recoveries in 7 ms, ssthresh 31 -> 1436 segments, until it
+  overflowed its own 4 MB NIC FIFO. BenchSocket (`ns3_newreno_recover`) keeps `recover` (also
+  across CA_CWR, which reuses ns-3's variable), refuses the fast retransmit (and Limited
+  Transmit past the second duplicate ACK, RFC 3042) when the ACK does not cover more than
+  it, and clears the Reno scoreboard on every cumulative ACK except a partial ACK in
+  recovery (Linux: tcp_reset_reno_sack). That run: ns-3 drops 6162 -> 1493 (ecnlab 1635).
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
@@ -237,4 +254,8 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         # RFC 5681 §3.2 fast retransmit in CA_CWR, and no CA_CWR entry from fast recovery or a
         # timeout (ns-3 3.44's TcpSocketBase does neither; the driver's BenchSocket does both).
         "ns3_cwr_loss_detection": True,
+        # RFC 6582 §3.2 step 1 (no fast retransmit on duplicate ACKs that do not cover more
+        # than `recover`, e.g. after a timeout's go-back-N) and no Reno "SACK" scoreboard
+        # outliving a cumulative ACK (ns-3 3.44 keeps both; BenchSocket applies the RFC rules).
+        "ns3_newreno_recover": True,
     }
