@@ -320,9 +320,32 @@ def tol_txt(tol) -> str:
     return "-" if tol is None else f"{tol * 100:.0f} %"
 
 
+def stamp_legacy_rows(res: dict) -> None:
+    """Rows of results written before each row carried its command: say so, with the date."""
+    for row in res.get("shared", []) + res.get("full", []) + res.get("scaling", []):
+        row.setdefault("command", f"an earlier run ({res.get('date', 'date unknown')}; see latest.json's history)")
+        row.setdefault("date", res.get("date", ""))
+
+
+def row_commands(res: dict) -> list[str]:
+    """The distinct commands behind the rows of a (possibly merged) result, oldest first."""
+    rows = res.get("shared", []) + res.get("full", []) + res.get("scaling", [])
+    seen = {}
+    for r in rows:
+        if r.get("command"):
+            seen.setdefault(r["command"], r.get("date", ""))
+    return [c for c, _ in sorted(seen.items(), key=lambda kv: kv[1])] or [res["command"]]
+
+
 def markdown(res: dict) -> str:
-    L = [f"# ecnlab benchmark results", "",
-         f"Command: `{res['command']}`  ", f"Date: {res['date']}; machine: {res['machine']}  ",
+    cmds = row_commands(res)
+    if len(cmds) == 1:
+        head = [f"Command: `{cmds[0]}`  "]
+    else:
+        head = ["Merged from these commands (each row's command and date are in latest.json):", ""] + \
+               [f"- `{c}`" for c in cmds] + [""]
+    L = [f"# ecnlab benchmark results", ""] + head + [
+         f"Date: {res['date']}; machine: {res['machine']}  ",
          "ecnlab: release build, single-threaded; wall = the simulator's event loop (`wall_time_s`), "
          "peak memory = whole process (`/usr/bin/time -v`).  ",
          "ns-3: 3.44 PyPI wheel (a release build with logging and asserts compiled in, not ns-3's `optimized` "
@@ -431,6 +454,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.report_only:
         res = json.loads((Path(args.out_dir) / "latest.json").read_text())
+        stamp_legacy_rows(res)
         work = Path(args.out_dir) / "work"  # fill in what older results lack, from their run directories
         for row in res.get("scaling", []):
             if row.get("mean_active_flows") is None:
@@ -462,21 +486,25 @@ def main(argv=None) -> int:
            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": f"{platform.processor() or platform.machine()}, "
            f"{os.cpu_count()} CPUs, Linux {platform.release()}", "quick": args.quick, "repeat": args.repeat,
            "ns3_repeat": 0 if args.no_ns3 else args.ns3_repeat, "shared": [], "full": [], "scaling": []}
+    # Every row carries the command and date that produced it, so a report merged from
+    # several runs (--merge) says where each figure comes from.
+    stamp = {"command": res["command"], "date": res["date"]}
     for name in S.SCENARIOS:
         if sel(name):
-            res["shared"].append(run_shared(name, args, work_root))
+            res["shared"].append({**run_shared(name, args, work_root), **stamp})
     if sel("tcn-leafspine-full"):
-        res["full"].append(run_full_scale(args, work_root))
+        res["full"].append({**run_full_scale(args, work_root), **stamp})
     if sel("scaling"):
-        res["scaling"] = run_scaling(args, work_root)
+        res["scaling"] = [{**row, **stamp} for row in run_scaling(args, work_root)]
     if args.merge and (out_dir / "latest.json").exists():
         old = json.loads((out_dir / "latest.json").read_text())
+        stamp_legacy_rows(old)
         new_names = {r["scenario"] for r in res["shared"] + res["full"]}
         res["shared"] = [r for r in old.get("shared", []) if r["scenario"] not in new_names] + res["shared"]
         res["full"] = [r for r in old.get("full", []) if r["scenario"] not in new_names] + res["full"]
         if not res["scaling"]:
             res["scaling"] = old.get("scaling", [])
-        res["command"] = old.get("command", "") + " ; " + res["command"]
+        res["command"] = "; ".join(row_commands(res))
     (out_dir / "latest.json").write_text(json.dumps(res, indent=1, default=str))
     md = markdown(res)
     (out_dir / "latest.md").write_text(md)

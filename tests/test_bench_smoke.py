@@ -33,3 +33,21 @@ def test_bench_quick_runs_and_reports(tmp_path):
     assert all(0 < r["mean_active_flows"] for r in res["full"])
     md = (out / "latest.md").read_text()
     assert "packet-hops/s" in md and "scaling" in md
+    # every row says which command produced it
+    assert all(r["command"].startswith("benches/run.py") for r in res["shared"] + res["full"] + res["scaling"])
+
+    # --merge reruns one scenario, keeps the others' rows, and the report names both commands
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "benches" / "run.py"), "--quick", "--no-ns3", "--repeat", "1", "--merge",
+         "--only", "dctcp-8long", "--out-dir", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    merged = json.loads((out / "latest.json").read_text())
+    assert {r["scenario"] for r in merged["shared"]} == names
+    assert len(merged["scaling"]) == len(res["scaling"])
+    by_name = {r["scenario"]: r for r in merged["shared"]}
+    assert "--only dctcp-8long" in by_name["dctcp-8long"]["command"]
+    assert "--only" not in by_name["websearch-incast60"]["command"]
+    md = (out / "latest.md").read_text()
+    assert "Merged from these commands" in md and "--only dctcp-8long" in md
