@@ -164,3 +164,26 @@ def test_reproduce_errors_are_one_line(tmp_path):
         p = run_cli("reproduce", *args, "--out", tmp_path / "x", check=False)
         assert p.returncode == 2, p
         assert p.stderr.startswith("ecnlab: error: ") and text in p.stderr and p.stderr.count("\n") == 1
+
+
+def test_several_seeds_judge_each_claim_per_seed(buffer_report, tmp_path):
+    """With --seeds N every claim is also judged on each seed's runs alone: seed 1's
+    per-seed value is exactly the value of a one-seed run, the verdicts are counted, the
+    per-seed pass draws no extra figures, and REPRODUCTION.md gets a seeds column."""
+    out, md = tmp_path / "all", tmp_path / "REPRO.md"
+    run_cli("reproduce", "tcn-buffer", "tcn-static", "--out", out, "--scale", "quick", "--seeds", "2",
+            "--jobs", "2", "--markdown", md)
+    one = {c["id"]: c for c in json.loads((buffer_report / "claims.json").read_text())}
+    claims = json.loads((out / "tcn-buffer" / "claims.json").read_text())
+    for c in claims:
+        assert [p["seed"] for p in c["per_seed"]] == [1, 2], c
+        assert c["per_seed"][0]["ecnlab"] == one[c["id"]]["ecnlab"], (c, one[c["id"]])
+        assert c["per_seed"][0]["status"] == one[c["id"]]["status"]
+        assert c["seeds_judged"] == 2
+        assert c["seeds_shown"] == sum(p["status"] == "shown" for p in c["per_seed"])
+    exp = json.loads((out / "tcn-buffer" / "experiment.json").read_text())
+    assert [f["name"] for f in exp["figures_drawn"]] == ["fig3-buffer"]
+    text = md.read_text()
+    assert "| experiment | claim | paper | ecnlab | shown | seeds | note |" in text
+    assert re.search(r"\| tcn-static \| .* \| (yes|\*\*no\*\*) \| [0-2]/2 \|", text)
+    assert "seeds on which the claim is shown" in (out / "index.html").read_text()

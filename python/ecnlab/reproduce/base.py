@@ -146,10 +146,19 @@ class Claim:
     shown: bool = False
     status: str = "not evaluated"
     note: str = ""
+    #: With several seeds: the claim judged on each seed's runs alone,
+    #: ``[{"seed", "ecnlab", "status"}]`` (see ``runner.run_experiment``).
+    per_seed: list[dict[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "claim": self.claim, "paper": self.paper, "ecnlab": _clean(self.ecnlab),
-                "shown": bool(self.shown), "status": self.status, "note": self.note}
+        d = {"id": self.id, "claim": self.claim, "paper": self.paper, "ecnlab": _clean(self.ecnlab),
+             "shown": bool(self.shown), "status": self.status, "note": self.note}
+        if self.per_seed is not None:
+            judged = [p for p in self.per_seed if p["status"] in ("shown", "not shown")]
+            d["seeds_shown"] = sum(p["status"] == "shown" for p in judged)
+            d["seeds_judged"] = len(judged)
+            d["per_seed"] = [p | {"ecnlab": _clean(p["ecnlab"])} for p in self.per_seed]
+        return d
 
 
 def _clean(v: Any) -> Any:
@@ -177,14 +186,17 @@ class Context:
     ``figure(name, caption)`` is a context manager that yields a matplotlib Figure and saves
     it as PNG and SVG; ``claim(id, ecnlab, shown, note)`` records a claim's outcome."""
 
-    def __init__(self, exp: Experiment, out: Path, results, scale: str, seeds: list[int]):
+    def __init__(self, exp: Experiment, out: Path, results, scale: str, seeds: list[int], record: bool = True):
         self.exp, self.out, self.scale, self.seeds = exp, out, scale, seeds
+        #: False: judge the claims only (a per-seed pass): figures are drawn but not saved.
+        self.record = record
         self.all_rows = results
         self.df = results[results["status"] == "ok"].copy() if len(results) else results
         self.claims = {c.id: Claim(c.id, c.text, c.paper) for c in exp.claims}
         self.figures: list[FigureRec] = []
         self.notes: list[str] = []
-        (out / "figures").mkdir(parents=True, exist_ok=True)
+        if record:
+            (out / "figures").mkdir(parents=True, exist_ok=True)
 
     # -- run files
     def run_dir(self, key: str) -> Path:
@@ -230,6 +242,8 @@ class Context:
         fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
         try:
             yield fig, axes
+            if not self.record:
+                return
             fig.tight_layout()
             for ext in ("png", "svg"):
                 fig.savefig(self.out / "figures" / f"{name}.{ext}", dpi=110 if ext == "png" else None)
@@ -249,7 +263,8 @@ class Context:
         c.status, c.note = "not evaluated", note
 
     def note(self, text: str) -> None:
-        self.notes.append(text)
+        if self.record:
+            self.notes.append(text)
 
 
 def not_run_claims(exp: Experiment, reason: str) -> list[dict[str, Any]]:

@@ -69,9 +69,21 @@ def _e(s: Any) -> str:
     return html.escape(str(s))
 
 
+def _seeds_cell(c: dict[str, Any]) -> str:
+    return f"{c['seeds_shown']}/{c['seeds_judged']}" if "seeds_judged" in c else "-"
+
+
+def _seed_values(c: dict[str, Any]) -> str:
+    """Each seed's value and verdict, e.g. 'seed 1: 42.6 (not shown); seed 2: ...'."""
+    return "; ".join(f"seed {p['seed']}: {fmt(p['ecnlab'])} ({p['status']})" for p in c.get("per_seed", []))
+
+
 def claims_table(claims: list[dict[str, Any]], with_exp: bool = False) -> str:
+    per_seed = any("seeds_judged" in c for c in claims)
     head = ("<tr>" + ("<th>experiment</th>" if with_exp else "")
-            + "<th>claim</th><th>paper</th><th>ecnlab</th><th>shown</th><th>note</th></tr>")
+            + "<th>claim</th><th>paper</th><th>ecnlab</th><th>shown</th>"
+            + ("<th title=\"seeds on which the claim is shown, judged one seed at a time\">seeds</th>" if per_seed else "")
+            + "<th>note</th></tr>")
     rows = []
     for c in claims:
         cls = _STATUS_CLASS.get(c.get("status", ""), "")
@@ -80,7 +92,9 @@ def claims_table(claims: list[dict[str, Any]], with_exp: bool = False) -> str:
         if with_exp:
             exp = f"<td><a href=\"{_e(c['experiment'])}/report.html\">{_e(c['experiment'])}</a></td>"
         rows.append(f"<tr class=\"{cls}\">{exp}<td>{_e(c['claim'])}</td><td class=\"num\">{_e(fmt(c['paper']))}</td>"
-                    f"<td class=\"num\">{_e(fmt(c['ecnlab']))}</td><td>{_e(shown)}</td><td>{_e(c.get('note', ''))}</td></tr>")
+                    f"<td class=\"num\">{_e(fmt(c['ecnlab']))}</td><td>{_e(shown)}</td>"
+                    + (f"<td class=\"num\" title=\"{_e(_seed_values(c))}\">{_seeds_cell(c)}</td>" if per_seed else "")
+                    + f"<td>{_e(c.get('note', ''))}</td></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -182,13 +196,23 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
         f"{len(claims)} claims: {n['shown']} shown, {n['not shown']} not shown, {n['not evaluated']} not evaluated, "
         f"{n['not run']} not run.",
         "",
-        "| experiment | claim | paper | ecnlab | shown | note |",
-        "|---|---|---|---|---|---|",
     ]
+    per_seed = any("seeds_judged" in c for c in claims)
+    if per_seed:
+        seeds = max(c.get("seeds_judged", 0) for c in claims)
+        robust = sum(1 for c in claims if c["status"] == "shown" and c.get("seeds_shown") == c.get("seeds_judged"))
+        lines += [f"{seeds} seeds, the same for every scheme (hence the same traffic); a claim's value and verdict "
+                  "come from all of them together (means over seeds, unless its note says otherwise). "
+                  "*Seeds* says on how many seeds, judged one at a time, the claim is shown: "
+                  f"{robust} of the {n['shown']} claims shown on the mean are shown on every seed.", ""]
+        lines += ["| experiment | claim | paper | ecnlab | shown | seeds | note |", "|---|---|---|---|---|---|---|"]
+    else:
+        lines += ["| experiment | claim | paper | ecnlab | shown | note |", "|---|---|---|---|---|---|"]
     for c in claims:
         shown = {"shown": "yes", "not shown": "**no**"}.get(c["status"], c["status"])
+        seeds_cell = f" {c['seeds_shown']}/{c['seeds_judged']} |" if "seeds_judged" in c else (" - |" if per_seed else "")
         lines.append(f"| {_md(c['experiment'])} | {_md(c['claim'])} | {_md(fmt(c['paper']))} | {_md(fmt(c['ecnlab']))} "
-                     f"| {shown} | {_md(c.get('note', ''))} |")
+                     f"| {shown} |{seeds_cell} {_md(c.get('note', ''))} |")
     lines += ["", "## Experiments", "",
               "Run time: the simulations' wall-clock time summed over the runs (one core each).", "",
               "| experiment | paper | status | runs | run time |", "|---|---|---|---|---|"]
