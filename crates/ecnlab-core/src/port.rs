@@ -159,28 +159,36 @@ struct ReasonCounts {
 }
 
 /// One egress port. `P` is the caller's packet type.
+///
+/// Layout: at fabric scale a port is out of L1 at nearly every packet, so each cache line
+/// an enqueue or dequeue touches costs a miss (benches/PROFILE.md, session 5). The first
+/// line holds everything both paths read before they reach a queue (occupancy, admission
+/// limits, the queue arrays, which hooks run); the scheduler's state starts the second.
+#[repr(C, align(64))]
 pub struct Port<P> {
-    lanes: Vec<Lane<P>>,
-    /// What the scheduler sees of each queue (a dense array it scans).
-    occ: Vec<QueueOcc>,
+    // ---- first cache line ----
     port_bytes: u64,
+    buffer_bytes: u64,
     /// Packets in all queues: emptiness is decided on packets, not bytes, so that a packet
     /// reported as 0 bytes still leaves.
     port_pkts: u64,
-    buffer_bytes: u64,
-    dscp_map: [u8; 64],
-    /// `dscp_map` is the default `min(dscp, queues - 1)`: classify without reading it.
-    default_dscp_map: bool,
-    link_rate_bps: u64,
-    sched: Sched,
-    marking: Marking,
-    non_ect: NonEctPolicy,
-    needs_oracle: bool,
-    needs_round: bool,
+    /// What the scheduler sees of each queue (a dense array it scans).
+    occ: Box<[QueueOcc]>,
+    lanes: Box<[Lane<P>]>,
     /// The scheme's hooks ([`crate::marking::MarkingScheme::hooks`]): the others are skipped.
     hooks: Hooks,
-    reasons: Vec<ReasonCounts>,
+    /// `dscp_map` is the default `min(dscp, queues - 1)`: classify without reading it.
+    default_dscp_map: bool,
+    needs_oracle: bool,
+    needs_round: bool,
+    // ---- from the second line on ----
+    sched: Sched,
     total_drops: u64,
+    marking: Marking,
+    non_ect: NonEctPolicy,
+    link_rate_bps: u64,
+    reasons: Box<[ReasonCounts]>,
+    dscp_map: [u8; 64],
 }
 
 impl<P: PortPacket> Port<P> {
@@ -235,10 +243,11 @@ impl<P: PortPacket> Port<P> {
                 deq_pkts: 0,
                 deq_bytes: 0,
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .into_boxed_slice();
         Ok(Port {
             lanes,
-            occ: vec![QueueOcc::default(); n],
+            occ: vec![QueueOcc::default(); n].into_boxed_slice(),
             port_bytes: 0,
             port_pkts: 0,
             buffer_bytes: cfg.buffer.0,
@@ -251,7 +260,7 @@ impl<P: PortPacket> Port<P> {
             needs_oracle,
             needs_round,
             hooks,
-            reasons: vec![ReasonCounts::default(); n],
+            reasons: vec![ReasonCounts::default(); n].into_boxed_slice(),
             total_drops: 0,
         })
     }
@@ -623,6 +632,19 @@ mod tests {
     fn a_queue_state_fits_two_cache_lines() {
         assert_eq!(std::mem::size_of::<Lane<TestPkt>>(), 128);
         assert_eq!(std::mem::offset_of!(Lane<TestPkt>, fifo), 64, "the FIFO opens the second line");
+    }
+
+    #[test]
+    fn a_port_header_fits_one_cache_line() {
+        assert_eq!(std::mem::align_of::<Port<TestPkt>>(), 64);
+        for end in [
+            std::mem::offset_of!(Port<TestPkt>, needs_round) + 1,
+            std::mem::offset_of!(Port<TestPkt>, lanes) + 16,
+            std::mem::offset_of!(Port<TestPkt>, occ) + 16,
+        ] {
+            assert!(end <= 64, "a first-line field ends at byte {end}");
+        }
+        assert_eq!(std::mem::offset_of!(Port<TestPkt>, sched), 64, "the scheduler opens the second line");
     }
 
     #[test]
