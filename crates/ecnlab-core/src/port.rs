@@ -32,6 +32,12 @@ pub trait PortPacket {
     fn set_ce(&mut self);
     /// DSCP (or priority) used for classification.
     fn dscp(&self) -> u8;
+    /// Transport payload bytes, counted per queue for goodput
+    /// ([`QueueStats::deq_payload_bytes`]); 0 (the default) for a caller that does not count it.
+    #[inline]
+    fn payload_bytes(&self) -> u32 {
+        0
+    }
 }
 
 /// A buffer shared by several ports (a switch's service pool).
@@ -98,6 +104,8 @@ pub struct QueueStats {
     /// Packets and bytes sent from the queue.
     pub deq_pkts: u64,
     pub deq_bytes: u64,
+    /// Payload bytes sent from the queue ([`PortPacket::payload_bytes`]): goodput.
+    pub deq_payload_bytes: u64,
     /// Longest sojourn time of a sent packet (ns).
     pub sojourn_max_ns: Nanos,
     /// Largest queue length seen, bytes.
@@ -142,9 +150,11 @@ struct Lane<P> {
     max_bytes: u64,
     sojourn_max_ns: Nanos,
     fifo: VecDeque<Entry<P>>,
-    sojourn_sum_ns: u128,
+    /// Sum of sojourn times (ns); u64 holds 584 years of summed sojourn.
+    sojourn_sum_ns: u64,
     deq_pkts: u64,
     deq_bytes: u64,
+    deq_payload_bytes: u64,
 }
 
 /// Per-reason counters of one queue, and what it admitted but dropped at dequeue.
@@ -181,12 +191,12 @@ pub struct Port<P> {
     default_dscp_map: bool,
     needs_oracle: bool,
     needs_round: bool,
-    // ---- from the second line on ----
-    sched: Sched,
+    // ---- from the second line on: the dequeue path's port-wide fields, then the scheduler ----
     total_drops: u64,
+    link_rate_bps: u64,
+    sched: Sched,
     marking: Marking,
     non_ect: NonEctPolicy,
-    link_rate_bps: u64,
     reasons: Box<[ReasonCounts]>,
     dscp_map: [u8; 64],
 }
@@ -242,6 +252,7 @@ impl<P: PortPacket> Port<P> {
                 sojourn_sum_ns: 0,
                 deq_pkts: 0,
                 deq_bytes: 0,
+                deq_payload_bytes: 0,
             })
             .collect::<Vec<_>>()
             .into_boxed_slice();
@@ -307,11 +318,12 @@ impl<P: PortPacket> Port<P> {
         let (l, r) = (&self.lanes[q], &self.reasons[q]);
         QueueStats {
             byte_ns: l.byte_ns,
-            sojourn_sum_ns: l.sojourn_sum_ns,
+            sojourn_sum_ns: l.sojourn_sum_ns as u128,
             enq_pkts: l.enq_pkts,
             enq_bytes: l.enq_bytes,
             deq_pkts: l.deq_pkts,
             deq_bytes: l.deq_bytes,
+            deq_payload_bytes: l.deq_payload_bytes,
             sojourn_max_ns: l.sojourn_max_ns,
             max_bytes: l.max_bytes,
             marks: r.marks,
@@ -319,8 +331,7 @@ impl<P: PortPacket> Port<P> {
             unmarkable: r.unmarkable,
         }
     }
-    /// Drops of all queues, every reason (kept as a running total: the simulator reads it
-    /// around every dequeue).
+    /// Drops of all queues, every reason (a running total).
     #[inline]
     pub fn total_drops(&self) -> u64 {
         self.total_drops
@@ -477,9 +488,18 @@ impl<P: PortPacket> Port<P> {
     /// scheme's dequeue hook (packets the scheme drops at dequeue are counted and skipped).
     /// Returns the packet and the queue it came from.
     pub fn dequeue(&mut self, now: Nanos, pool: &mut BufferPool) -> Option<(P, usize)> {
+        self.dequeue_counting(now, pool).0
+    }
+
+    /// [`Port::dequeue`], also returning how many packets the scheme dropped at dequeue on
+    /// the way (CoDel), so that a caller keeping its own drop count need not read the
+    /// port's total around every dequeue (one more cache line per packet).
+    #[inline]
+    pub fn dequeue_counting(&mut self, now: Nanos, pool: &mut BufferPool) -> (Option<(P, usize)>, u32) {
+        let mut dropped = 0;
         loop {
             if self.port_pkts == 0 {
-                return None;
+                return (None, dropped);
             }
             let q = self.sched.select(now, &self.occ);
             self.advance_queue(q, now);
@@ -519,13 +539,15 @@ impl<P: PortPacket> Port<P> {
                 let d = &mut self.reasons[q].deq_dropped;
                 d.0 += 1;
                 d.1 += size as u64;
+                dropped += 1;
             } else {
                 let lane = &mut self.lanes[q];
                 lane.deq_pkts += 1;
                 lane.deq_bytes += size as u64;
-                lane.sojourn_sum_ns += sojourn as u128;
+                lane.deq_payload_bytes += pkt.payload_bytes() as u64;
+                lane.sojourn_sum_ns += sojourn;
                 lane.sojourn_max_ns = lane.sojourn_max_ns.max(sojourn);
-                return Some((pkt, q));
+                return (Some((pkt, q)), dropped);
             }
         }
     }
@@ -644,7 +666,8 @@ mod tests {
         ] {
             assert!(end <= 64, "a first-line field ends at byte {end}");
         }
-        assert_eq!(std::mem::offset_of!(Port<TestPkt>, sched), 64, "the scheduler opens the second line");
+        assert_eq!(std::mem::offset_of!(Port<TestPkt>, total_drops), 64, "the second line opens with the dequeue path's fields");
+        assert_eq!(std::mem::offset_of!(Port<TestPkt>, sched), 80, "then the scheduler");
     }
 
     #[test]

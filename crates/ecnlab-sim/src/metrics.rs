@@ -26,9 +26,8 @@ impl QueueSnapshot {
         l.port
             .stats()
             .iter()
-            .zip(&l.sent_by_queue)
-            .map(|(s, &crate::sim::QueueSent { payload, .. })| QueueSnapshot {
-                payload,
+            .map(|s| QueueSnapshot {
+                payload: s.deq_payload_bytes,
                 byte_ns: s.byte_ns,
                 deq_pkts: s.deq_pkts,
                 marks: s.marks,
@@ -272,13 +271,13 @@ pub(crate) fn summary(
                 continue;
             }
             let deq = s.deq_pkts - snap.deq_pkts;
-            if l.sent_by_queue[q].payload == 0 && s.enq_pkts == 0 && drops.iter().all(|&d| d == 0) {
+            if s.deq_payload_bytes == 0 && s.enq_pkts == 0 && drops.iter().all(|&d| d == 0) {
                 continue; // a queue that never saw a packet
             }
             queues.push(json!({
                 "port": name,
                 "queue": q,
-                "goodput_bps": (l.sent_by_queue[q].payload - snap.payload) as f64 * 8e9 / window_ns as f64,
+                "goodput_bps": (s.deq_payload_bytes - snap.payload) as f64 * 8e9 / window_ns as f64,
                 "avg_qlen_bytes": (s.byte_ns - snap.byte_ns) as f64 / window_ns as f64,
                 "max_qlen_bytes": s.max_bytes,
                 "avg_sojourn_us": if deq > 0 { Some((s.sojourn_sum_ns - snap.sojourn_sum_ns) as f64 / deq as f64 / 1e3) } else { None },

@@ -95,6 +95,15 @@ impl PortPacket for Packet {
     fn dscp(&self) -> u8 {
         self.dscp
     }
+    /// TCP payload of data segments: per-queue goodput counts it.
+    #[inline]
+    fn payload_bytes(&self) -> u32 {
+        if self.kind == Kind::Data {
+            self.payload
+        } else {
+            0
+        }
+    }
 }
 
 #[cfg(test)]

@@ -55,15 +55,6 @@ enum End {
     Receiver = 1,
 }
 
-/// Bytes a link sent from one queue of its port.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct QueueSent {
-    /// TCP payload of data packets.
-    pub payload: u64,
-    /// Wire bytes: must match what the port dequeued (end-of-run check).
-    pub wire: u64,
-}
-
 pub(crate) struct Link {
     pub spec: LinkSpec,
     pub port: Port<Packet>,
@@ -79,12 +70,10 @@ pub(crate) struct Link {
     pipe: VecDeque<(Nanos, Packet)>,
     /// Time of the earliest pending `Arrive` event of this link.
     arrive_at: Option<Nanos>,
-    /// Packets and bytes put on the wire (packet-hops).
+    /// Packets and bytes put on the wire (packet-hops); what each queue sent, payload
+    /// included, is in its port's [`QueueStats`](ecnlab_core::port::QueueStats).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
-    /// What the link sent from each queue of its port (one line per queue at most, updated
-    /// at every transmission).
-    pub sent_by_queue: Vec<QueueSent>,
 }
 
 /// A transport connection between two hosts. It carries one long-lived flow, or a
@@ -239,7 +228,6 @@ impl Simulator {
                 Port::new(&nic_cfg, m, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))
                     .map_err(|e| format!("host.{e}"))?
             };
-            let nq = port.n_queues();
             links.push(Link {
                 spec: spec.clone(),
                 port,
@@ -250,7 +238,6 @@ impl Simulator {
                 arrive_at: None,
                 tx_pkts: 0,
                 tx_bytes: 0,
-                sent_by_queue: vec![QueueSent::default(); nq],
             });
         }
         let pools = (0..net.n_nodes())
@@ -545,12 +532,11 @@ impl Simulator {
     fn start_tx(&mut self, li: usize) {
         let link = &mut self.links[li];
         let pool = &mut self.pools[link.spec.from];
-        let drops_before = link.port.total_drops();
-        let next = link.port.dequeue(self.now, pool);
-        self.counting.dropped += link.port.total_drops() - drops_before; // drops at dequeue (CoDel)
+        let (next, dropped) = link.port.dequeue_counting(self.now, pool);
+        self.counting.dropped += dropped as u64; // drops at dequeue (CoDel)
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
-        let Some((pkt, q)) = next else { return };
+        let Some((pkt, _)) = next else { return };
         let extra = if self.rtt_variation.is_some() && !self.links[li].is_switch_port && pkt.kind == Kind::Data {
             self.conns[pkt.flow as usize].extra_delay_ns
         } else {
@@ -561,11 +547,6 @@ impl Simulator {
         link.busy_until = done;
         link.tx_pkts += 1;
         link.tx_bytes += pkt.size as u64;
-        let sent = &mut link.sent_by_queue[q];
-        sent.wire += pkt.size as u64;
-        if pkt.kind == Kind::Data {
-            sent.payload += pkt.payload as u64;
-        }
         let at = done + link.spec.delay_ns + extra;
         if link.pipe.back().is_none_or(|&(t, _)| t <= at) {
             link.pipe.push_back((at, pkt));
@@ -965,13 +946,13 @@ impl Simulator {
             let l = &self.links[li];
             let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.port_name(li));
             l.port.check_invariants(true).map_err(fail)?;
-            for (q, st) in l.port.stats().iter().enumerate() {
-                if st.deq_bytes != l.sent_by_queue[q].wire {
-                    return Err(fail(format!(
-                        "queue {q} dequeued {} B but its link sent {} B",
-                        st.deq_bytes, l.sent_by_queue[q].wire
-                    )));
-                }
+            let stats = l.port.stats();
+            let (deq_pkts, deq_bytes) = stats.iter().fold((0, 0), |(p, b), st| (p + st.deq_pkts, b + st.deq_bytes));
+            if (deq_pkts, deq_bytes) != (l.tx_pkts, l.tx_bytes) {
+                return Err(fail(format!(
+                    "its queues dequeued {deq_pkts} packets ({deq_bytes} B) but its link sent {} ({} B)",
+                    l.tx_pkts, l.tx_bytes
+                )));
             }
             pool_use[l.spec.from] += l.port.bytes();
         }
@@ -1047,7 +1028,7 @@ mod tests {
 
         let mut sim = small_run();
         let li = (0..sim.links.len()).find(|&i| sim.links[i].tx_pkts > 0).unwrap();
-        sim.links[li].sent_by_queue[0].wire += 1;
+        sim.links[li].tx_bytes += 1;
         let e = sim.check_counting().unwrap_err();
         assert!(e.contains("dequeued") && e.contains("its link sent"), "{e}");
 
