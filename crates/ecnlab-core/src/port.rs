@@ -666,7 +666,11 @@ mod tests {
         ] {
             assert!(end <= 64, "a first-line field ends at byte {end}");
         }
-        assert_eq!(std::mem::offset_of!(Port<TestPkt>, total_drops), 64, "the second line opens with the dequeue path's fields");
+        assert_eq!(
+            std::mem::offset_of!(Port<TestPkt>, total_drops),
+            64,
+            "the second line opens with the dequeue path's fields"
+        );
         assert_eq!(std::mem::offset_of!(Port<TestPkt>, sched), 80, "then the scheduler");
     }
 
@@ -759,7 +763,7 @@ mod tests {
         assert_eq!(p.classify(0), 2);
         assert_eq!(p.classify(2), 0);
         assert_eq!(p.classify(40), 2); // unmapped: min(dscp, n-1)
-        // No map, or one that spells out the default: min(dscp, n-1) without the table.
+                                       // No map, or one that spells out the default: min(dscp, n-1) without the table.
         for map in [vec![], vec![0, 1, 2, 2]] {
             let cfg = PortConfig { queues: 3, dscp_to_queue: map, ..Default::default() };
             let p: Port<TestPkt> = Port::new(&cfg, &MarkingConfig::default(), 1_000_000_000, 0).unwrap();

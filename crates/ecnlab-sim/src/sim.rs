@@ -274,7 +274,8 @@ impl Simulator {
         // The event wheel covers what a link schedules: the end of a transmission and a
         // packet's arrival (delay + transmission time of the largest packet).
         let max_wire = (scn.transport.mss + crate::packet::TCP_IP_HEADER) as u64;
-        let event_horizon = net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
+        let event_horizon =
+            net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
         let mut sim = Simulator {
             now: 0,
             events: EventQueue::new(event_horizon),

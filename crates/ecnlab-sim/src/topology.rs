@@ -182,19 +182,17 @@ impl Net {
                     }
                 }
                 let len = route_links.len() as u32 - start;
-                idx[u * self.n_hosts + dst] = if len == 1 {
-                    (route_links.pop().expect("one hop"), 1)
-                } else {
-                    (start, len)
-                };
+                idx[u * self.n_hosts + dst] =
+                    if len == 1 { (route_links.pop().expect("one hop"), 1) } else { (start, len) };
             }
         }
         self.route_idx = idx;
         self.route_links = route_links;
         let widest = self.route_idx.iter().map(|&(_, len)| len as usize).max().unwrap_or(0);
         self.rem_magic = (0..=widest).map(|n| if n >= 2 { u128::MAX / n as u128 + 1 } else { 0 }).collect();
-        self.host_uplink =
-            (0..self.n_hosts).map(|h| if self.out_links[h].len() == 1 { self.out_links[h][0] } else { u32::MAX }).collect();
+        self.host_uplink = (0..self.n_hosts)
+            .map(|h| if self.out_links[h].len() == 1 { self.out_links[h][0] } else { u32::MAX })
+            .collect();
     }
 
     /// Hosts that cannot reach each other (empty for the built-in topologies).

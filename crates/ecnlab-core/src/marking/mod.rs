@@ -447,7 +447,12 @@ mod hooks_tests {
                         checked += 1;
                     }
                     if !hooks.dequeue {
-                        assert_eq!(m.on_dequeue(now, pv, &q, 1_000_000_000), Decision::Pass, "{:?} dequeue", cfg.scheme);
+                        assert_eq!(
+                            m.on_dequeue(now, pv, &q, 1_000_000_000),
+                            Decision::Pass,
+                            "{:?} dequeue",
+                            cfg.scheme
+                        );
                         checked += 1;
                     }
                 }
