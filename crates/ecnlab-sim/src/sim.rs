@@ -55,26 +55,44 @@ enum End {
     Receiver = 1,
 }
 
+/// A directed link and the egress port that feeds it.
+///
+/// Layout: at fabric scale a link is out of L1 at nearly every packet, so its fields are
+/// packed in the two cache lines every enqueue, transmission and arrival touch (the first:
+/// transmission and propagation state; the second: the link's constants, counters and the
+/// port's own buffer pool), with the port (its first line: admission state) after them.
+#[repr(C, align(64))]
 pub(crate) struct Link {
-    pub spec: LinkSpec,
-    pub port: Port<Packet>,
-    pub is_switch_port: bool,
+    // ---- first cache line ----
     /// End of the transmission in progress: the link is free from then on.
     busy_until: Nanos,
+    /// Time of the earliest pending `Arrive` event of this link.
+    arrive_at: Option<Nanos>,
+    /// Packets propagating, ordered by arrival time. Without RTT-variation delays this is
+    /// plain FIFO order; with them a packet may overtake one of another connection.
+    pipe: VecDeque<(Nanos, Packet)>,
+    /// The switch's shared buffer pool (its index in `Simulator::pools`), or [`OWN_POOL`].
+    shared_pool: u32,
     /// A `TxDone` event is scheduled at `busy_until`. There is one only while packets wait
     /// behind the one on the wire: a link whose queue is empty needs no event to become
     /// free, and the next enqueue finds it free by its time (most transmissions end so).
     txdone_pending: bool,
-    /// Packets propagating, ordered by arrival time. Without RTT-variation delays this is
-    /// plain FIFO order; with them a packet may overtake one of another connection.
-    pipe: VecDeque<(Nanos, Packet)>,
-    /// Time of the earliest pending `Arrive` event of this link.
-    arrive_at: Option<Nanos>,
+    pub is_switch_port: bool,
+    // ---- second cache line ----
+    pub spec: LinkSpec,
     /// Packets and bytes put on the wire (packet-hops); what each queue sent, payload
     /// included, is in its port's [`QueueStats`](ecnlab_core::port::QueueStats).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
+    /// The port's own, unlimited pool when its switch shares none: kept here rather than
+    /// in a per-node vector, so that it costs no cache line of its own.
+    own_pool: BufferPool,
+    // ---- from the third line on ----
+    pub port: Port<Packet>,
 }
+
+/// `Link::shared_pool` of a port without a shared buffer pool.
+const OWN_POOL: u32 = u32::MAX;
 
 /// A transport connection between two hosts. It carries one long-lived flow, or a
 /// sequence of messages (flows) one after another (persistent connections).
@@ -228,18 +246,26 @@ impl Simulator {
                 Port::new(&nic_cfg, m, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))
                     .map_err(|e| format!("host.{e}"))?
             };
+            let shared_pool = match scn.switch.pool {
+                Some(_) if net.is_switch(spec.from) => spec.from as u32,
+                _ => OWN_POOL,
+            };
             links.push(Link {
-                spec: spec.clone(),
-                port,
-                is_switch_port,
                 busy_until: 0,
-                txdone_pending: false,
-                pipe: VecDeque::with_capacity(16),
                 arrive_at: None,
+                pipe: VecDeque::with_capacity(16),
+                shared_pool,
+                txdone_pending: false,
+                is_switch_port,
+                spec: spec.clone(),
                 tx_pkts: 0,
                 tx_bytes: 0,
+                own_pool: BufferPool::unlimited(),
+                port,
             });
         }
+        // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
+        // draw on their link's own pool.
         let pools = (0..net.n_nodes())
             .map(|n| match scn.switch.pool {
                 Some(ByteSize(b)) if net.is_switch(n) => BufferPool::new(b),
@@ -505,7 +531,8 @@ impl Simulator {
     #[inline]
     fn enqueue(&mut self, li: usize, pkt: Packet) {
         let link = &mut self.links[li];
-        let pool = &mut self.pools[link.spec.from];
+        let pool =
+            if link.shared_pool == OWN_POOL { &mut link.own_pool } else { &mut self.pools[link.shared_pool as usize] };
         let admitted = link.port.enqueue(self.now, pkt, pool).is_ok();
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
@@ -532,7 +559,8 @@ impl Simulator {
     #[inline]
     fn start_tx(&mut self, li: usize) {
         let link = &mut self.links[li];
-        let pool = &mut self.pools[link.spec.from];
+        let pool =
+            if link.shared_pool == OWN_POOL { &mut link.own_pool } else { &mut self.pools[link.shared_pool as usize] };
         let (next, dropped) = link.port.dequeue_counting(self.now, pool);
         self.counting.dropped += dropped as u64; // drops at dequeue (CoDel)
         #[cfg(debug_assertions)]
@@ -919,7 +947,7 @@ impl Simulator {
             return;
         }
         let link = &self.links[li];
-        let pool = &self.pools[link.spec.from];
+        let pool = if link.shared_pool == OWN_POOL { &link.own_pool } else { &self.pools[link.shared_pool as usize] };
         let res = link.port.check_invariants(false).and_then(|_| {
             if pool.used_bytes > pool.limit_bytes {
                 Err(format!("shared pool holds {} B, its limit is {} B", pool.used_bytes, pool.limit_bytes))
@@ -955,7 +983,17 @@ impl Simulator {
                     l.tx_pkts, l.tx_bytes
                 )));
             }
-            pool_use[l.spec.from] += l.port.bytes();
+            if l.shared_pool == OWN_POOL {
+                if l.own_pool.used_bytes != l.port.bytes() {
+                    return Err(fail(format!(
+                        "its own pool counts {} B, it holds {} B",
+                        l.own_pool.used_bytes,
+                        l.port.bytes()
+                    )));
+                }
+            } else {
+                pool_use[l.shared_pool as usize] += l.port.bytes();
+            }
         }
         for (n, p) in self.pools.iter().enumerate() {
             if p.limit_bytes != u64::MAX && (p.used_bytes != pool_use[n] || p.used_bytes > p.limit_bytes) {
@@ -1017,6 +1055,15 @@ mod tests {
         let mut sim = Simulator::new(&scn, 1).unwrap();
         sim.run().expect("a healthy run passes every check");
         sim
+    }
+
+    #[test]
+    fn a_link_packs_its_hot_fields_in_two_cache_lines() {
+        use std::mem::offset_of;
+        assert!(offset_of!(Link, is_switch_port) < 64 && offset_of!(Link, pipe) + 32 <= 64);
+        assert_eq!(offset_of!(Link, spec), 64, "the link's constants open the second line");
+        assert!(offset_of!(Link, own_pool) + std::mem::size_of::<BufferPool>() <= 128);
+        assert_eq!(offset_of!(Link, port), 128, "the port starts on the third line");
     }
 
     #[test]
