@@ -327,6 +327,16 @@ def stamp_legacy_rows(res: dict) -> None:
         row.setdefault("date", res.get("date", ""))
 
 
+def best_of_text(res: dict) -> str:
+    """How many runs each figure is the best of, from the rows' own commands."""
+    shared = res.get("shared", [])
+    counts = {(r.get("repeat"), r.get("ns3_repeat")) for r in shared if r.get("repeat") is not None}
+    if len(counts) == 1 and len(shared) == sum(r.get("repeat") is not None for r in shared):
+        e, n = counts.pop()
+        return f"Each figure of the shared scenarios is the best of {e} ecnlab runs and {n} ns-3 runs"
+    return "Each figure is the best of one or more runs (its command, in latest.json, gives the count)"
+
+
 def row_commands(res: dict) -> list[str]:
     """The distinct commands behind the rows of a (possibly merged) result, oldest first."""
     rows = res.get("shared", []) + res.get("full", []) + res.get("scaling", [])
@@ -351,7 +361,7 @@ def markdown(res: dict) -> str:
          "ns-3: 3.44 PyPI wheel (a release build with logging and asserts compiled in, not ns-3's `optimized` "
          "profile); wall = `Simulator::Run()` only (the `from ns import ns` import, ~700 MB and 10-40 s, "
          "is excluded); peak memory and process CPU = whole process including that import.  ",
-         f"Each figure is the best of {res['repeat']} ecnlab runs and {res['ns3_repeat']} ns-3 runs "
+         f"{best_of_text(res)} "
          "(2-core machine shared with other work: expect +-20 % noise; all runs are in latest.json).", ""]
     L += ["## ecnlab vs ns-3 on the same scenarios", "",
           "| scenario | simulator | wall (s) | events/s | packet-hops/s | sim s / wall s | peak mem (MB) | process CPU (s) | hops/s ratio ecnlab/ns-3 |",
@@ -488,7 +498,7 @@ def main(argv=None) -> int:
            "ns3_repeat": 0 if args.no_ns3 else args.ns3_repeat, "shared": [], "full": [], "scaling": []}
     # Every row carries the command and date that produced it, so a report merged from
     # several runs (--merge) says where each figure comes from.
-    stamp = {"command": res["command"], "date": res["date"]}
+    stamp = {"command": res["command"], "date": res["date"], "repeat": args.repeat, "ns3_repeat": res["ns3_repeat"]}
     for name in S.SCENARIOS:
         if sel(name):
             res["shared"].append({**run_shared(name, args, work_root), **stamp})
