@@ -677,20 +677,31 @@ mod tests {
     #[test]
     fn dequeue_drops_keep_the_books_balanced() {
         // CoDel in drop mode drops at dequeue: admitted = sent + dropped at dequeue + queued.
+        // (target 100 us / interval 1 ms, so that the 12 ms below hold many intervals.)
         let cfg = PortConfig { queues: 1, buffer: ByteSize(1_000_000), ..Default::default() };
         let mut m = MarkingConfig { scheme: SchemeName::Codel, ..Default::default() };
         m.codel.mode = crate::marking::codel::CodelMode::Drop;
+        m.codel.target = crate::units::Duration(100_000);
+        m.codel.interval = crate::units::Duration(1_000_000);
         let mut p: Port<TestPkt> = Port::new(&cfg, &m, 1_000_000_000, 1).unwrap();
         let mut pool = BufferPool::unlimited();
         let mut t = 0;
+        let (mut dropped, mut payload) = (0u64, 0u64);
         for i in 0..2000 {
             let _ = p.enqueue(t, TestPkt { ect: false, ..pkt(i, 0) }, &mut pool);
             if i % 2 == 0 {
-                p.dequeue(t, &mut pool);
+                let (sent, d) = p.dequeue_counting(t, &mut pool);
+                dropped += d as u64;
+                payload += sent.map_or(0, |(pkt, _)| pkt.payload_bytes() as u64);
             }
             t += 6_000;
         }
-        assert!(p.total_drops() > 0, "CoDel must have dropped at dequeue");
+        let at_dequeue = p.reasons[0].deq_dropped.0;
+        assert!(at_dequeue > 0, "CoDel must have dropped at dequeue");
+        assert_eq!(dropped, at_dequeue, "dequeue_counting reports every drop at dequeue");
+        assert_eq!(p.total_drops(), at_dequeue + p.queue_stats(0).drops[Reason::BufferFull as usize]);
+        assert_eq!(payload, p.queue_stats(0).deq_payload_bytes, "payload counted for sent packets only");
+        assert!(payload > 0);
         assert_eq!(p.check_invariants(true), Ok(()));
     }
 
@@ -714,6 +725,9 @@ mod tests {
         }
         fn dscp(&self) -> u8 {
             self.dscp
+        }
+        fn payload_bytes(&self) -> u32 {
+            self.size.saturating_sub(40)
         }
     }
 
