@@ -3,8 +3,9 @@
 //!
 //! # DWRR
 //! Queue i has `quantum_i = cfg.quantum x weights[i]` bytes per round. Backlogged queues sit
-//! in an active list (a fixed-capacity ring: every queue is in it at most once, so `n` slots
-//! suffice and nothing is allocated per packet). Conventions, as in TCN-NS2 `prio_dwrr.cc`,
+//! in an active list (a FIFO threaded through the per-queue entries: every queue is in it at
+//! most once, so nothing is allocated per packet, and walking it touches only the entries a
+//! packet reads anyway). Conventions, as in TCN-NS2 `prio_dwrr.cc`,
 //! Linux and ns-3 (REFERENCE-IMPLEMENTATIONS §2.7):
 //! - a queue that becomes backlogged is appended to the tail with `deficit = quantum_i`;
 //! - the head queue sends while its head packet fits (`head <= deficit`, `deficit -= size`);
@@ -279,65 +280,59 @@ pub(crate) fn weighted_share(weights: &[u32], queue: usize, queues: &[QueueOcc])
     weights[queue] as f64 / total as f64
 }
 
-/// A fixed-capacity FIFO ring of queue indices (the DWRR active list).
-#[derive(Clone, Debug)]
-struct Ring {
-    buf: Vec<u16>,
-    head: usize,
-    len: usize,
+/// The DWRR active list: a FIFO of queue indices linked through [`RrQueue::next`]. A separate
+/// ring buffer cost one more cache line per packet at fabric scale (benches/PROFILE.md,
+/// session 5); the links live in the entries the scheduler reads anyway.
+#[derive(Clone, Copy, Debug, Default)]
+struct ActiveList {
+    head: u16,
+    tail: u16,
+    len: u16,
 }
 
-impl Ring {
-    fn new(cap: usize) -> Self {
-        assert!(cap <= u16::MAX as usize + 1, "too many queues for DWRR");
-        Ring { buf: vec![0; cap.max(1)], head: 0, len: 0 }
-    }
+impl ActiveList {
     #[inline]
     fn is_empty(&self) -> bool {
         self.len == 0
     }
     #[inline]
     fn front(&self) -> Option<usize> {
-        (self.len > 0).then(|| self.buf[self.head] as usize)
+        (self.len > 0).then_some(self.head as usize)
     }
-    /// `i` (< 2 x capacity) as a slot index, without a division on the per-packet path.
     #[inline]
-    fn wrap(&self, i: usize) -> usize {
-        if i >= self.buf.len() {
-            i - self.buf.len()
+    fn push_back(&mut self, queues: &mut [RrQueue], q: usize) {
+        if self.len == 0 {
+            self.head = q as u16;
         } else {
-            i
+            queues[self.tail as usize].next = q as u16;
         }
-    }
-    #[inline]
-    fn push_back(&mut self, q: usize) {
-        debug_assert!(self.len < self.buf.len());
-        let i = self.wrap(self.head + self.len);
-        self.buf[i] = q as u16;
+        self.tail = q as u16;
         self.len += 1;
     }
     #[inline]
-    fn pop_front(&mut self) -> Option<usize> {
+    fn pop_front(&mut self, queues: &[RrQueue]) -> Option<usize> {
         let q = self.front()?;
         self.len -= 1;
-        // An emptied ring restarts at slot 0 (same order, fewer cache lines touched).
-        self.head = if self.len == 0 { 0 } else { self.wrap(self.head + 1) };
+        if self.len > 0 {
+            self.head = queues[q].next;
+        }
         Some(q)
     }
     /// Move the head to the tail.
     #[inline]
-    fn rotate(&mut self) {
-        if let Some(q) = self.pop_front() {
-            self.push_back(q);
+    fn rotate(&mut self, queues: &mut [RrQueue]) {
+        if self.len > 1 {
+            let q = self.pop_front(queues).expect("non-empty");
+            self.push_back(queues, q);
         }
     }
-    /// Remove `q` wherever it is (O(len); only used off the normal path).
-    fn remove(&mut self, q: usize) {
-        let n = self.len;
-        for _ in 0..n {
-            let x = self.pop_front().expect("ring length");
+    /// Remove `q` wherever it is, keeping the others' order (O(len); only used off the
+    /// normal path).
+    fn remove(&mut self, queues: &mut [RrQueue], q: usize) {
+        for _ in 0..self.len {
+            let x = self.pop_front(queues).expect("list length");
             if x != q {
-                self.push_back(x);
+                self.push_back(queues, x);
             }
         }
     }
@@ -352,26 +347,29 @@ struct RrQueue {
     deficit: u64,
     /// The queue is in the active list.
     in_list: bool,
+    /// The next queue in the active list (meaningful while `in_list`, unless last).
+    next: u16,
 }
 
 /// Deficit weighted round robin with MQ-ECN round-time estimation.
 pub struct Dwrr {
     weights: Vec<u32>,
-    queues: Vec<RrQueue>,
-    active: Ring,
+    queues: Box<[RrQueue]>,
+    active: ActiveList,
     round: RoundTime,
 }
 
 impl Dwrr {
     pub fn new(cfg: &SchedulerConfig, weights: &[u32], link_rate_bps: u64) -> Self {
         let n = weights.len();
+        assert!(n <= u16::MAX as usize + 1, "too many queues for DWRR");
         Dwrr {
             weights: weights.to_vec(),
             queues: quanta(cfg.quantum.0, weights)
                 .into_iter()
                 .map(|quantum| RrQueue { quantum, ..Default::default() })
                 .collect(),
-            active: Ring::new(n),
+            active: ActiveList::default(),
             round: RoundTime::new(cfg, n, link_rate_bps),
         }
     }
@@ -392,7 +390,7 @@ impl Scheduler for Dwrr {
         }
         self.queues[queue].in_list = true;
         self.queues[queue].deficit = self.queues[queue].quantum;
-        self.active.push_back(queue);
+        self.active.push_back(&mut self.queues, queue);
         self.round.on_activate(queue, now);
     }
 
@@ -404,7 +402,7 @@ impl Scheduler for Dwrr {
                 return q;
             }
             self.queues[q].deficit += self.queues[q].quantum;
-            self.active.rotate();
+            self.active.rotate(&mut self.queues);
             self.round.on_rotate(q, now);
         }
     }
@@ -417,9 +415,9 @@ impl Scheduler for Dwrr {
             self.queues[queue].deficit = 0;
             self.queues[queue].in_list = false;
             if self.active.front() == Some(queue) {
-                self.active.pop_front();
+                self.active.pop_front(&self.queues);
             } else {
-                self.active.remove(queue);
+                self.active.remove(&mut self.queues, queue);
             }
             if self.active.is_empty() {
                 self.round.on_idle_start(now);
@@ -658,17 +656,25 @@ mod tests {
     }
 
     #[test]
-    fn ring_wraps_and_removes() {
-        let mut r = Ring::new(3);
-        for q in 0..3 {
-            r.push_back(q);
+    fn active_list_rotates_and_removes_in_fifo_order() {
+        let mut qs = vec![RrQueue::default(); 4];
+        let mut l = ActiveList::default();
+        for q in [3, 0, 2] {
+            l.push_back(&mut qs, q);
         }
-        r.rotate();
-        r.rotate();
-        assert_eq!(r.front(), Some(2));
-        r.remove(0);
-        assert_eq!(r.pop_front(), Some(2));
-        assert_eq!(r.pop_front(), Some(1));
-        assert_eq!(r.pop_front(), None);
+        l.rotate(&mut qs); // 0 2 3
+        l.rotate(&mut qs); // 2 3 0
+        assert_eq!(l.front(), Some(2));
+        l.remove(&mut qs, 3); // 2 0
+        l.push_back(&mut qs, 1); // 2 0 1
+        l.rotate(&mut qs); // 0 1 2
+        assert_eq!(l.pop_front(&qs), Some(0));
+        assert_eq!(l.pop_front(&qs), Some(1));
+        l.rotate(&mut qs); // a single queue stays
+        assert_eq!(l.pop_front(&qs), Some(2));
+        assert_eq!(l.pop_front(&qs), None);
+        assert!(l.is_empty());
+        l.push_back(&mut qs, 3); // an emptied list starts afresh
+        assert_eq!(l.front(), Some(3));
     }
 }
