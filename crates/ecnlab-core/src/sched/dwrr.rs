@@ -58,8 +58,14 @@ use crate::units::{tx_time_ns, Nanos};
 const LINUX_MAX_IDLE_SLOTS: u64 = 10;
 
 /// MQ-ECN's smoothed round time, sampled at round-robin scheduler events.
+/// `repr(C)`: `enabled`, checked at every scheduler call, first (see `Dwrr`).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct RoundTime {
+    /// Samples are taken. Off when the port's marking scheme does not read T_round
+    /// ([`Scheduler::track_round_time`]): the estimator (with its `powf` per idle period)
+    /// is then pure overhead on every packet.
+    enabled: bool,
     variant: RoundTimeVariant,
     /// EWMA gain beta.
     beta: f64,
@@ -76,10 +82,6 @@ pub(crate) struct RoundTime {
     last_pkt_end: Vec<Nanos>,
     /// Time the round-robin part last became empty.
     idle_since: Nanos,
-    /// Samples are taken. Off when the port's marking scheme does not read T_round
-    /// ([`Scheduler::track_round_time`]): the estimator (with its `powf` per idle period)
-    /// is then pure overhead on every packet.
-    enabled: bool,
 }
 
 impl RoundTime {
@@ -352,11 +354,15 @@ struct RrQueue {
 }
 
 /// Deficit weighted round robin with MQ-ECN round-time estimation.
+///
+/// `repr(C)`, hot fields first: the per-queue entries, the active list and the round-time
+/// estimator's on/off flag follow `Sched`'s tag in one cache line.
+#[repr(C)]
 pub struct Dwrr {
-    weights: Vec<u32>,
     queues: Box<[RrQueue]>,
     active: ActiveList,
     round: RoundTime,
+    weights: Vec<u32>,
 }
 
 impl Dwrr {
@@ -653,6 +659,17 @@ mod tests {
         b.pop(&mut s, 0);
         b.push(&mut s, 1, 0, 1500);
         assert_eq!(s.round_time_ns(), Some(0.0));
+    }
+
+    #[test]
+    fn the_hot_fields_come_first() {
+        // With `Sched`'s tag (8 B) and `SpOver::strict` (8 B) before it, at `Port` offset 80
+        // (port.rs), everything up to the round-time flag stays within the port's second line.
+        use std::mem::offset_of;
+        assert_eq!(offset_of!(Dwrr, queues), 0);
+        assert_eq!(offset_of!(RoundTime, enabled), 0);
+        assert!(offset_of!(Dwrr, round) < 128 - 80 - 16, "{}", offset_of!(Dwrr, round));
+        assert_eq!(offset_of!(crate::sched::sp::SpOver<Dwrr>, inner), 8);
     }
 
     #[test]

@@ -33,9 +33,10 @@ impl Scheduler for Sp {
 
 /// The first `strict` queues by strict priority; the rest (`strict..n`) by `inner`, which
 /// sees only its own queues (re-indexed from 0).
+#[repr(C)]
 pub struct SpOver<S> {
     strict: usize,
-    inner: S,
+    pub(crate) inner: S,
 }
 
 impl<S: Scheduler> SpOver<S> {
