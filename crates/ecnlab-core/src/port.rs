@@ -150,7 +150,8 @@ struct Lane<P> {
     max_bytes: u64,
     sojourn_max_ns: Nanos,
     fifo: VecDeque<Entry<P>>,
-    /// Sum of sojourn times (ns); u64 holds 584 years of summed sojourn.
+    /// Sum of sojourn times (ns); u64 holds 584 years of summed sojourn, and saturates
+    /// rather than wraps beyond.
     sojourn_sum_ns: u64,
     deq_pkts: u64,
     deq_bytes: u64,
@@ -545,7 +546,8 @@ impl<P: PortPacket> Port<P> {
                 lane.deq_pkts += 1;
                 lane.deq_bytes += size as u64;
                 lane.deq_payload_bytes += pkt.payload_bytes() as u64;
-                lane.sojourn_sum_ns += sojourn;
+                // Saturates only with clocks near u64::MAX (the robustness traces), never in a run.
+                lane.sojourn_sum_ns = lane.sojourn_sum_ns.saturating_add(sojourn);
                 lane.sojourn_max_ns = lane.sojourn_max_ns.max(sojourn);
                 return (Some((pkt, q)), dropped);
             }
