@@ -94,6 +94,16 @@ pub(crate) struct Link {
 /// `Link::shared_pool` of a port without a shared buffer pool.
 const OWN_POOL: u32 = u32::MAX;
 
+impl Link {
+    /// The port and the buffer pool it draws on: its switch's shared pool, or its own.
+    #[inline]
+    fn port_and_pool<'a>(&'a mut self, pools: &'a mut [BufferPool]) -> (&'a mut Port<Packet>, &'a mut BufferPool) {
+        let pool =
+            if self.shared_pool == OWN_POOL { &mut self.own_pool } else { &mut pools[self.shared_pool as usize] };
+        (&mut self.port, pool)
+    }
+}
+
 /// A transport connection between two hosts. It carries one long-lived flow, or a
 /// sequence of messages (flows) one after another (persistent connections).
 pub(crate) struct Conn {
@@ -530,10 +540,8 @@ impl Simulator {
     /// Hand a packet to the egress port of `link`; start transmitting if the link is idle.
     #[inline]
     fn enqueue(&mut self, li: usize, pkt: Packet) {
-        let link = &mut self.links[li];
-        let pool =
-            if link.shared_pool == OWN_POOL { &mut link.own_pool } else { &mut self.pools[link.shared_pool as usize] };
-        let admitted = link.port.enqueue(self.now, pkt, pool).is_ok();
+        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
+        let admitted = port.enqueue(self.now, pkt, pool).is_ok();
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
         if !admitted {
@@ -558,10 +566,8 @@ impl Simulator {
     /// sender's access link); a `TxDone` event is scheduled only if more packets wait.
     #[inline]
     fn start_tx(&mut self, li: usize) {
-        let link = &mut self.links[li];
-        let pool =
-            if link.shared_pool == OWN_POOL { &mut link.own_pool } else { &mut self.pools[link.shared_pool as usize] };
-        let (next, dropped) = link.port.dequeue_counting(self.now, pool);
+        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
+        let (next, dropped) = port.dequeue_counting(self.now, pool);
         self.counting.dropped += dropped as u64; // drops at dequeue (CoDel)
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
