@@ -312,9 +312,9 @@ pub(crate) fn summary(
         .links
         .iter()
         .enumerate()
-        .filter(|(i, l)| l.is_switch_port && l.tx_bytes > sim.snapshot_tx_bytes[*i])
-        .map(|(i, l)| {
-            let bytes = l.tx_bytes - sim.snapshot_tx_bytes[i];
+        .filter(|(_, l)| l.is_switch_port && l.tx_pkts > 0)
+        .filter_map(|(i, l)| Some((i, l, l.tx_bytes().checked_sub(sim.snapshot_tx_bytes[i]).filter(|&b| b > 0)?)))
+        .map(|(i, l, bytes)| {
             json!({"port": port_name(&sim.net, i), "rate_bps": l.spec.rate_bps,
                    "utilization": bytes as f64 * 8e9 / (l.spec.rate_bps as f64 * window_ns as f64)})
         })

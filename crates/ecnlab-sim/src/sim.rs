@@ -1,12 +1,16 @@
 //! The event loop: links, ports, hosts and flows as plain data in vectors, driven by one
 //! event queue.
 //!
-//! Each directed link has an egress [`Port`] at its source node and at most two pending
-//! events: the end of the current transmission (`TxDone`) and the arrival of the oldest
-//! packet in flight (`Arrive`); packets propagating on a link wait in a FIFO, since a link's
-//! delay is constant (htsim's "one pending event per FIFO or link"). Packets are `Copy`
-//! structs moved between ring buffers: nothing is allocated per packet once the buffers
-//! have grown to their high-water marks.
+//! Each directed link has an egress [`Port`] at its source node and at most one pending
+//! event of its own: the end of the current transmission (`TxDone`), and only while packets
+//! wait behind it (htsim's "one pending event per FIFO or link"; queued packets never have
+//! events). A packet on the wire rides in its own `Arrive` event, which carries it to the
+//! far node at the end of its transmission plus the link's delay: nothing is read of the
+//! link it crossed on arrival, and the wheel's FIFO order per nanosecond keeps a link's
+//! packets in order (benches/PROFILE.md, session 6: this replaced a per-link FIFO of
+//! propagating packets with one arrival event per link, for 26 % fewer L1 misses per hop).
+//! Packets are `Copy` structs moved between ring buffers and event nodes: nothing is
+//! allocated per packet once those have grown to their high-water marks.
 //!
 //! Hosts run the sans-IO TCP state machines of [`crate::tcp`]: the loop hands them `now`
 //! and the arriving packet, collects the packets they emit in a reused scratch vector, and
@@ -28,12 +32,14 @@ use ecnlab_core::rng::derive_seed;
 use ecnlab_core::rng::Rng;
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
 use std::collections::HashMap;
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     TxDone(u32),
-    Arrive(u32),
+    /// A packet reaches the far end (a node) of the link it was sent on. The packet rides
+    /// in the event itself: a link keeps no queue of packets in propagation, and an
+    /// arrival reads nothing of the link it crossed (one cache line less per packet-hop).
+    Arrive(u32, Packet),
     /// A connection endpoint's deadline (RTO, delayed ACK, DCQCN timers).
     Timer(u32, End),
     /// A listed flow (`[[flows]]`) starts.
@@ -57,20 +63,27 @@ enum End {
 
 /// A directed link and the egress port that feeds it.
 ///
-/// Layout: at fabric scale a link is out of L1 at nearly every packet, so its fields are
-/// packed in the two cache lines every enqueue, transmission and arrival touch (the first:
-/// transmission and propagation state; the second: the link's constants, counters and the
-/// port's own buffer pool), with the port (its first line: admission state) after them.
+/// Layout: at fabric scale a link is out of L1 at nearly every packet, so all an enqueue
+/// and a transmission touch of the link itself is packed in one cache line (transmission
+/// state, the constants a transmission needs, its packet counter, the port's own buffer
+/// pool), and the port (its first line: admission state) follows on the next. Packets in
+/// propagation are not here: each rides in its `Arrive` event.
 #[repr(C, align(64))]
 pub(crate) struct Link {
     // ---- first cache line ----
     /// End of the transmission in progress: the link is free from then on.
     busy_until: Nanos,
-    /// Time of the earliest pending `Arrive` event of this link.
-    arrive_at: Option<Nanos>,
-    /// Packets propagating, ordered by arrival time. Without RTT-variation delays this is
-    /// plain FIFO order; with them a packet may overtake one of another connection.
-    pipe: VecDeque<(Nanos, Packet)>,
+    /// `spec.rate_bps` and `spec.delay_ns`, copied here for the transmission path.
+    rate_bps: u64,
+    delay_ns: Nanos,
+    /// The port's own, unlimited pool when its switch shares none: kept here rather than
+    /// in a per-node vector, so that it costs no cache line of its own.
+    own_pool: BufferPool,
+    /// Packets put on the wire (packet-hops). Bytes are counted by the port's queues
+    /// ([`QueueStats`](ecnlab_core::port::QueueStats), payload apart): see [`Link::tx_bytes`].
+    pub tx_pkts: u64,
+    /// `spec.to`: the node at the far end.
+    to: u32,
     /// The switch's shared buffer pool (its index in `Simulator::pools`), or [`OWN_POOL`].
     shared_pool: u32,
     /// A `TxDone` event is scheduled at `busy_until`. There is one only while packets wait
@@ -78,17 +91,9 @@ pub(crate) struct Link {
     /// free, and the next enqueue finds it free by its time (most transmissions end so).
     txdone_pending: bool,
     pub is_switch_port: bool,
-    // ---- second cache line ----
-    pub spec: LinkSpec,
-    /// Packets and bytes put on the wire (packet-hops); what each queue sent, payload
-    /// included, is in its port's [`QueueStats`](ecnlab_core::port::QueueStats).
-    pub tx_pkts: u64,
-    pub tx_bytes: u64,
-    /// The port's own, unlimited pool when its switch shares none: kept here rather than
-    /// in a per-node vector, so that it costs no cache line of its own.
-    own_pool: BufferPool,
-    // ---- from the third line on ----
+    // ---- from the second line on ----
     pub port: Port<Packet>,
+    pub spec: LinkSpec,
 }
 
 /// `Link::shared_pool` of a port without a shared buffer pool.
@@ -101,6 +106,12 @@ impl Link {
         let pool =
             if self.shared_pool == OWN_POOL { &mut self.own_pool } else { &mut pools[self.shared_pool as usize] };
         (&mut self.port, pool)
+    }
+
+    /// Bytes put on the wire: what the port's queues sent (the end-of-run check holds the
+    /// packet counts of the two equal). Cold paths only: it sums the queues.
+    pub(crate) fn tx_bytes(&self) -> u64 {
+        (0..self.port.n_queues()).map(|q| self.port.queue_stats(q).deq_bytes).sum()
     }
 }
 
@@ -262,16 +273,16 @@ impl Simulator {
             };
             links.push(Link {
                 busy_until: 0,
-                arrive_at: None,
-                pipe: VecDeque::with_capacity(16),
+                rate_bps: spec.rate_bps,
+                delay_ns: spec.delay_ns,
+                own_pool: BufferPool::unlimited(),
+                tx_pkts: 0,
+                to: u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?,
                 shared_pool,
                 txdone_pending: false,
                 is_switch_port,
-                spec: spec.clone(),
-                tx_pkts: 0,
-                tx_bytes: 0,
-                own_pool: BufferPool::unlimited(),
                 port,
+                spec: spec.clone(),
             });
         }
         // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
@@ -517,7 +528,7 @@ impl Simulator {
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::TxDone(l) => self.tx_done(l as usize),
-            Ev::Arrive(l) => self.arrive(l as usize),
+            Ev::Arrive(node, pkt) => self.arrive(node as usize, pkt),
             Ev::Timer(c, end) => self.timer(c as usize, end),
             Ev::FlowStart(f) => self.flow_start(f as usize),
             Ev::FlowStop(f) => {
@@ -560,10 +571,11 @@ impl Simulator {
         }
     }
 
-    /// The link is free at `now`: send the port's next packet, if any. The packet goes
-    /// straight into the propagation pipe with its arrival time (the end of its
-    /// transmission plus the link delay, plus the connection's RTT-variation delay on a
-    /// sender's access link); a `TxDone` event is scheduled only if more packets wait.
+    /// The link is free at `now`: send the port's next packet, if any. The packet leaves
+    /// in its own `Arrive` event, at the end of its transmission plus the link delay (plus
+    /// the connection's RTT-variation delay on a sender's access link, so that a packet
+    /// with a smaller one may overtake another connection's); a `TxDone` event is
+    /// scheduled only if more packets wait.
     #[inline]
     fn start_tx(&mut self, li: usize) {
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
@@ -578,23 +590,10 @@ impl Simulator {
             0
         };
         let link = &mut self.links[li];
-        let done = self.now + tx_time_ns(pkt.size as u64, link.spec.rate_bps);
+        let done = self.now + tx_time_ns(pkt.size as u64, link.rate_bps);
         link.busy_until = done;
         link.tx_pkts += 1;
-        link.tx_bytes += pkt.size as u64;
-        let at = done + link.spec.delay_ns + extra;
-        if link.pipe.back().is_none_or(|&(t, _)| t <= at) {
-            link.pipe.push_back((at, pkt));
-        } else {
-            // A packet with a smaller extra delay overtakes: keep the pipe sorted (stable).
-            let i = link.pipe.partition_point(|&(t, _)| t <= at);
-            link.pipe.insert(i, (at, pkt));
-        }
-        let head = link.pipe.front().expect("just inserted").0;
-        if link.arrive_at.is_none_or(|a| head < a) {
-            link.arrive_at = Some(head);
-            self.events.push(head, Ev::Arrive(li as u32));
-        }
+        self.events.push(done + link.delay_ns + extra, Ev::Arrive(link.to, pkt));
         if !link.port.is_empty() {
             link.txdone_pending = true;
             self.events.push(done, Ev::TxDone(li as u32));
@@ -606,36 +605,14 @@ impl Simulator {
         self.start_tx(li);
     }
 
-    fn arrive(&mut self, li: usize) {
-        if self.links[li].arrive_at == Some(self.now) {
-            self.links[li].arrive_at = None;
-        }
-        // Deliver everything due (normally exactly one packet); an event whose packet was
-        // already delivered by an earlier one finds nothing due.
-        loop {
-            let link = &mut self.links[li];
-            match link.pipe.front() {
-                Some(&(t, _)) if t <= self.now => {}
-                _ => break,
-            }
-            let (_, pkt) = link.pipe.pop_front().expect("checked");
-            if link.pipe.is_empty() {
-                link.pipe.clear(); // restart the ring at its first slot (see Port::dequeue)
-            }
-            let node = link.spec.to;
-            if self.net.is_switch(node) {
-                self.forward(node, pkt);
-            } else {
-                self.counting.delivered += 1;
-                self.host_receive(node, pkt);
-            }
-        }
-        let link = &mut self.links[li];
-        if let Some(&(t, _)) = link.pipe.front() {
-            if link.arrive_at.is_none_or(|a| t < a) {
-                link.arrive_at = Some(t);
-                self.events.push(t, Ev::Arrive(li as u32));
-            }
+    /// A packet reaches `node` at the end of a link.
+    #[inline]
+    fn arrive(&mut self, node: usize, pkt: Packet) {
+        if self.net.is_switch(node) {
+            self.forward(node, pkt);
+        } else {
+            self.counting.delivered += 1;
+            self.host_receive(node, pkt);
         }
     }
 
@@ -908,7 +885,7 @@ impl Simulator {
             l.port.advance_clock(self.now);
             l.port.reset_peak();
             self.snapshot[i] = QueueSnapshot::of(l);
-            self.snapshot_tx_bytes[i] = l.tx_bytes;
+            self.snapshot_tx_bytes[i] = l.tx_bytes();
         }
         for c in &mut self.conns {
             c.acked_at_warmup = c.sender.acked_bytes();
@@ -981,13 +958,9 @@ impl Simulator {
             let l = &self.links[li];
             let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.port_name(li));
             l.port.check_invariants(true).map_err(fail)?;
-            let stats = l.port.stats();
-            let (deq_pkts, deq_bytes) = stats.iter().fold((0, 0), |(p, b), st| (p + st.deq_pkts, b + st.deq_bytes));
-            if (deq_pkts, deq_bytes) != (l.tx_pkts, l.tx_bytes) {
-                return Err(fail(format!(
-                    "its queues dequeued {deq_pkts} packets ({deq_bytes} B) but its link sent {} ({} B)",
-                    l.tx_pkts, l.tx_bytes
-                )));
+            let deq_pkts: u64 = l.port.stats().iter().map(|st| st.deq_pkts).sum();
+            if deq_pkts != l.tx_pkts {
+                return Err(fail(format!("its queues dequeued {deq_pkts} packets but its link sent {}", l.tx_pkts)));
             }
             if l.shared_pool == OWN_POOL {
                 if l.own_pool.used_bytes != l.port.bytes() {
@@ -1012,8 +985,8 @@ impl Simulator {
         let mut in_flight = 0u64;
         for l in &self.links {
             in_flight += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
-            in_flight += l.pipe.len() as u64;
         }
+        self.events.for_each_pending(|ev| in_flight += matches!(ev, Ev::Arrive(..)) as u64);
         self.counting.in_flight = in_flight;
         let port_drops: u64 = self.links.iter().map(|l| l.port.total_drops()).sum();
         let c = self.counting;
@@ -1064,12 +1037,12 @@ mod tests {
     }
 
     #[test]
-    fn a_link_packs_its_hot_fields_in_two_cache_lines() {
+    fn a_link_packs_its_transmission_path_in_one_cache_line() {
         use std::mem::offset_of;
-        assert!(offset_of!(Link, is_switch_port) < 64 && offset_of!(Link, pipe) + 32 <= 64);
-        assert_eq!(offset_of!(Link, spec), 64, "the link's constants open the second line");
-        assert!(offset_of!(Link, own_pool) + std::mem::size_of::<BufferPool>() <= 128);
-        assert_eq!(offset_of!(Link, port), 128, "the port starts on the third line");
+        assert!(offset_of!(Link, is_switch_port) < 64);
+        assert!(offset_of!(Link, own_pool) + std::mem::size_of::<BufferPool>() <= 64);
+        assert!(offset_of!(Link, tx_pkts) + 8 <= 64);
+        assert_eq!(offset_of!(Link, port), 64, "the port starts on the second line");
     }
 
     #[test]
@@ -1082,7 +1055,7 @@ mod tests {
 
         let mut sim = small_run();
         let li = (0..sim.links.len()).find(|&i| sim.links[i].tx_pkts > 0).unwrap();
-        sim.links[li].tx_bytes += 1;
+        sim.links[li].tx_pkts += 1;
         let e = sim.check_counting().unwrap_err();
         assert!(e.contains("dequeued") && e.contains("its link sent"), "{e}");
 
