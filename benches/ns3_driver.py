@@ -175,6 +175,21 @@ public:
         int32_t fl = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
         return std::max(uint32_t(std::max(fl, 0)) / 2, 2 * tcb->m_segmentSize);
     }
+    // Slow start with RFC 3465's limit L (segments counted per ACK), as ecnlab's sender
+    // (cwnd += min(acked, L MSS)); 0 = ns-3's TcpLinuxReno, which counts every segment a
+    // cumulative ACK covers (Linux), e.g. the whole run of segments the receiver held when a
+    // timeout's retransmission fills the hole in front of them.
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
+        uint32_t lim = s_abc_limit ? s_abc_limit : 2;   // counted against L = 2 when off
+        if (tcb->m_cWnd < tcb->m_ssThresh && segmentsAcked > lim) {
+            ++s_abc_capped;
+            s_abc_capped_segs += segmentsAcked - lim;
+            if (s_abc_limit) segmentsAcked = s_abc_limit;
+        }
+        TcpDctcp::IncreaseWindow(tcb, segmentsAcked);
+    }
+    static uint32_t s_abc_limit;
+    static uint64_t s_abc_capped, s_abc_capped_segs;
     static bool s_loss_halving;
     static bool s_keep_reduced;
     static uint64_t s_loss_cuts;
@@ -186,6 +201,8 @@ uint32_t BenchDctcp::s_min_segs = 1;
 bool BenchDctcp::s_loss_halving = false;
 bool BenchDctcp::s_keep_reduced = false;
 uint64_t BenchDctcp::s_loss_cuts = 0;
+uint32_t BenchDctcp::s_abc_limit = 0;
+uint64_t BenchDctcp::s_abc_capped = 0, BenchDctcp::s_abc_capped_segs = 0;
 TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
 
 // --- TcpSocketBase with RFC 5681 loss detection in CA_CWR ------------------------------
@@ -581,6 +598,7 @@ def main() -> None:
     tr, topo, sw, mk = cfg["transport"], cfg["topology"], cfg["switch"], cfg["marking"]
     SD, sv = ns.Config.SetDefault, ns.StringValue
     b.BenchDctcp.s_loss_halving = bool(cfg.get("ns3_dctcp_loss_halving", False))
+    b.BenchDctcp.s_abc_limit = int(cfg.get("ns3_abc_limit", 0))
     if cfg.get("ns3_dctcp_floor", True):
         b.g_cc_tid = b.BenchDctcpTypeId(int(tr["min_cwnd"]))
     else:
@@ -747,6 +765,9 @@ def main() -> None:
                              "tx_payload_bps_incl_retransmissions": b.g_payload * 8 / win,
                              "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
     res["dctcp_loss_cuts"] = int(b.BenchDctcp.s_loss_cuts)
+    # slow-start ACKs covering more than L segments (L = 2 when the limit is off) and the excess
+    res["abc"] = {"limit": int(b.BenchDctcp.s_abc_limit), "acks_over_limit": int(b.BenchDctcp.s_abc_capped),
+                  "segments_over_limit": int(b.BenchDctcp.s_abc_capped_segs)}
     res["bench_socket"] = {"enabled": bool(b.BenchSocket.s_enabled),
                            "fast_recoveries_from_cwr": int(b.BenchSocket.s_cwr_recoveries),
                            "limited_transmits_in_cwr": int(b.BenchSocket.s_cwr_limited_tx),
