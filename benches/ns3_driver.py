@@ -184,12 +184,13 @@ public:
         if (tcb->m_cWnd < tcb->m_ssThresh && segmentsAcked > lim) {
             ++s_abc_capped;
             s_abc_capped_segs += segmentsAcked - lim;
+            ++s_abc_by_state[std::min<uint32_t>(tcb->m_congState, 4)];
             if (s_abc_limit) segmentsAcked = s_abc_limit;
         }
         TcpDctcp::IncreaseWindow(tcb, segmentsAcked);
     }
     static uint32_t s_abc_limit;
-    static uint64_t s_abc_capped, s_abc_capped_segs;
+    static uint64_t s_abc_capped, s_abc_capped_segs, s_abc_by_state[5];
     static bool s_loss_halving;
     static bool s_keep_reduced;
     static uint64_t s_loss_cuts;
@@ -202,7 +203,7 @@ bool BenchDctcp::s_loss_halving = false;
 bool BenchDctcp::s_keep_reduced = false;
 uint64_t BenchDctcp::s_loss_cuts = 0;
 uint32_t BenchDctcp::s_abc_limit = 0;
-uint64_t BenchDctcp::s_abc_capped = 0, BenchDctcp::s_abc_capped_segs = 0;
+uint64_t BenchDctcp::s_abc_capped = 0, BenchDctcp::s_abc_capped_segs = 0, BenchDctcp::s_abc_by_state[5] = {};
 TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
 
 // --- TcpSocketBase with RFC 5681 loss detection in CA_CWR ------------------------------
@@ -767,7 +768,9 @@ def main() -> None:
     res["dctcp_loss_cuts"] = int(b.BenchDctcp.s_loss_cuts)
     # slow-start ACKs covering more than L segments (L = 2 when the limit is off) and the excess
     res["abc"] = {"limit": int(b.BenchDctcp.s_abc_limit), "acks_over_limit": int(b.BenchDctcp.s_abc_capped),
-                  "segments_over_limit": int(b.BenchDctcp.s_abc_capped_segs)}
+                  "segments_over_limit": int(b.BenchDctcp.s_abc_capped_segs),
+                  "acks_over_limit_by_state": {n: int(b.BenchDctcp.s_abc_by_state[i]) for i, n in
+                                               enumerate(["OPEN", "DISORDER", "CWR", "RECOVERY", "LOSS"])}}
     res["bench_socket"] = {"enabled": bool(b.BenchSocket.s_enabled),
                            "fast_recoveries_from_cwr": int(b.BenchSocket.s_cwr_recoveries),
                            "limited_transmits_in_cwr": int(b.BenchSocket.s_cwr_limited_tx),

@@ -258,4 +258,8 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         # than `recover`, e.g. after a timeout's go-back-N) and no Reno "SACK" scoreboard
         # outliving a cumulative ACK (ns-3 3.44 keeps both; BenchSocket applies the RFC rules).
         "ns3_newreno_recover": True,
+        # RFC 3465 slow start with L = 2 segments per ACK, as ecnlab's sender (ns-3's
+        # TcpLinuxReno counts every segment a cumulative ACK covers: after a timeout, the ACK
+        # of the retransmission that fills the hole took cwnd straight to ssthresh).
+        "ns3_abc_limit": 2,
     }
