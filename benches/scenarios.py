@@ -262,4 +262,7 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         # TcpLinuxReno counts every segment a cumulative ACK covers: after a timeout, the ACK
         # of the retransmission that fills the hole took cwnd straight to ssthresh).
         "ns3_abc_limit": 2,
+        # RFC 6582 §3.2 step 3 option 1, as ecnlab: the full ACK ending fast recovery sets
+        # cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (ns-3 3.44: ssthresh, option 2).
+        "ns3_recovery_exit": "flight",
     }
