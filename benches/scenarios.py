@@ -77,9 +77,10 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   / medium / large were 21 / 18 / 22 / 16 % longer than ecnlab's (10,414 against 8,230 us;
   23,978 drops against 7,305), with them 0.8 / 2.1 / 0.4 / 1.9 % (8,293 us; 8,775 drops).
   ns-3's own speed depends on this: the unaligned runs cost it ~4x more CPU per event
-  (150 flows, quiet machine: 21.9 against 5.5 us per event; 102 against 24 s), its
-  TcpTxBuffer working through the long sent lists that the timeouts' bursts leave marked
-  lost, so the earlier tcn-leafspine-small speed ratio (509x) was inflated by that state.
+  (150 flows, quiet machine: 21.9 against 5.5 us per event; 102 against 24 s): perf puts
+  76 % of its CPU in TcpTxBuffer::GetPacketFromList (a linear walk of the sent list) in the
+  unaligned run, 29 % in the aligned one. The earlier tcn-leafspine-small speed ratio
+  (509x) was inflated by that state; the aligned rerun gives 161x.
 - Chaos: at 90 % load the leaf-spine runs are chaotic, and one run of each simulator is one
   draw. ecnlab alone, with every flow start moved by 1-10 ns (8 runs, tcn-leafspine-small,
   600 flows): mean FCT 7,593 us, sd 3.1 % (7,324-7,965); small 8.4 % (1,003-1,352 us),
