@@ -175,6 +175,22 @@ public:
         int32_t fl = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
         return std::max(uint32_t(std::max(fl, 0)) / 2, 2 * tcb->m_segmentSize);
     }
+    // Slow start with RFC 3465's limit L (segments counted per ACK), as ecnlab's sender
+    // (cwnd += min(acked, L MSS)); 0 = ns-3's TcpLinuxReno, which counts every segment a
+    // cumulative ACK covers (Linux), e.g. the whole run of segments the receiver held when a
+    // timeout's retransmission fills the hole in front of them.
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
+        uint32_t lim = s_abc_limit ? s_abc_limit : 2;   // counted against L = 2 when off
+        if (tcb->m_cWnd < tcb->m_ssThresh && segmentsAcked > lim) {
+            ++s_abc_capped;
+            s_abc_capped_segs += segmentsAcked - lim;
+            ++s_abc_by_state[std::min<uint32_t>(tcb->m_congState, 4)];
+            if (s_abc_limit) segmentsAcked = s_abc_limit;
+        }
+        TcpDctcp::IncreaseWindow(tcb, segmentsAcked);
+    }
+    static uint32_t s_abc_limit;
+    static uint64_t s_abc_capped, s_abc_capped_segs, s_abc_by_state[5];
     static bool s_loss_halving;
     static bool s_keep_reduced;
     static uint64_t s_loss_cuts;
@@ -186,6 +202,8 @@ uint32_t BenchDctcp::s_min_segs = 1;
 bool BenchDctcp::s_loss_halving = false;
 bool BenchDctcp::s_keep_reduced = false;
 uint64_t BenchDctcp::s_loss_cuts = 0;
+uint32_t BenchDctcp::s_abc_limit = 0;
+uint64_t BenchDctcp::s_abc_capped = 0, BenchDctcp::s_abc_capped_segs = 0, BenchDctcp::s_abc_by_state[5] = {};
 TypeId BenchDctcpTypeId(uint32_t min_segs) { BenchDctcp::s_min_segs = min_segs; return BenchDctcp::GetTypeId(); }
 
 // --- TcpSocketBase with RFC 5681 loss detection in CA_CWR ------------------------------
@@ -238,6 +256,25 @@ protected:
         bool dup = ack == m_txBuffer->HeadSequence() && ack < m_tcb->m_highTxMark && packet->GetSize() == 0;
         BenchReceivedAck(packet, h);
         Diag(h, st, dup);
+    }
+    // RFC 6582 §3.2 step 3 option 1 (ecnlab's sender): the full ACK that ends fast recovery
+    // deflates cwnd to min(ssthresh, max(FlightSize, SMSS) + SMSS); ns-3 3.44 (option 2) sets
+    // ssthresh, which lets a burst of ssthresh - FlightSize segments out when little is in flight.
+    void ProcessAck(const SequenceNumber32 &ackNumber, bool scoreboardUpdated, uint32_t currentDelivered,
+                    const SequenceNumber32 &oldHeadSequence, bool receivedData) override {
+        TcpSocketState::TcpCongState_t st = m_tcb->m_congState.Get();
+        TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered, oldHeadSequence, receivedData);
+        if (!s_exit_flight || st != TcpSocketState::CA_RECOVERY || m_tcb->m_congState.Get() != TcpSocketState::CA_OPEN) return;
+        uint32_t seg = m_tcb->m_segmentSize;
+        int32_t fl = m_tcb->m_highTxMark.Get() - m_txBuffer->HeadSequence();
+        uint32_t cap = std::max(uint32_t(std::max(fl, 0)), seg) + seg;
+        ++s_exits;
+        if (m_tcb->m_cWnd.Get() > cap) {
+            ++s_exits_deflated;
+            s_exit_deflated_bytes += m_tcb->m_cWnd.Get() - cap;
+            m_tcb->m_cWnd = cap;
+            m_tcb->m_cWndInfl = cap;
+        }
     }
     void BenchReceivedAck(Ptr<Packet> packet, const TcpHeader &h) {
         if (!s_enabled && !s_newreno) { TcpSocketBase::ReceivedAck(packet, h); return; }
@@ -303,15 +340,19 @@ protected:
 public:
     static bool s_newreno;
     static uint64_t s_reno_sack_resets, s_recover_blocked;
+    static bool s_exit_flight;
+    static uint64_t s_exits, s_exits_deflated, s_exit_deflated_bytes;
 };
 bool BenchSocket::s_enabled = false;
 bool BenchSocket::s_newreno = false;
+bool BenchSocket::s_exit_flight = false;
+uint64_t BenchSocket::s_exits = 0, BenchSocket::s_exits_deflated = 0, BenchSocket::s_exit_deflated_bytes = 0;
 uint64_t BenchSocket::s_reno_sack_resets = 0, BenchSocket::s_recover_blocked = 0;
 std::vector<std::vector<double>> BenchSocket::s_ack_log;
 uint64_t BenchSocket::s_cwr_recoveries = 0, BenchSocket::s_cwr_limited_tx = 0, BenchSocket::s_ece_kept = 0;
 TypeId g_cc_tid;
 Ptr<Socket> MakeSenderSocket(Ptr<Node> node, int32_t diag) {
-    if (!BenchSocket::s_enabled && !BenchSocket::s_newreno && diag < 0) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+    if (!BenchSocket::s_enabled && !BenchSocket::s_newreno && !BenchSocket::s_exit_flight && diag < 0) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
     // As TcpL4Protocol::CreateSocket, with the subclass.
     Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
     ObjectFactory cc, rtt;
@@ -581,6 +622,7 @@ def main() -> None:
     tr, topo, sw, mk = cfg["transport"], cfg["topology"], cfg["switch"], cfg["marking"]
     SD, sv = ns.Config.SetDefault, ns.StringValue
     b.BenchDctcp.s_loss_halving = bool(cfg.get("ns3_dctcp_loss_halving", False))
+    b.BenchDctcp.s_abc_limit = int(cfg.get("ns3_abc_limit", 0))
     if cfg.get("ns3_dctcp_floor", True):
         b.g_cc_tid = b.BenchDctcpTypeId(int(tr["min_cwnd"]))
     else:
@@ -588,6 +630,7 @@ def main() -> None:
     SD("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(b.g_cc_tid))
     b.BenchSocket.s_enabled = bool(cfg.get("ns3_cwr_loss_detection", False))
     b.BenchSocket.s_newreno = bool(cfg.get("ns3_newreno_recover", False))
+    b.BenchSocket.s_exit_flight = cfg.get("ns3_recovery_exit", "ssthresh") == "flight"
     SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
     SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
@@ -747,13 +790,22 @@ def main() -> None:
                              "tx_payload_bps_incl_retransmissions": b.g_payload * 8 / win,
                              "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
     res["dctcp_loss_cuts"] = int(b.BenchDctcp.s_loss_cuts)
+    # slow-start ACKs covering more than L segments (L = 2 when the limit is off) and the excess
+    res["abc"] = {"limit": int(b.BenchDctcp.s_abc_limit), "acks_over_limit": int(b.BenchDctcp.s_abc_capped),
+                  "segments_over_limit": int(b.BenchDctcp.s_abc_capped_segs),
+                  "acks_over_limit_by_state": {n: int(b.BenchDctcp.s_abc_by_state[i]) for i, n in
+                                               enumerate(["OPEN", "DISORDER", "CWR", "RECOVERY", "LOSS"])}}
     res["bench_socket"] = {"enabled": bool(b.BenchSocket.s_enabled),
                            "fast_recoveries_from_cwr": int(b.BenchSocket.s_cwr_recoveries),
                            "limited_transmits_in_cwr": int(b.BenchSocket.s_cwr_limited_tx),
                            "ece_in_recovery_or_loss_kept": int(b.BenchSocket.s_ece_kept),
                            "newreno_recover": bool(b.BenchSocket.s_newreno),
                            "fast_retransmits_refused_ack_within_recover": int(b.BenchSocket.s_recover_blocked),
-                           "reno_scoreboards_cleared": int(b.BenchSocket.s_reno_sack_resets)}
+                           "reno_scoreboards_cleared": int(b.BenchSocket.s_reno_sack_resets),
+                           "recovery_exit_flight": bool(b.BenchSocket.s_exit_flight),
+                           "recovery_exits": int(b.BenchSocket.s_exits),
+                           "recovery_exits_deflated_below_ssthresh": int(b.BenchSocket.s_exits_deflated),
+                           "recovery_exit_deflated_bytes": int(b.BenchSocket.s_exit_deflated_bytes)}
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
     res["tcn_enqueued_in_queues_1_to_7"] = int(b.g_tcn_classed)

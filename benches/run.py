@@ -402,14 +402,18 @@ def markdown(res: dict) -> str:
               "emulated Reno SACKs kept past a cumulative ACK (ns-3 3.44 forgets `recover` and keeps them, so "
               "duplicate ACKs of go-back-N retransmissions chain spurious recoveries: BenchSocket); ecnlab "
               "uses RFC 6582's Impatient timer and Limited Transmit, as ns-3. Both cap a flow's flight at the 4 MB "
-              "send buffer. Known remaining differences: ns-3's queue disc does not see the one packet in its device "
-              "queue; ns-3's slow start counts every segment a cumulative ACK covers (Linux), ecnlab at most 2 (RFC "
-              "3465); ns-3 deflates to ssthresh when fast recovery ends (RFC 6582 option 2), ecnlab to min(ssthresh, "
-              "FlightSize + MSS) (option 1); ns-3 sends pure ACKs ECT(0). Whole-run goodput of the Poisson scenarios "
+              "send buffer. Both count at most 2 segments per ACK in slow start (RFC 3465 L = 2; ns-3's TcpLinuxReno "
+              "counts every segment a cumulative ACK covers, and after a timeout jumped from 1 segment to ssthresh "
+              "on one ACK: BenchDctcp) and end fast recovery with cwnd = min(ssthresh, FlightSize + MSS) (RFC 6582 "
+              "option 1; ns-3 3.44 sets ssthresh: BenchSocket). Known remaining differences: ns-3's queue disc does "
+              "not see the one packet in its device queue; ns-3's window does not grow in CA_CWR; ns-3 sends pure "
+              "ACKs ECT(0). Whole-run goodput of the Poisson scenarios "
               "is total bytes / last completion, and the large-flow class has 16-26 flows, so both move with a few "
               "flows. The leaf-spine runs lose packets at 90 % load; both simulators are chaotic there (ACK "
               "serialisation differs by nanoseconds and the runs part within ~1 ms), so per-flow results differ and "
-              "only aggregates are compared.", ""]
+              "only aggregates are compared; even these move from run to run: ecnlab's own tcn-leafspine-small with "
+              "every flow start moved by 1-10 ns spreads by sd 3.1 % in mean FCT and 8.4 % in small-flow FCT "
+              "(8 runs).", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")

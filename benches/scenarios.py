@@ -52,6 +52,42 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   Transmit past the second duplicate ACK, RFC 3042) when the ACK does not cover more than
   it, and clears the Reno scoreboard on every cumulative ACK except a partial ACK in
   recovery (Linux: tcp_reset_reno_sack). That run: ns-3 drops 6162 -> 1493 (ecnlab 1635).
+- Slow start: RFC 3465 with L = 2 on both (cwnd grows by at most 2 segments per ACK, however
+  many the cumulative ACK covers). ns-3 3.44's TcpLinuxReno (TcpDctcp's parent) counts every
+  segment covered, as Linux does, capped at ssthresh; after a timeout the ACK of the
+  go-back-N retransmission that fills the hole covers every segment the receiver held
+  behind it, so ns-3's cwnd went from 1 segment to ssthresh on one ACK, and that burst went
+  into the port that had just overflowed: more drops, more timeouts, more bursts. BenchDctcp
+  (`ns3_abc_limit` = 2) counts at most 2 segments per ACK in slow start. Measured
+  (tcn-leafspine-small, 600 flows): 2387 slow-start ACKs covered more than 2 segments
+  (56,441 segments beyond L), 2312 of them in CA_LOSS; with the limit ns-3's mean FCT went
+  12,766 -> 8,188 us (ecnlab 7,616; 40.3 % -> 7.0 % apart), its drops 54,941 -> 16,086
+  (ecnlab 12,337), its timeouts (CA_LOSS entries) 427 -> 170 (ecnlab 180 timeouts) and the
+  fast recoveries ending in a timeout 303 of 492 -> 135 of 387.
+- End of fast recovery: RFC 6582 §3.2 step 3 option 1 on both, cwnd = min(ssthresh,
+  max(FlightSize, SMSS) + SMSS) on the full ACK. ns-3 3.44 sets cwnd = ssthresh (option 2),
+  which sends a burst of ssthresh - FlightSize segments at once when the recovery ends with
+  little in flight; BenchSocket (`ns3_recovery_exit` = "flight") deflates as ecnlab does.
+  Measured (600 flows, with the slow-start limit): 170 of 203 exits had ssthresh above
+  FlightSize + SMSS, by 59 segments on average; ns-3's mean FCT 8,188 -> 7,875 us (3.3 %
+  apart), small / medium / large 13.7 / 8.8 / 3.8 % -> 8.8 / 4.2 / 3.1 % apart, drops
+  16,086 -> 14,335, marks 193,719 -> 175,949 (ecnlab 165,874).
+- The diagnostic twin leafspine-1q-red (one FIFO per port, 600 flows) shows the same cause,
+  so it is TCP, not the multi-queue port: without the two alignments ns-3's FCTs all / small
+  / medium / large were 21 / 18 / 22 / 16 % longer than ecnlab's (10,414 against 8,230 us;
+  23,978 drops against 7,305), with them 0.8 / 2.1 / 0.4 / 1.9 % (8,293 us; 8,775 drops).
+  ns-3's own speed depends on this: the unaligned runs cost it ~4x more CPU per event
+  (150 flows, quiet machine: 21.9 against 5.5 us per event; 102 against 24 s): perf puts
+  76 % of its CPU in TcpTxBuffer::GetPacketFromList (a linear walk of the sent list) in the
+  unaligned run, 29 % in the aligned one. The earlier tcn-leafspine-small speed ratio
+  (509x) was inflated by that state; the aligned rerun gives 161x.
+- Chaos: at 90 % load the leaf-spine runs are chaotic, and one run of each simulator is one
+  draw. ecnlab alone, with every flow start moved by 1-10 ns (8 runs, tcn-leafspine-small,
+  600 flows): mean FCT 7,593 us, sd 3.1 % (7,324-7,965); small 8.4 % (1,003-1,352 us),
+  medium 3.6 %, large 2.3 %; drops sd 13.5 %, timeouts 15 %, fast retransmits 16 %, marks
+  3.4 %. With both alignments above, ns-3's figures lie within about one sd of that
+  spread (mean FCT 7,875, small 1,281, drops 14,335, marks 175,949), its fast recoveries
+  (344 against 258 +- 42) within about two.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
@@ -62,10 +98,12 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   FqCoDel is removed everywhere. Known 1-packet difference: ns-3's queue disc does not see
   the packet waiting in the device queue, ecnlab's port does (ns-3 marks, and its buffer
   fills, one packet later on a busy port).
-- Known remaining TCP differences (not aligned): ns-3's slow start adds every segment a
-  cumulative ACK covers (as Linux), ecnlab at most 2 (RFC 3465 L = 2); ns-3 deflates cwnd
-  to ssthresh on leaving fast recovery (RFC 6582 option 2), ecnlab to
-  min(ssthresh, FlightSize + MSS) (option 1); ns-3 sends pure ACKs ECT(0).
+- Known remaining TCP differences (not aligned): ns-3 sends pure ACKs ECT(0); ns-3's window
+  does not grow in CA_CWR (the round trip after an ECN cut), ecnlab's grows on ACKs without
+  ECE also inside its reduction window; ns-3's DCTCP reacts to an ECE with the alpha from
+  before that ACK, ecnlab updates alpha with that ACK first; ns-3 (no timestamps)
+  takes no RTT sample from a retransmitted segment (Karn), ecnlab samples every ACK from the
+  echoed send time (RFC 7323 §4).
 """
 
 from __future__ import annotations
@@ -258,4 +296,11 @@ def ns3_config(sc: dict, trace_csv: str | None) -> dict:
         # than `recover`, e.g. after a timeout's go-back-N) and no Reno "SACK" scoreboard
         # outliving a cumulative ACK (ns-3 3.44 keeps both; BenchSocket applies the RFC rules).
         "ns3_newreno_recover": True,
+        # RFC 3465 slow start with L = 2 segments per ACK, as ecnlab's sender (ns-3's
+        # TcpLinuxReno counts every segment a cumulative ACK covers: after a timeout, the ACK
+        # of the retransmission that fills the hole took cwnd straight to ssthresh).
+        "ns3_abc_limit": 2,
+        # RFC 6582 §3.2 step 3 option 1, as ecnlab: the full ACK ending fast recovery sets
+        # cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (ns-3 3.44: ssthresh, option 2).
+        "ns3_recovery_exit": "flight",
     }
