@@ -94,7 +94,7 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   1,355 / 14,079 / 54,892 us against ecnlab's 7,593 / 1,176 / 13,142 / 54,111 (6.7 / 15 /
   7.1 / 1.4 % longer, 3-4 standard errors), its drops 15,293 against 12,387 and its fast
   recoveries 352 against 258; the benchmark's own pair (3.3 / 8.8 / 4.2 / 3.1 %) is ns-3's
-  most favourable of the four draws. The single-FIFO twin below does not show it, so it
+  most favourable of the four draws. The single-FIFO twin above does not show it, so it
   lies in the SP + DWRR + TCN port, not in TCP.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
