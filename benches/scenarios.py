@@ -95,7 +95,13 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   7.1 / 1.4 % longer, 3-4 standard errors), its drops 15,293 against 12,387 and its fast
   recoveries 352 against 258; the benchmark's own pair (3.3 / 8.8 / 4.2 / 3.1 %) is ns-3's
   most favourable of the four draws. The single-FIFO twin above does not show it, so it
-  lies in the SP + DWRR + TCN port, not in TCP.
+  comes with the SP + DWRR + TCN port. It is not the device-queue packet: with
+  `ns3_tcn_see_device_queue` (the TCN queue disc counts the packet handed to the device in
+  its buffer and takes the sojourn at that packet's start on the wire, as ecnlab's port;
+  diagnostic, off) the same 4 runs average 7,983 / 1,340 / 13,661 / 57,178 us, drops 14,906,
+  within the runs' noise of the above. Small flows time out more often in ns-3 (12-22 RTOs
+  per run against 7-20 in ecnlab, which counts each backoff too) and their median FCT is
+  ~8 % longer: both more loss and more queueing. Cause not found.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
