@@ -389,9 +389,22 @@ public:
     std::vector<int64_t> deficit;
     std::vector<bool> active;
     std::deque<uint32_t> rr;
+    // Optional (s_see_device): account for the packet waiting in the 1-packet device queue as
+    // ecnlab's port does. The queue disc hands a packet to the device when the one before it
+    // starts its serialisation, i.e. one packet early: ecnlab's port still holds it (buffer)
+    // and takes its sojourn when it starts on the wire. Emulated from the link's wire rate:
+    // the handed packet starts at max(now, end of the one on the wire).
+    static bool s_see_device;
+    double wire_bps = 0;          // link rate as configured (nominal x 1502/1500)
+    int64_t busy_until_ns = 0;    // end of serialisation of everything handed to the device
+    int64_t pending_start_ns = 0; // start of the last packet handed, and its size
+    uint32_t pending_bytes = 0;
+    int64_t TxNs(uint32_t ip_bytes) const { return int64_t((ip_bytes + 2) * 8e9 / wire_bps + 0.5); }
 private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
-        if (uint64_t(GetNBytes()) + item->GetSize() > buffer) { DropBeforeEnqueue(item, "buffer"); return false; }
+        uint64_t held = uint64_t(GetNBytes());
+        if (s_see_device && Simulator::Now().GetNanoSeconds() < pending_start_ns) held += pending_bytes;
+        if (held + item->GetSize() > buffer) { DropBeforeEnqueue(item, "buffer"); return false; }
         TcpHeader th;
         uint32_t cls = 0;
         if (item->GetPacket()->PeekHeader(th) && th.GetDestinationPort() >= 1009 && th.GetDestinationPort() < 49152)
@@ -404,7 +417,14 @@ private:
         return ok;
     }
     Ptr<QueueDiscItem> Mark(Ptr<QueueDiscItem> it) {
-        if ((Simulator::Now() - it->GetTimeStamp()).GetNanoSeconds() > threshold_ns) {
+        int64_t now = Simulator::Now().GetNanoSeconds(), start = now;
+        if (s_see_device) {
+            start = std::max(now, busy_until_ns);
+            busy_until_ns = start + TxNs(it->GetSize());
+            pending_start_ns = start;
+            pending_bytes = it->GetSize();
+        }
+        if (start - it->GetTimeStamp().GetNanoSeconds() > threshold_ns) {
             ++g_tcn_over;
             if (QueueDisc::Mark(it, "tcn")) ++g_tcn_marked;
         }
@@ -441,8 +461,10 @@ private:
     void InitializeParams() override {}
 };
 
-Ptr<QueueDisc> MakeTcn(uint32_t nq, uint32_t strict, uint32_t quantum, uint64_t buffer, int64_t thr_ns) {
+bool TcnSpDwrr::s_see_device = false;
+Ptr<QueueDisc> MakeTcn(uint32_t nq, uint32_t strict, uint32_t quantum, uint64_t buffer, int64_t thr_ns, double wire_bps) {
     Ptr<TcnSpDwrr> q = CreateObject<TcnSpDwrr>();
+    q->wire_bps = wire_bps;
     q->nq = nq; q->strict = strict; q->quantum = quantum; q->buffer = buffer; q->threshold_ns = thr_ns;
     return q;
 }
@@ -673,6 +695,7 @@ def main() -> None:
     addr = ns.Ipv4AddressHelper()
     host_ip = {}
     sw_devs, host_devs, to_host_dev = [], [], {}
+    sw_bps = []   # each switch port's wire rate (bps)
     sw_names = []   # "leaf0->h0", "spine0->leaf1", ... as ecnlab names its ports
     for i, (a, bnode, r, d_us) in enumerate(links):
         p2p.SetDeviceAttribute("DataRate", sv(r))
@@ -685,9 +708,11 @@ def main() -> None:
             host_devs.append(devs.Get(0))
             to_host_dev[a] = devs.Get(1)
             sw_devs.append(devs.Get(1))
+            sw_bps.append(int(r[:-3]))
             sw_names.append(f"{_sw_name(topo, bnode - n_hosts)}->h{a}")
         else:
             sw_devs += [devs.Get(0), devs.Get(1)]
+            sw_bps += [int(r[:-3])] * 2
             sw_names += [f"{_sw_name(topo, a - n_hosts)}->{_sw_name(topo, bnode - n_hosts)}",
                          f"{_sw_name(topo, bnode - n_hosts)}->{_sw_name(topo, a - n_hosts)}"]
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
@@ -704,7 +729,8 @@ def main() -> None:
     # (measured: drops at 67,860 queued bytes, "200 packets", in leafspine-1q-red).
     # ns-3's test is qlen_before >= K bytes, i.e. > K - 1 with the arrival counted: with full
     # segments, ecnlab's qlen_with_arrival > K marks the same packets.
-    for dev in sw_devs:
+    b.TcnSpDwrr.s_see_device = bool(cfg.get("ns3_tcn_see_device_queue", False))
+    for dev, bps in zip(sw_devs, sw_bps):
         if mk["scheme"] == "red_k":
             q = ns.CreateObject[ns.RedQueueDisc]()
             k = mk["k_packets"] * 1500
@@ -718,7 +744,7 @@ def main() -> None:
                 q.SetAttribute(name, val)
         else:
             q = b.MakeTcn(sw["queues"], sw.get("strict", 0), sw.get("quantum_bytes", 1500), sw["buffer_bytes"],
-                          int(mk["threshold_us"] * 1000))
+                          int(mk["threshold_us"] * 1000), float(bps))
         b.InstallRootQdisc(dev, q)
     for i, dev in enumerate(sw_devs):
         b.WatchPortDrops(dev, i)

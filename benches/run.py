@@ -413,7 +413,10 @@ def markdown(res: dict) -> str:
               "serialisation differs by nanoseconds and the runs part within ~1 ms), so per-flow results differ and "
               "only aggregates are compared; even these move from run to run: ecnlab's own tcn-leafspine-small with "
               "every flow start moved by 1-10 ns spreads by sd 3.1 % in mean FCT and 8.4 % in small-flow FCT "
-              "(8 runs).", ""]
+              "(8 runs). Averaged over such runs, ns-3's tcn-leafspine-small FCTs remain 6.7 % (small flows 15 %) "
+              "longer than ecnlab's, with ~20 % more drops, where the single-FIFO twin leafspine-1q-red agrees "
+              "within 3 %: a residual difference that comes with the SP + DWRR + TCN port, cause not found "
+              "(benches/scenarios.py docstring).", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")

@@ -75,7 +75,10 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
 - The diagnostic twin leafspine-1q-red (one FIFO per port, 600 flows) shows the same cause,
   so it is TCP, not the multi-queue port: without the two alignments ns-3's FCTs all / small
   / medium / large were 21 / 18 / 22 / 16 % longer than ecnlab's (10,414 against 8,230 us;
-  23,978 drops against 7,305), with them 0.8 / 2.1 / 0.4 / 1.9 % (8,293 us; 8,775 drops).
+  23,978 drops against 7,305), with them 0.8 / 2.1 / 0.4 / 1.9 % (8,293 us; 8,775 drops);
+  over jittered runs (ns-3 3, ecnlab 8) ns-3's averages are 8,101 / 1,268 / 13,915 / 52,005
+  us against 8,222 / 1,282 / 14,249 / 50,493 (-1.5 / -1.1 / -2.3 / +3.0 %), drops 8,304
+  against 7,713.
   ns-3's own speed depends on this: the unaligned runs cost it ~4x more CPU per event
   (150 flows, quiet machine: 21.9 against 5.5 us per event; 102 against 24 s): perf puts
   76 % of its CPU in TcpTxBuffer::GetPacketFromList (a linear walk of the sent list) in the
@@ -85,9 +88,20 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   draw. ecnlab alone, with every flow start moved by 1-10 ns (8 runs, tcn-leafspine-small,
   600 flows): mean FCT 7,593 us, sd 3.1 % (7,324-7,965); small 8.4 % (1,003-1,352 us),
   medium 3.6 %, large 2.3 %; drops sd 13.5 %, timeouts 15 %, fast retransmits 16 %, marks
-  3.4 %. With both alignments above, ns-3's figures lie within about one sd of that
-  spread (mean FCT 7,875, small 1,281, drops 14,335, marks 175,949), its fast recoveries
-  (344 against 258 +- 42) within about two.
+  3.4 %. ns-3 spreads alike (4 runs: the benchmark's trace and 3 jittered ones; mean FCT sd
+  2.9 %, small 4.5 %, drops 10.8 %), and over these runs a residual difference remains
+  with both alignments above: ns-3's FCTs all / small / medium / large average 8,105 /
+  1,355 / 14,079 / 54,892 us against ecnlab's 7,593 / 1,176 / 13,142 / 54,111 (6.7 / 15 /
+  7.1 / 1.4 % longer, 3-4 standard errors), its drops 15,293 against 12,387 and its fast
+  recoveries 352 against 258; the benchmark's own pair (3.3 / 8.8 / 4.2 / 3.1 %) is ns-3's
+  most favourable of the four draws. The single-FIFO twin above does not show it, so it
+  comes with the SP + DWRR + TCN port. It is not the device-queue packet: with
+  `ns3_tcn_see_device_queue` (the TCN queue disc counts the packet handed to the device in
+  its buffer and takes the sojourn at that packet's start on the wire, as ecnlab's port;
+  diagnostic, off) the same 4 runs average 7,983 / 1,340 / 13,661 / 57,178 us, drops 14,906,
+  within the runs' noise of the above. Small flows time out more often in ns-3 (12-22 RTOs
+  per run against 7-20 in ecnlab, which counts each backoff too) and their median FCT is
+  ~8 % longer: both more loss and more queueing. Cause not found.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
