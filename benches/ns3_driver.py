@@ -152,11 +152,13 @@ public:
             ++s_loss_cuts;
             return HalfFlight(tcb);
         }
+        m_rto_slow_start = false;   // a new reduction ends the slow start after a timeout
         m_last_call = Simulator::Now();
         m_prev_ssthresh = tcb->m_ssThresh;
         return std::max(TcpDctcp::GetSsThresh(tcb, inflight), s_min_segs * tcb->m_segmentSize);
     }
     void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t ev) override {
+        if (ev == TcpSocketState::CA_EVENT_LOSS) m_rto_slow_start = true;   // a timeout
         // ReTxTimeout asks GetSsThresh (unless an earlier timeout already retransmitted the
         // head) and raises CA_EVENT_LOSS at the same instant, before leaving the old state.
         if (s_loss_halving && ev == TcpSocketState::CA_EVENT_LOSS && m_last_call == Simulator::Now()) {
@@ -179,15 +181,18 @@ public:
     // (cwnd += min(acked, L MSS)); 0 = ns-3's TcpLinuxReno, which counts every segment a
     // cumulative ACK covers (Linux), e.g. the whole run of segments the receiver held when a
     // timeout's retransmission fills the hole in front of them.
+    // With the limit on, L is 1 in the slow start that follows a timeout (RFC 3465 §2.3, as
+    // ecnlab's sender), until cwnd reaches ssthresh or another reduction.
     void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
-        uint32_t lim = s_abc_limit ? s_abc_limit : 2;   // counted against L = 2 when off
+        uint32_t lim = s_abc_limit ? (m_rto_slow_start ? 1 : s_abc_limit) : 2;   // vs L = 2 when off
         if (tcb->m_cWnd < tcb->m_ssThresh && segmentsAcked > lim) {
             ++s_abc_capped;
             s_abc_capped_segs += segmentsAcked - lim;
             ++s_abc_by_state[std::min<uint32_t>(tcb->m_congState, 4)];
-            if (s_abc_limit) segmentsAcked = s_abc_limit;
+            if (s_abc_limit) segmentsAcked = lim;
         }
         TcpDctcp::IncreaseWindow(tcb, segmentsAcked);
+        if (tcb->m_cWnd >= tcb->m_ssThresh) m_rto_slow_start = false;
     }
     static uint32_t s_abc_limit;
     static uint64_t s_abc_capped, s_abc_capped_segs, s_abc_by_state[5];
@@ -195,6 +200,7 @@ public:
     static bool s_keep_reduced;
     static uint64_t s_loss_cuts;
     Time m_last_call = Seconds(-1);
+    bool m_rto_slow_start = false;
     uint32_t m_prev_ssthresh = 0;
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<BenchDctcp>(this); }
 };

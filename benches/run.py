@@ -402,7 +402,7 @@ def markdown(res: dict) -> str:
               "emulated Reno SACKs kept past a cumulative ACK (ns-3 3.44 forgets `recover` and keeps them, so "
               "duplicate ACKs of go-back-N retransmissions chain spurious recoveries: BenchSocket); ecnlab "
               "uses RFC 6582's Impatient timer and Limited Transmit, as ns-3. Both cap a flow's flight at the 4 MB "
-              "send buffer. Both count at most 2 segments per ACK in slow start (RFC 3465 L = 2; ns-3's TcpLinuxReno "
+              "send buffer. Both count at most 2 segments per ACK in slow start, 1 after a timeout (RFC 3465 L = 2, §2.3; ns-3's TcpLinuxReno "
               "counts every segment a cumulative ACK covers, and after a timeout jumped from 1 segment to ssthresh "
               "on one ACK: BenchDctcp) and end fast recovery with cwnd = min(ssthresh, FlightSize + MSS) (RFC 6582 "
               "option 1; ns-3 3.44 sets ssthresh: BenchSocket). Known remaining differences: ns-3's queue disc does "

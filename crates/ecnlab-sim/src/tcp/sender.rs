@@ -15,8 +15,11 @@
 //!   recovery (RFC 6298 §5.3; RFC 6582 §4's "Slow-but-Steady" variant; Linux does the same),
 //!   unless `partial_ack_rto = "impatient"` selects RFC 6582 §3.2 step 5's rule (only the
 //!   first partial ACK of a recovery restarts it; ns-3 does this).
-//! - Slow start grows by min(acked, 2·MSS) per ACK (RFC 3465 §2.2, L = 2); congestion
-//!   avoidance counts bytes: +1 MSS per cwnd bytes acknowledged (RFC 3465 §2.1).
+//! - Slow start grows by min(acked, 2·MSS) per ACK (RFC 3465 §2.2, L = 2), but by at most
+//!   1·MSS per ACK in the slow start that follows a retransmission timeout (RFC 3465 §2.3:
+//!   the cumulative ACK of the retransmission may cover a whole window the receiver held,
+//!   and the path has just shown it cannot take one); congestion avoidance counts bytes:
+//!   +1 MSS per cwnd bytes acknowledged (RFC 3465 §2.1).
 //! - Segments go out only when a whole segment (or the last, short one) fits in the window,
 //!   or when nothing is in flight. Limited Transmit (RFC 3042) lets the first and second
 //!   duplicate ACK each release one new segment beyond cwnd (`limited_transmit`).
@@ -112,6 +115,9 @@ pub struct TcpSender {
     win: Window,
     /// Bytes acknowledged since the last congestion-avoidance increase (RFC 3465).
     ca_acc: u64,
+    /// In the slow start that follows a retransmission timeout: ABC's L is 1·MSS (RFC 3465
+    /// §2.3) until cwnd reaches ssthresh or another loss is detected.
+    rto_slow_start: bool,
     cc: Cc,
     // --- loss recovery (RFC 5681 / 6582) ---
     dupacks: u32,
@@ -172,6 +178,7 @@ impl TcpSender {
             high_tx: 0,
             win: Window { cwnd: iw, ssthresh: u64::MAX, mss, min_cwnd: cfg.min_cwnd.max(1) as u64 * mss },
             ca_acc: 0,
+            rto_slow_start: false,
             cc,
             dupacks: 0,
             in_recovery: false,
@@ -446,6 +453,7 @@ impl TcpSender {
         // Loss window of one segment, go-back-N from snd_una.
         self.win.cwnd = self.mss;
         self.ca_acc = 0;
+        self.rto_slow_start = true;
         self.snd_nxt = self.snd_una;
         self.in_recovery = false;
         self.rtx_pending = false;
@@ -466,6 +474,7 @@ impl TcpSender {
 
     fn enter_fast_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
+        self.rto_slow_start = false;
         let a = self.snd_una;
         if a >= self.cwr_until {
             // RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 2.
@@ -492,7 +501,11 @@ impl TcpSender {
     fn grow(&mut self, acked: u64) {
         let w = &mut self.win;
         if w.cwnd < w.ssthresh {
-            w.cwnd += acked.min(2 * self.mss);
+            let limit = if self.rto_slow_start { self.mss } else { 2 * self.mss };
+            w.cwnd += acked.min(limit);
+            if w.cwnd >= w.ssthresh {
+                self.rto_slow_start = false;
+            }
         } else {
             self.ca_acc += acked;
             if self.ca_acc >= w.cwnd {

@@ -424,6 +424,41 @@ fn limited_transmit_rfc3042_turns_a_small_window_loss_into_fast_retransmit() {
 }
 
 #[test]
+fn slow_start_after_a_timeout_counts_one_segment_per_ack_rfc3465() {
+    // Segment 0 is lost twice (first transmission and fast retransmit): the timer fires
+    // with 9 later segments held by the receiver, and the ACK of the timeout's
+    // retransmission covers all 10. RFC 3465 §2.3: L = 1·SMSS in the slow start after a
+    // timeout, so cwnd goes 1 -> 2 segments (L = 2 would give 3); afterwards, back to
+    // L = 2 once slow start has ended.
+    let c = TcpConfig { init_cwnd: 10, cc: CcKind::NewReno, ..Default::default() };
+    let mut zero_sent = 0;
+    let fate: FateFn = Box::new(move |_, p| {
+        if p.seq == 0 {
+            zero_sent += 1;
+            if zero_sent <= 2 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Pass
+    });
+    let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, fate);
+    net.send(segs(2000));
+    net.run(u64::MAX);
+    assert_eq!(net.s.stats().timeouts, 1);
+    let t = net.timeouts_at[0];
+    // (Duplicate ACKs of the segments still in flight at the timeout come first.)
+    let first = net.acks.iter().find(|a| a.t > t && a.seq > 0).unwrap();
+    assert!(first.seq >= segs(10), "the retransmission's ACK covers the held window: {first:?}");
+    assert_eq!((first.cwnd_before, first.cwnd_after), (MSS, 2 * MSS));
+    // Every ACK after the timeout added at most one segment.
+    assert!(net.acks.iter().filter(|a| a.t > t).count() > 100, "data remained after the timeout");
+    for a in net.acks.iter().filter(|a| a.t > t) {
+        assert!(a.cwnd_after <= a.cwnd_before + MSS, "{a:?}");
+    }
+    assert_eq!(net.r.delivered_bytes(), segs(2000));
+}
+
+#[test]
 fn tail_drop_recovered_by_rto() {
     for cc in [CcKind::NewReno, CcKind::Dctcp] {
         let mut net = Net::new(&cfg(cc), 25 * NS_PER_US, GBPS10, drop_first_tx(&[19]));
