@@ -1,4 +1,5 @@
-//! Run a scenario TOML file and print its summary (a debugging aid without Python).
+//! Run a scenario TOML file and print its counts (a debugging aid without Python);
+//! `run_toml FILE --summary` also prints the summary without its wall time.
 fn main() {
     let fail = |m: String| -> ! {
         eprintln!("run_toml: error: {m}");
@@ -12,4 +13,12 @@ fn main() {
     let out = ecnlab_sim::run(&scn, scn.seed).unwrap_or_else(|e| fail(format!("{path}: {e}")));
     let s = &out.summary;
     eprintln!("{:.2} s wall, {} events, {} hops", t0.elapsed().as_secs_f64(), s["events"], s["packet_hops"]);
+    // `--summary`: the whole summary on stdout without its wall time, to compare two builds.
+    if std::env::args().nth(2).as_deref() == Some("--summary") {
+        let mut s = s.clone();
+        if let Some(m) = s.as_object_mut() {
+            m.remove("wall_time_s");
+        }
+        println!("{s:#}");
+    }
 }
