@@ -110,9 +110,13 @@ def test_traffic_flows_complete_with_fcts_and_their_own_dscp(tmp_path, cdf, swit
         fct = float(r["fct_us"])
         floor = int(r["size"]) * 8 / 99.5e6 * 1e6 + 200
         assert floor * 0.95 < fct < 2e6, r
-        # Slowdown against the simulator's ideal FCT (no slow start, line rate): at least
-        # ~1, as the switch shapes to 99.5 % of the line rate.
-        assert float(r["slowdown"]) == pytest.approx(fct / float(r["ideal_fct_us"])) and float(r["slowdown"]) > 0.95, r
+        # Slowdown against the simulator's ideal FCT (no slow start, line rate, each segment
+        # serialised on both hops). Usually >= 1, but a flow's first packets may pass the
+        # host's and the switch's token buckets (2.5-3 KB of burst each) without waiting, so
+        # a small flow can finish under its ideal (0.945 seen on a loaded machine); what
+        # holds is the physical floor above.
+        ideal = float(r["ideal_fct_us"])
+        assert float(r["slowdown"]) == pytest.approx(fct / ideal) and float(r["slowdown"]) > 0.95 * floor / ideal, r
     # The run ends when the last flow is done, not at the 30 s cap.
     assert s["sim_time_s"] < 10, s["sim_time_s"]
     # Persistent connections: far fewer connections than flows.
