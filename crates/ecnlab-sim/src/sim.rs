@@ -1,14 +1,20 @@
 //! The event loop: links, ports, hosts and flows as plain data in vectors, driven by one
 //! event queue.
 //!
-//! Each directed link has an egress [`Port`] at its source node and at most one pending
-//! event of its own: the end of the current transmission (`TxDone`), and only while packets
-//! wait behind it (htsim's "one pending event per FIFO or link"; queued packets never have
-//! events). A packet on the wire rides in its own `Arrive` event, which carries it to the
-//! far node at the end of its transmission plus the link's delay: nothing is read of the
-//! link it crossed on arrival, and the wheel's FIFO order per nanosecond keeps a link's
-//! packets in order (benches/PROFILE.md, session 6: this replaced a per-link FIFO of
-//! propagating packets with one arrival event per link, for 26 % fewer L1 misses per hop).
+//! Each directed link has an egress [`Port`] at its source node. A packet on the wire
+//! rides in its own `Arrive` event, which carries it to the far node at the end of its
+//! transmission plus the link's delay: nothing is read of the link it crossed on arrival,
+//! and the wheel's FIFO order per nanosecond keeps a link's packets in order
+//! (benches/PROFILE.md, session 6). Queued packets have no events, and a busy link
+//! usually none of its own either (session 7): when packets wait behind the one that
+//! starts, that packet travels as `ArriveResume`, and the dequeue owed at the end of its
+//! transmission is performed, at that time, by its arrival or by the port's next enqueue,
+//! whichever comes first (`Simulator::catch_up`). A `TxDone` event at the end of the
+//! transmission remains for ports on a switch's shared buffer pool, for packets with an
+//! RTT-variation delay, and for a packet enqueued while the link sends one that left an
+//! empty queue. (htsim's rule is "one pending event per FIFO or link"; here it is at most
+//! one, and usually none.)
+//!
 //! Packets are `Copy` structs moved between ring buffers and event nodes: nothing is
 //! allocated per packet once those have grown to their high-water marks.
 //!
@@ -40,6 +46,11 @@ enum Ev {
     /// in the event itself: a link keeps no queue of packets in propagation, and an
     /// arrival reads nothing of the link it crossed (one cache line less per packet-hop).
     Arrive(u32, Packet),
+    /// As `Arrive`, for a packet whose link had more packets waiting when it started: the
+    /// link (its index here; the node is the link's far end) is owed its next dequeue,
+    /// at the end of this packet's transmission, which is before this arrival. See
+    /// [`Simulator::catch_up`].
+    ArriveResume(u32, Packet),
     /// A connection endpoint's deadline (RTO, delayed ACK, DCQCN timers).
     Timer(u32, End),
     /// A listed flow (`[[flows]]`) starts.
@@ -90,6 +101,10 @@ pub(crate) struct Link {
     /// behind the one on the wire: a link whose queue is empty needs no event to become
     /// free, and the next enqueue finds it free by its time (most transmissions end so).
     txdone_pending: bool,
+    /// The link is owed its next dequeue at `busy_until`, and no `TxDone` event covers it:
+    /// the `ArriveResume` event of the packet on the wire, or the port's next enqueue,
+    /// whichever comes first, performs it then ([`Simulator::catch_up`]).
+    resume_armed: bool,
     pub is_switch_port: bool,
     // ---- from the second line on ----
     pub port: Port<Packet>,
@@ -280,6 +295,7 @@ impl Simulator {
                 to: u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?,
                 shared_pool,
                 txdone_pending: false,
+                resume_armed: false,
                 is_switch_port,
                 port,
                 spec: spec.clone(),
@@ -516,6 +532,7 @@ impl Simulator {
     /// Close the run at its end time and check the counting invariants.
     fn finish(&mut self) -> Result<(), String> {
         self.now = self.end;
+        self.catch_up_all(self.end);
         for l in &mut self.links {
             l.port.advance_clock(self.end);
         }
@@ -529,6 +546,11 @@ impl Simulator {
         match ev {
             Ev::TxDone(l) => self.tx_done(l as usize),
             Ev::Arrive(node, pkt) => self.arrive(node as usize, pkt),
+            Ev::ArriveResume(li, pkt) => {
+                let li = li as usize;
+                self.catch_up(li, self.now);
+                self.arrive(self.links[li].to as usize, pkt);
+            }
             Ev::Timer(c, end) => self.timer(c as usize, end),
             Ev::FlowStart(f) => self.flow_start(f as usize),
             Ev::FlowStop(f) => {
@@ -551,6 +573,9 @@ impl Simulator {
     /// Hand a packet to the egress port of `link`; start transmitting if the link is idle.
     #[inline]
     fn enqueue(&mut self, li: usize, pkt: Packet) {
+        // Dequeues owed up to now come first: the packet must not be seen by a dequeue
+        // that happened before it arrived.
+        self.catch_up(li, self.now);
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
         let admitted = port.enqueue(self.now, pkt, pool).is_ok();
         #[cfg(debug_assertions)]
@@ -560,26 +585,36 @@ impl Simulator {
             return;
         }
         let link = &mut self.links[li];
-        if link.txdone_pending {
+        if link.txdone_pending || link.resume_armed {
             return; // the transmission in progress ends with an event that starts the next
         }
         if self.now >= link.busy_until {
-            self.start_tx(li);
+            self.start_tx(li, self.now);
         } else {
             link.txdone_pending = true;
             self.events.push(link.busy_until, Ev::TxDone(li as u32));
         }
     }
 
-    /// The link is free at `now`: send the port's next packet, if any. The packet leaves
-    /// in its own `Arrive` event, at the end of its transmission plus the link delay (plus
-    /// the connection's RTT-variation delay on a sender's access link, so that a packet
-    /// with a smaller one may overtake another connection's); a `TxDone` event is
-    /// scheduled only if more packets wait.
+    /// The link is free at `at` (`now`, or an earlier time during [`Simulator::catch_up`]):
+    /// send the port's next packet, if any. The packet leaves in its own arrival event, at
+    /// the end of its transmission plus the link delay (plus the connection's RTT-variation
+    /// delay on a sender's access link, so that a packet with a smaller one may overtake
+    /// another connection's).
+    ///
+    /// If more packets wait, the link is owed its next dequeue at the end of this
+    /// transmission. That needs no event of its own (benches/PROFILE.md, session 7): the
+    /// packet travels as `ArriveResume`, whose arrival (after the end of the transmission)
+    /// performs the dequeue at its true time, unless an enqueue into the port comes first
+    /// and does. Two cases keep a `TxDone` event at the end of the transmission instead: a
+    /// port drawing on its switch's shared pool (another port's admission must see this
+    /// port's dequeues as they happen) and a packet with an RTT-variation delay (a later
+    /// packet with a smaller one could arrive, and start its own successor, before this
+    /// packet's arrival).
     #[inline]
-    fn start_tx(&mut self, li: usize) {
+    fn start_tx(&mut self, li: usize, at: Nanos) {
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
-        let (next, dropped) = port.dequeue_counting(self.now, pool);
+        let (next, dropped) = port.dequeue_counting(at, pool);
         self.counting.dropped += dropped as u64; // drops at dequeue (CoDel)
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
@@ -590,19 +625,51 @@ impl Simulator {
             0
         };
         let link = &mut self.links[li];
-        let done = self.now + tx_time_ns(pkt.size as u64, link.rate_bps);
+        let done = at + tx_time_ns(pkt.size as u64, link.rate_bps);
         link.busy_until = done;
         link.tx_pkts += 1;
-        self.events.push(done + link.delay_ns + extra, Ev::Arrive(link.to, pkt));
-        if !link.port.is_empty() {
-            link.txdone_pending = true;
-            self.events.push(done, Ev::TxDone(li as u32));
+        let arrival = done + link.delay_ns + extra;
+        if link.port.is_empty() {
+            self.events.push(arrival, Ev::Arrive(link.to, pkt));
+        } else if link.shared_pool == OWN_POOL && extra == 0 {
+            link.resume_armed = true;
+            self.events.push(arrival, Ev::ArriveResume(li as u32, pkt));
+        } else {
+            self.events.push(arrival, Ev::Arrive(link.to, pkt));
+            if done <= self.now {
+                // Inside a catch-up (a link with RTT variation): the loop goes on from here.
+                link.resume_armed = true;
+            } else {
+                link.txdone_pending = true;
+                self.events.push(done, Ev::TxDone(li as u32));
+            }
         }
     }
 
     fn tx_done(&mut self, li: usize) {
         self.links[li].txdone_pending = false;
-        self.start_tx(li);
+        self.start_tx(li, self.now);
+    }
+
+    /// Perform the dequeues link `li` is owed up to time `until`, each at its own time (the
+    /// end of the transmission before it). Every enqueue into the port catches up first,
+    /// so the packets a dequeue at time t sees were all enqueued by t, as if it had been
+    /// an event of its own; a dequeue and an enqueue at the same nanosecond take the
+    /// dequeue first. Whatever reads a port's state (samples, snapshots, the end of the
+    /// run) catches up first ([`Simulator::catch_up_all`]).
+    #[inline]
+    fn catch_up(&mut self, li: usize, until: Nanos) {
+        while self.links[li].resume_armed && self.links[li].busy_until <= until {
+            self.links[li].resume_armed = false;
+            let at = self.links[li].busy_until;
+            self.start_tx(li, at);
+        }
+    }
+
+    fn catch_up_all(&mut self, until: Nanos) {
+        for li in 0..self.links.len() {
+            self.catch_up(li, until);
+        }
     }
 
     /// A packet reaches `node` at the end of a link.
@@ -881,6 +948,7 @@ impl Simulator {
     // ---- measurement ----
 
     fn take_snapshot(&mut self) {
+        self.catch_up_all(self.now);
         for (i, l) in self.links.iter_mut().enumerate() {
             l.port.advance_clock(self.now);
             l.port.reset_peak();
@@ -897,6 +965,7 @@ impl Simulator {
             return;
         }
         let t = self.now;
+        self.catch_up_all(t);
         for (i, l) in self.links.iter_mut().enumerate() {
             if !l.is_switch_port || l.tx_pkts == 0 {
                 continue;
@@ -986,7 +1055,7 @@ impl Simulator {
         for l in &self.links {
             in_flight += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
         }
-        self.events.for_each_pending(|ev| in_flight += matches!(ev, Ev::Arrive(..)) as u64);
+        self.events.for_each_pending(|ev| in_flight += matches!(ev, Ev::Arrive(..) | Ev::ArriveResume(..)) as u64);
         self.counting.in_flight = in_flight;
         let port_drops: u64 = self.links.iter().map(|l| l.port.total_drops()).sum();
         let c = self.counting;
@@ -1034,6 +1103,70 @@ mod tests {
         let mut sim = Simulator::new(&scn, 1).unwrap();
         sim.run().expect("a healthy run passes every check");
         sim
+    }
+
+    /// A busy strict-priority port owes its dequeues to the packet on the wire, not to
+    /// `TxDone` events: each dequeue still happens at its own time and sees exactly the
+    /// packets enqueued by then (PROFILE.md, session 7).
+    #[test]
+    fn a_busy_port_dequeues_at_the_true_times_without_events_of_its_own() {
+        let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"10us\"\n[switch]\nqueues = 2\nbuffer = \"1MB\"\n\
+                    [switch.scheduler]\nkind = \"sp\"\n[[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
+        let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
+        let li = (0..sim.links.len()).find(|&i| sim.links[i].is_switch_port && sim.links[i].to == 2).unwrap();
+        let pkt = |seq: u64, dscp: u8| Packet {
+            flow: 0,
+            src: 0,
+            dst: 2,
+            seq,
+            tx_ns: 0,
+            payload: 1460,
+            size: 1500, // 1.2 us at 10 Gbps
+            kind: Kind::Data,
+            ecn: Ecn::Ect0,
+            flags: 0,
+            dscp,
+        };
+        // t = 0: four low-priority packets. The first starts at once with nothing behind it
+        // (a plain arrival), so the second, finding the link busy, needs a `TxDone` event;
+        // from the dequeue that event performs on, the packet on the wire carries the debt.
+        for seq in 0..4 {
+            sim.enqueue(li, pkt(seq, 1));
+        }
+        assert!(sim.links[li].txdone_pending && !sim.links[li].resume_armed);
+        let (t, ev) = sim.events.pop_until(1_200).expect("the TxDone at 1.2 us");
+        assert!(matches!(ev, Ev::TxDone(_)));
+        sim.now = t;
+        sim.handle(ev);
+        assert!(sim.links[li].resume_armed && !sim.links[li].txdone_pending);
+        // t = 2.0 us: a high-priority packet. The dequeue owed at 1.2 us (seq 1) must not
+        // see it; the next one, at 2.4 us, must take it.
+        sim.now = 2_000;
+        sim.enqueue(li, pkt(100, 0));
+        // t = 3.6 us, the very start of the next dequeue: a packet enqueued at the same
+        // nanosecond comes after that dequeue.
+        sim.now = 3_600;
+        sim.enqueue(li, pkt(101, 0));
+        sim.catch_up_all(1_000_000);
+        assert!(sim.links[li].port.is_empty());
+        let mut arrivals = vec![];
+        while let Some((t, ev)) = sim.events.pop_until(100_000) {
+            match ev {
+                Ev::Arrive(_, p) | Ev::ArriveResume(_, p) => arrivals.push((p.seq, t)),
+                Ev::TxDone(_) => panic!("a TxDone event for a port with its own pool"),
+                _ => {}
+            }
+        }
+        // Starts at 0, 1.2, 2.4 (seq 100), 3.6 (seq 2: it was the head when seq 101 came),
+        // 4.8 (seq 101), 6.0 us; each arrives 1.2 + 10 us later.
+        let want: Vec<(u64, Nanos)> = [0, 1, 100, 2, 101, 3]
+            .iter()
+            .zip([0, 1_200, 2_400, 3_600, 4_800, 6_000])
+            .map(|(&seq, start)| (seq, start + 11_200))
+            .collect();
+        assert_eq!(arrivals, want);
+        assert_eq!(sim.links[li].tx_pkts, 6);
     }
 
     #[test]
