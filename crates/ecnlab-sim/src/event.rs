@@ -52,6 +52,8 @@ struct Item<E> {
 struct Node<E> {
     ev: E,
     next: u32,
+    /// Insertion number ([`EventQueue::current_seq`]).
+    seq: u64,
 }
 
 pub struct EventQueue<E> {
@@ -69,6 +71,8 @@ pub struct EventQueue<E> {
     far: Vec<Item<E>>,
     seq: u64,
     popped: u64,
+    /// Insertion number of the event popped last.
+    current_seq: u64,
 }
 
 impl<E: Copy> EventQueue<E> {
@@ -92,6 +96,7 @@ impl<E: Copy> EventQueue<E> {
             far: Vec::with_capacity(1024),
             seq: 0,
             popped: 0,
+            current_seq: 0,
         }
     }
 
@@ -105,7 +110,7 @@ impl<E: Copy> EventQueue<E> {
         let seq = self.seq;
         self.seq += 1;
         if time >= self.now && time - self.now <= self.mask {
-            self.push_wheel(time, ev);
+            self.push_wheel(time, seq, ev);
         } else {
             // Beyond the horizon (or, never in the simulator, before `now`).
             self.push_far(((time as u128) << 64) | seq as u128, ev);
@@ -113,16 +118,16 @@ impl<E: Copy> EventQueue<E> {
     }
 
     #[inline]
-    fn push_wheel(&mut self, time: Nanos, ev: E) {
+    fn push_wheel(&mut self, time: Nanos, seq: u64, ev: E) {
         let n = if self.free != NIL {
             let n = self.free;
             self.free = self.nodes[n as usize].next;
-            self.nodes[n as usize] = Node { ev, next: n };
+            self.nodes[n as usize] = Node { ev, next: n, seq };
             n
         } else {
             let n = self.nodes.len() as u32;
             assert!(n != NIL, "more than 4 G pending events");
-            self.nodes.push(Node { ev, next: n });
+            self.nodes.push(Node { ev, next: n, seq });
             n
         };
         let b = (time & self.mask) as usize;
@@ -246,6 +251,7 @@ impl<E: Copy> EventQueue<E> {
             self.nodes[t as usize].next = self.nodes[h as usize].next;
         }
         let ev = self.nodes[h as usize].ev;
+        self.current_seq = self.nodes[h as usize].seq;
         self.nodes[h as usize].next = self.free;
         self.free = h;
         self.wheel_len -= 1;
@@ -255,6 +261,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn pop_far(&mut self) -> E {
         let top = self.far[0];
+        self.current_seq = top.key as u64;
         let last = self.far.pop().expect("non-empty");
         let n = self.far.len();
         if n > 0 {
@@ -304,6 +311,21 @@ impl<E: Copy> EventQueue<E> {
         self.next().map(|(t, _)| t)
     }
     /// Events executed so far.
+    /// The insertion number of the event popped last: with its time, its place in the
+    /// order of events (0 before the first pop).
+    pub fn current_seq(&self) -> u64 {
+        self.current_seq
+    }
+
+    /// Take an insertion number for an event that is not pushed: a simulator that
+    /// performs an action later than its time, in place of an event, can order it against
+    /// the events of the same time as that event would have been ordered.
+    pub fn reserve_seq(&mut self) -> u64 {
+        let seq = self.seq;
+        self.seq += 1;
+        seq
+    }
+
     pub fn popped(&self) -> u64 {
         self.popped
     }

@@ -260,6 +260,11 @@ pub struct Simulator {
     pub(crate) snapshot_tx_bytes: Vec<u64>,
     pub(crate) timeseries: TimeSeries,
     last_sample: Vec<Vec<QueueSnapshot>>,
+    /// Per link: the insertion number taken for the dequeue it is owed
+    /// (`Link::resume_armed`), in place of the `TxDone` event's, so that an owed dequeue
+    /// and an event of the same nanosecond keep the order the event queue gives them
+    /// (read only on such ties, hence not in the link's cache line).
+    owed_seq: Vec<u64>,
 }
 
 impl Simulator {
@@ -379,11 +384,13 @@ impl Simulator {
             snapshot_tx_bytes: Vec::new(),
             timeseries: TimeSeries::default(),
             last_sample: Vec::new(),
+            owed_seq: Vec::new(),
         };
         let n_links = sim.links.len();
         sim.snapshot = vec![Vec::new(); n_links];
         sim.snapshot_tx_bytes = vec![0; n_links];
         sim.last_sample = vec![Vec::new(); n_links];
+        sim.owed_seq = vec![0; n_links];
 
         // Listed flows: each on its own connection.
         for (si, f) in scn.flows.iter().enumerate() {
@@ -533,7 +540,7 @@ impl Simulator {
     /// Close the run at its end time and check the counting invariants.
     fn finish(&mut self) -> Result<(), String> {
         self.now = self.end;
-        self.catch_up_all(self.end);
+        self.catch_up_all(self.end, u64::MAX);
         for l in &mut self.links {
             l.port.advance_clock(self.end);
         }
@@ -549,7 +556,9 @@ impl Simulator {
             Ev::Arrive(node, pkt) => self.arrive(node as usize, pkt),
             Ev::ArriveResume(li, pkt) => {
                 let li = li as usize;
-                self.catch_up(li, self.now);
+                // The arrival that owes the dequeue comes right before it in the order of
+                // events (the owed number was taken just after this event's): inclusive.
+                self.catch_up(li, self.now, u64::MAX);
                 self.arrive(self.links[li].to as usize, pkt);
             }
             Ev::Timer(c, end) => self.timer(c as usize, end),
@@ -574,9 +583,9 @@ impl Simulator {
     /// Hand a packet to the egress port of `link`; start transmitting if the link is idle.
     #[inline]
     fn enqueue(&mut self, li: usize, pkt: Packet) {
-        // Dequeues owed up to now come first: the packet must not be seen by a dequeue
-        // that happened before it arrived.
-        self.catch_up(li, self.now);
+        // Dequeues owed before this event come first: the packet must not be seen by a
+        // dequeue that happened before it arrived.
+        self.catch_up(li, self.now, self.events.current_seq());
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
         let admitted = port.enqueue(self.now, pkt, pool).is_ok();
         #[cfg(debug_assertions)]
@@ -639,11 +648,13 @@ impl Simulator {
         } else if link.shared_pool == OWN_POOL && extra == 0 {
             link.resume_armed = true;
             self.events.push(arrival, Ev::ArriveResume(li as u32, pkt));
+            self.owed_seq[li] = self.events.reserve_seq(); // where the TxDone event was
         } else {
             self.events.push(arrival, Ev::Arrive(link.to, pkt));
-            if done <= self.now {
+            if done < self.now {
                 // Inside a catch-up (a link with RTT variation): the loop goes on from here.
                 link.resume_armed = true;
+                self.owed_seq[li] = self.events.reserve_seq();
             } else {
                 link.txdone_pending = true;
                 self.events.push(done, Ev::TxDone(li as u32));
@@ -656,24 +667,28 @@ impl Simulator {
         self.start_tx(li, self.now);
     }
 
-    /// Perform the dequeues link `li` is owed up to time `until`, each at its own time (the
-    /// end of the transmission before it). Every enqueue into the port catches up first,
-    /// so the packets a dequeue at time t sees were all enqueued by t, as if it had been
-    /// an event of its own; a dequeue and an enqueue at the same nanosecond take the
-    /// dequeue first. Whatever reads a port's state (samples, snapshots, the end of the
-    /// run) catches up first ([`Simulator::catch_up_all`]).
+    /// Perform the dequeues link `li` is owed before the point (`until`, `seq`) in the order
+    /// of events (time, then insertion number), each at its own time (the end of the
+    /// transmission before it). An owed dequeue holds the insertion number its `TxDone`
+    /// event would have had, so it falls where that event would have: every enqueue into
+    /// the port catches up to its own event first, and the packets a dequeue at time t sees
+    /// are exactly those the event order put before it. Whatever reads a port's state
+    /// (samples, snapshots, the end of the run) catches up first
+    /// ([`Simulator::catch_up_all`]).
     #[inline]
-    fn catch_up(&mut self, li: usize, until: Nanos) {
-        while self.links[li].resume_armed && self.links[li].busy_until <= until {
+    fn catch_up(&mut self, li: usize, until: Nanos, seq: u64) {
+        while self.links[li].resume_armed
+            && (self.links[li].busy_until < until || (self.links[li].busy_until == until && self.owed_seq[li] < seq))
+        {
             self.links[li].resume_armed = false;
             let at = self.links[li].busy_until;
             self.start_tx(li, at);
         }
     }
 
-    fn catch_up_all(&mut self, until: Nanos) {
+    fn catch_up_all(&mut self, until: Nanos, seq: u64) {
         for li in 0..self.links.len() {
-            self.catch_up(li, until);
+            self.catch_up(li, until, seq);
         }
     }
 
@@ -953,7 +968,7 @@ impl Simulator {
     // ---- measurement ----
 
     fn take_snapshot(&mut self) {
-        self.catch_up_all(self.now);
+        self.catch_up_all(self.now, self.events.current_seq());
         for (i, l) in self.links.iter_mut().enumerate() {
             l.port.advance_clock(self.now);
             l.port.reset_peak();
@@ -970,7 +985,7 @@ impl Simulator {
             return;
         }
         let t = self.now;
-        self.catch_up_all(t);
+        self.catch_up_all(t, self.events.current_seq());
         for (i, l) in self.links.iter_mut().enumerate() {
             if !l.is_switch_port || l.tx_pkts == 0 {
                 continue;
@@ -1145,15 +1160,14 @@ mod tests {
         sim.now = t;
         sim.handle(ev);
         assert!(sim.links[li].resume_armed && !sim.links[li].txdone_pending);
-        // t = 2.0 us: a high-priority packet. The dequeue owed at 1.2 us (seq 1) must not
-        // see it; the next one, at 2.4 us, must take it.
-        sim.now = 2_000;
-        sim.enqueue(li, pkt(100, 0));
-        // t = 3.6 us, the very start of the next dequeue: a packet enqueued at the same
-        // nanosecond comes after that dequeue.
+        // t = 3.6 us, the very time of an owed dequeue: a high-priority packet, enqueued by
+        // an event older in the queue's order than that dequeue (here the TxDone handled at
+        // 1.2 us; the owed dequeue's number is taken when the one before it is performed).
+        // The dequeue owed at 2.4 us must not see it (catch-up first); the one at 3.6 us
+        // must (the order of events: dequeue-first would send seq 3 before it).
         sim.now = 3_600;
         sim.enqueue(li, pkt(101, 0));
-        sim.catch_up_all(1_000_000);
+        sim.catch_up_all(1_000_000, u64::MAX);
         assert!(sim.links[li].port.is_empty());
         let mut arrivals = vec![];
         while let Some((t, ev)) = sim.events.pop_until(100_000) {
@@ -1163,15 +1177,14 @@ mod tests {
                 _ => {}
             }
         }
-        // Starts at 0, 1.2, 2.4 (seq 100), 3.6 (seq 2: it was the head when seq 101 came),
-        // 4.8 (seq 101), 6.0 us; each arrives 1.2 + 10 us later.
-        let want: Vec<(u64, Nanos)> = [0, 1, 100, 2, 101, 3]
+        // Starts at 0, 1.2, 2.4, 3.6 (seq 101), 4.8 us; each arrives 1.2 + 10 us later.
+        let want: Vec<(u64, Nanos)> = [0, 1, 2, 101, 3]
             .iter()
-            .zip([0, 1_200, 2_400, 3_600, 4_800, 6_000])
+            .zip([0, 1_200, 2_400, 3_600, 4_800])
             .map(|(&seq, start)| (seq, start + 11_200))
             .collect();
         assert_eq!(arrivals, want);
-        assert_eq!(sim.links[li].tx_pkts, 6);
+        assert_eq!(sim.links[li].tx_pkts, 5);
     }
 
     /// Hosts that both send data with RTT-variation delays (which keep `TxDone` events) and
