@@ -213,6 +213,44 @@ SCENARIOS: dict[str, dict] = {
         "quick": {"traffic": {"flows": 30}},
         "diagnostic": True,
     },
+    # Factorial diagnostics of tcn-leafspine-small (one factor changed at a time) to find
+    # which part of the SP + DWRR + TCN port carries the ns-3/ecnlab residual.
+    # (1) TCN marking without multi-queue scheduling: one FIFO per port, TCN 78 us, all flows
+    # in class 0, no ACK priority (ns-3: TcnSpDwrr with nq = 1, strict = 0 is one DRR FIFO).
+    "leafspine-1q-tcn": {
+        "description": "tcn-leafspine-small with one FIFO per port, TCN 78 us, all flows in class 0 (diagnostic)",
+        "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 1, "hosts_per_leaf": 4,
+                     "link_rate_gbps": 10, "core_rate_gbps": 40, "host_delay_us": 20.2, "core_delay_us": 0.2},
+        "switch": {"queues": 1, "buffer_bytes": 300_000, "scheduler": "sp"},
+        "marking": {"scheme": "tcn", "threshold_us": 78},
+        "transport": dict(COMMON_TRANSPORT, init_cwnd=16),
+        "traffic": {"cdf": "websearch", "load": 0.9, "flows": 600, "pattern": "inter_leaf",
+                    "classes": [0], "seed": 1},
+        "duration_s": 10.0,
+        "warmup_s": 0.0,
+        "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
+        "quick": {"traffic": {"flows": 30}},
+        "diagnostic": True,
+    },
+    # (2) the full port (SP + 7 DWRR, TCN, ACKs in strict queue 0) but every data flow in
+    # class 1: multi-queue port and ACK priority without DWRR sharing between classes.
+    "leafspine-8q-tcn-1class": {
+        "description": "tcn-leafspine-small with all data flows in class 1 (diagnostic)",
+        "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 1, "hosts_per_leaf": 4,
+                     "link_rate_gbps": 10, "core_rate_gbps": 40, "host_delay_us": 20.2, "core_delay_us": 0.2},
+        "switch": {"queues": 8, "buffer_bytes": 300_000, "scheduler": "sp_dwrr", "strict": 1,
+                   "quantum_bytes": 1500},
+        "marking": {"scheme": "tcn", "threshold_us": 78},
+        "transport": dict(COMMON_TRANSPORT, init_cwnd=16),
+        "traffic": {"cdf": "websearch", "load": 0.9, "flows": 600, "pattern": "inter_leaf",
+                    "classes": [1], "seed": 1},
+        "ack_dscp": 0,
+        "duration_s": 10.0,
+        "warmup_s": 0.0,
+        "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
+        "quick": {"traffic": {"flows": 30}},
+        "diagnostic": True,
+    },
 }
 
 # Full-scale TCN leaf-spine: ecnlab only (ns-3 would take hours); the built-in scenario.
