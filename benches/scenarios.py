@@ -103,6 +103,24 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   within the runs' noise of the above. Small flows time out more often in ns-3 (12-22 RTOs
   per run against 7-20 in ecnlab, which counts each backoff too) and their median FCT is
   ~8 % longer: both more loss and more queueing. Cause not found.
+- Factorial split of that residual (diagnostic scenarios below, 600 flows; ecnlab 9 runs =
+  the trace + 8 with every start moved by 1-10 ns, ns-3 3 of the same traces). TCN in ONE
+  FIFO (leafspine-1q-tcn, all flows class 0, same trace as leafspine-1q-red): ns-3's FCTs all
+  / small / medium / large 9,020 / 1,401 / 15,639 / 55,377 us against ecnlab's 8,224 / 1,296
+  / 14,188 / 51,415 (+9.7 / +8.2 / +10.2 / +7.7 %; each of the 3 pairs +9.6 to +11.0 % in
+  the mean), drops 12,293 against 8,584 (+43 %), marks on data segments 208,819 (2 runs)
+  against 174,045 (+20 %; ns-3 also marks ~89,000 of its ECT(0) pure ACKs, ecnlab finds
+  ~77,000 of its non-ECT ones over the threshold), RTOs 154 against 136 timeouts. The full
+  port with one data class (leafspine-8q-tcn-1class: SP + 7 DWRR, ACKs in strict queue 0,
+  every flow in class 1, no DWRR sharing): 7,999 / 1,381 / 13,530 / 52,440 against 7,457 /
+  1,310 / 12,576 / 49,106 us (+7.3 / +5.4 / +7.6 / +6.8 %; pairs +19.0, +3.9, +5.9 %),
+  drops 13,317 against 10,221 (+30 %). So the residual is there without multi-queue
+  scheduling, without the ACK priority queue and without spreading flows over classes; the
+  factor that turns the agreeing leafspine-1q-red into a disagreeing run is TCN marking
+  (sojourn at dequeue) itself: with it ns-3 keeps more data over the threshold, marks more
+  and still drops more. Which part of the TCN loop (the queue disc, or a TCP difference
+  that only a dequeue-marked signal exposes, e.g. ns-3's window frozen in CA_CWR or its
+  alpha update order) is not split yet.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
