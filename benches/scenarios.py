@@ -109,7 +109,7 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   / small / medium / large 9,020 / 1,401 / 15,639 / 55,377 us against ecnlab's 8,224 / 1,296
   / 14,188 / 51,415 (+9.7 / +8.2 / +10.2 / +7.7 %; each of the 3 pairs +9.6 to +11.0 % in
   the mean), drops 12,293 against 8,584 (+43 %), marks on data segments 208,819 (2 runs)
-  against 174,045 (+20 %; ns-3 also marks ~89,000 of its ECT(0) pure ACKs, ecnlab finds
+  against 174,045 (+20 %; ns-3 also marks 89,000-96,000 of its ECT(0) pure ACKs, ecnlab finds
   ~77,000 of its non-ECT ones over the threshold), RTOs 154 against 136 timeouts. The full
   port with one data class (leafspine-8q-tcn-1class: SP + 7 DWRR, ACKs in strict queue 0,
   every flow in class 1, no DWRR sharing): 7,999 / 1,381 / 13,530 / 52,440 against 7,457 /
