@@ -378,7 +378,7 @@ Ptr<Socket> MakeSenderSocket(Ptr<Node> node, int32_t diag) {
     return s;
 }
 
-uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0;
+uint64_t g_tcn_over = 0, g_tcn_marked = 0, g_tcn_classed = 0, g_tcn_marked_data = 0;
 
 // --- SP + DWRR with TCN (sojourn > T marks at dequeue); shared buffer -----------------
 class TcnSpDwrr : public QueueDisc {
@@ -432,7 +432,7 @@ private:
         }
         if (start - it->GetTimeStamp().GetNanoSeconds() > threshold_ns) {
             ++g_tcn_over;
-            if (QueueDisc::Mark(it, "tcn")) ++g_tcn_marked;
+            if (QueueDisc::Mark(it, "tcn")) { ++g_tcn_marked; if (it->GetSize() > 100) ++g_tcn_marked_data; }
         }
         return it;
     }
@@ -840,6 +840,8 @@ def main() -> None:
                            "recovery_exit_deflated_bytes": int(b.BenchSocket.s_exit_deflated_bytes)}
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
+    # marks on segments with payload (ecnlab's pure ACKs are not ECT, ns-3's are ECT(0))
+    res["tcn_marked_data"] = int(b.g_tcn_marked_data)
     res["tcn_enqueued_in_queues_1_to_7"] = int(b.g_tcn_classed)
     res["port_drops"] = {sw_names[i]: {"data": int(b.g_port_drop_data[i]), "ctl": int(b.g_port_drop_ctl[i])}
                          for i in range(len(sw_names)) if b.g_port_drop_data[i] or b.g_port_drop_ctl[i]}

@@ -103,6 +103,24 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   within the runs' noise of the above. Small flows time out more often in ns-3 (12-22 RTOs
   per run against 7-20 in ecnlab, which counts each backoff too) and their median FCT is
   ~8 % longer: both more loss and more queueing. Cause not found.
+- Factorial split of that residual (diagnostic scenarios below, 600 flows; ecnlab 9 runs =
+  the trace + 8 with every start moved by 1-10 ns, ns-3 3 of the same traces). TCN in ONE
+  FIFO (leafspine-1q-tcn, all flows class 0, same trace as leafspine-1q-red): ns-3's FCTs all
+  / small / medium / large 9,020 / 1,401 / 15,639 / 55,377 us against ecnlab's 8,224 / 1,296
+  / 14,188 / 51,415 (+9.7 / +8.2 / +10.2 / +7.7 %; each of the 3 pairs +9.6 to +11.0 % in
+  the mean), drops 12,293 against 8,584 (+43 %), marks on data segments 208,819 (2 runs)
+  against 174,045 (+20 %; ns-3 also marks 89,000-96,000 of its ECT(0) pure ACKs, ecnlab finds
+  ~77,000 of its non-ECT ones over the threshold), RTOs 154 against 136 timeouts. The full
+  port with one data class (leafspine-8q-tcn-1class: SP + 7 DWRR, ACKs in strict queue 0,
+  every flow in class 1, no DWRR sharing): 7,999 / 1,381 / 13,530 / 52,440 against 7,457 /
+  1,310 / 12,576 / 49,106 us (+7.3 / +5.4 / +7.6 / +6.8 %; pairs +19.0, +3.9, +5.9 %),
+  drops 13,317 against 10,221 (+30 %). So the residual is there without multi-queue
+  scheduling, without the ACK priority queue and without spreading flows over classes; the
+  factor that turns the agreeing leafspine-1q-red into a disagreeing run is TCN marking
+  (sojourn at dequeue) itself: with it ns-3 keeps more data over the threshold, marks more
+  and still drops more. Which part of the TCN loop (the queue disc, or a TCP difference
+  that only a dequeue-marked signal exposes, e.g. ns-3's window frozen in CA_CWR or its
+  alpha update order) is not split yet.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
@@ -207,6 +225,44 @@ SCENARIOS: dict[str, dict] = {
         "transport": dict(COMMON_TRANSPORT, init_cwnd=16),
         "traffic": {"cdf": "websearch", "load": 0.9, "flows": 600, "pattern": "inter_leaf",
                     "classes": [0], "seed": 1},
+        "duration_s": 10.0,
+        "warmup_s": 0.0,
+        "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
+        "quick": {"traffic": {"flows": 30}},
+        "diagnostic": True,
+    },
+    # Factorial diagnostics of tcn-leafspine-small (one factor changed at a time) to find
+    # which part of the SP + DWRR + TCN port carries the ns-3/ecnlab residual.
+    # (1) TCN marking without multi-queue scheduling: one FIFO per port, TCN 78 us, all flows
+    # in class 0, no ACK priority (ns-3: TcnSpDwrr with nq = 1, strict = 0 is one DRR FIFO).
+    "leafspine-1q-tcn": {
+        "description": "tcn-leafspine-small with one FIFO per port, TCN 78 us, all flows in class 0 (diagnostic)",
+        "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 1, "hosts_per_leaf": 4,
+                     "link_rate_gbps": 10, "core_rate_gbps": 40, "host_delay_us": 20.2, "core_delay_us": 0.2},
+        "switch": {"queues": 1, "buffer_bytes": 300_000, "scheduler": "sp"},
+        "marking": {"scheme": "tcn", "threshold_us": 78},
+        "transport": dict(COMMON_TRANSPORT, init_cwnd=16),
+        "traffic": {"cdf": "websearch", "load": 0.9, "flows": 600, "pattern": "inter_leaf",
+                    "classes": [0], "seed": 1},
+        "duration_s": 10.0,
+        "warmup_s": 0.0,
+        "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
+        "quick": {"traffic": {"flows": 30}},
+        "diagnostic": True,
+    },
+    # (2) the full port (SP + 7 DWRR, TCN, ACKs in strict queue 0) but every data flow in
+    # class 1: multi-queue port and ACK priority without DWRR sharing between classes.
+    "leafspine-8q-tcn-1class": {
+        "description": "tcn-leafspine-small with all data flows in class 1 (diagnostic)",
+        "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 1, "hosts_per_leaf": 4,
+                     "link_rate_gbps": 10, "core_rate_gbps": 40, "host_delay_us": 20.2, "core_delay_us": 0.2},
+        "switch": {"queues": 8, "buffer_bytes": 300_000, "scheduler": "sp_dwrr", "strict": 1,
+                   "quantum_bytes": 1500},
+        "marking": {"scheme": "tcn", "threshold_us": 78},
+        "transport": dict(COMMON_TRANSPORT, init_cwnd=16),
+        "traffic": {"cdf": "websearch", "load": 0.9, "flows": 600, "pattern": "inter_leaf",
+                    "classes": [1], "seed": 1},
+        "ack_dscp": 0,
         "duration_s": 10.0,
         "warmup_s": 0.0,
         "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
