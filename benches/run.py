@@ -415,8 +415,9 @@ def markdown(res: dict) -> str:
               "every flow start moved by 1-10 ns spreads by sd 3.1 % in mean FCT and 8.4 % in small-flow FCT "
               "(8 runs). Averaged over such runs, ns-3's tcn-leafspine-small FCTs remain 6.7 % (small flows 15 %) "
               "longer than ecnlab's, with ~20 % more drops, where the single-FIFO twin leafspine-1q-red agrees "
-              "within 3 %: a residual difference that comes with the SP + DWRR + TCN port, cause not found "
-              "(benches/scenarios.py docstring).", ""]
+              "within 3 %: a residual difference that comes with TCN marking itself (one FIFO per port with TCN "
+              "at 78 us: ns-3 +9.7 % mean FCT, 43 % more drops, over 9 ecnlab and 3 ns-3 jittered runs; the same "
+              "FIFO with RED agrees), cause not found (benches/scenarios.py docstring).", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")
