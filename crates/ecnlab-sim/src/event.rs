@@ -310,7 +310,6 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek_time(&self) -> Option<Nanos> {
         self.next().map(|(t, _)| t)
     }
-    /// Events executed so far.
     /// The insertion number of the event popped last: with its time, its place in the
     /// order of events (0 before the first pop).
     pub fn current_seq(&self) -> u64 {
@@ -326,6 +325,7 @@ impl<E: Copy> EventQueue<E> {
         seq
     }
 
+    /// Events executed so far.
     pub fn popped(&self) -> u64 {
         self.popped
     }

@@ -556,8 +556,11 @@ impl Simulator {
             Ev::Arrive(node, pkt) => self.arrive(node as usize, pkt),
             Ev::ArriveResume(li, pkt) => {
                 let li = li as usize;
-                // The arrival that owes the dequeue comes right before it in the order of
-                // events (the owed number was taken just after this event's): inclusive.
+                // The arrival whose packet owes the dequeue comes right before it in the
+                // order of events (the owed number was taken just after this event's), so
+                // this catch-up is inclusive. (An older packet's arrival at the very time of
+                // the owed dequeue performs it a little earlier in that order, which matters
+                // only if an event in between enqueues into this port.)
                 self.catch_up(li, self.now, u64::MAX);
                 self.arrive(self.links[li].to as usize, pkt);
             }
