@@ -54,8 +54,9 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   recovery (Linux: tcp_reset_reno_sack). That run: ns-3 drops 6162 -> 1493 (ecnlab 1635).
 - Slow start: RFC 3465 with L = 2 on both (cwnd grows by at most 2 segments per ACK, however
   many the cumulative ACK covers), and L = 1 in the slow start after a timeout (RFC 3465
-  §2.3; ecnlab's sender since session 6, BenchDctcp with the limit on). ns-3 3.44's TcpLinuxReno (TcpDctcp's parent) counts every
-  segment covered, as Linux does, capped at ssthresh; after a timeout the ACK of the
+  §2.3; ecnlab's sender since session 6, BenchDctcp with the limit on). ns-3 3.44's
+  TcpLinuxReno (TcpDctcp's parent) counts every segment covered, as Linux does, capped at
+  ssthresh; after a timeout the ACK of the
   go-back-N retransmission that fills the hole covers every segment the receiver held
   behind it, so ns-3's cwnd went from 1 segment to ssthresh on one ACK, and that burst went
   into the port that had just overflowed: more drops, more timeouts, more bursts. BenchDctcp
