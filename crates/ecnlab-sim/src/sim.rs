@@ -98,8 +98,9 @@ pub(crate) struct Link {
     /// The switch's shared buffer pool (its index in `Simulator::pools`), or [`OWN_POOL`].
     shared_pool: u32,
     /// A `TxDone` event is scheduled at `busy_until`. There is one only while packets wait
-    /// behind the one on the wire: a link whose queue is empty needs no event to become
-    /// free, and the next enqueue finds it free by its time (most transmissions end so).
+    /// behind the one on the wire and that packet does not carry the owed dequeue itself
+    /// (`resume_armed`: see [`Simulator::start_tx`] for the cases); a link whose queue is
+    /// empty needs no event to become free, and the next enqueue finds it free by its time.
     txdone_pending: bool,
     /// The link is owed its next dequeue at `busy_until`, and no `TxDone` event covers it:
     /// the `ArriveResume` event of the packet on the wire, or the port's next enqueue,
@@ -646,18 +647,15 @@ impl Simulator {
         // after `now`: the catch-up runs at the latest at the arrival of an earlier packet
         // of this link, `at + delay` or before, and this packet needs `at + tx + delay`.
         debug_assert!(arrival >= self.now, "arrival at {arrival} ns scheduled at {} ns", self.now);
-        if link.port.is_empty() {
-            self.events.push(arrival, Ev::Arrive(link.to, pkt));
-        } else if link.shared_pool == OWN_POOL && extra == 0 {
-            link.resume_armed = true;
-            self.events.push(arrival, Ev::ArriveResume(li as u32, pkt));
-            self.owed_seq[li] = self.events.reserve_seq(); // where the TxDone event was
-        } else {
-            self.events.push(arrival, Ev::Arrive(link.to, pkt));
-            if done < self.now {
-                // Inside a catch-up (a link with RTT variation): the loop goes on from here.
+        let owes_dequeue = !link.port.is_empty();
+        let carries_it = owes_dequeue && link.shared_pool == OWN_POOL && extra == 0;
+        self.events.push(arrival, if carries_it { Ev::ArriveResume(li as u32, pkt) } else { Ev::Arrive(link.to, pkt) });
+        if owes_dequeue {
+            // `done < now`: inside a catch-up on a link with RTT variation, whose loop goes
+            // on from here.
+            if carries_it || done < self.now {
                 link.resume_armed = true;
-                self.owed_seq[li] = self.events.reserve_seq();
+                self.owed_seq[li] = self.events.reserve_seq(); // where the TxDone event was
             } else {
                 link.txdone_pending = true;
                 self.events.push(done, Ev::TxDone(li as u32));
