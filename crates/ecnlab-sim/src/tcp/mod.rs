@@ -23,6 +23,7 @@
 
 pub(crate) mod cc;
 pub mod config;
+pub mod linux;
 pub mod receiver;
 pub mod sender;
 

@@ -1,0 +1,8 @@
+//! The `linux` host profile (`transport.profile = "linux"`): a TCP that does what Linux
+//! does, beside the `textbook` NewReno of `tcp::sender` / `tcp::receiver`, which stays as
+//! it is for the catalog entries that reproduce ns-2 simulations.
+//!
+//! Layout:
+//! - [`ca`]: the congestion-control interface (`tcp_congestion_ops`) and Reno.
+
+pub mod ca;
