@@ -4,5 +4,7 @@
 //!
 //! Layout:
 //! - [`ca`]: the congestion-control interface (`tcp_congestion_ops`) and Reno.
+//! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
 
 pub mod ca;
+pub mod sack_option;
