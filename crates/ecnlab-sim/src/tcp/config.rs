@@ -28,6 +28,10 @@ pub enum CcKind {
     /// growth allowed during CWR.
     #[serde(rename = "dctcp_dualq", alias = "dctcp_modified")]
     DctcpDualq,
+    /// CUBIC (RFC 9438) as Linux's net/ipv4/tcp_cubic.c, without ECN (the `linux`
+    /// profile only; `tcp::linux::cubic`).
+    #[serde(rename = "cubic")]
+    Cubic,
     /// DCQCN (Zhu et al., SIGCOMM'15): a rate-based transport, not TCP; the simulator drives
     /// `crate::dcqcn` instead of the TCP state machines. Parameters: `[transport.dcqcn]`.
     #[serde(rename = "dcqcn")]
@@ -37,7 +41,7 @@ pub enum CcKind {
 impl CcKind {
     /// Whether this flavour sends ECT packets and reacts to ECN-Echo.
     pub fn uses_ecn(self) -> bool {
-        !matches!(self, CcKind::NewReno)
+        !matches!(self, CcKind::NewReno | CcKind::Cubic)
     }
     /// DCQCN (rate-based; not driven by the TCP state machines).
     pub fn is_rate_based(self) -> bool {
@@ -152,6 +156,10 @@ pub struct TcpConfig {
     /// `dctcp_dualq`: let cwnd grow during CWR (paper §III-A b). Default true; false is
     /// Linux's rule (no growth until the reduction window is acknowledged).
     pub dualq_grow_in_cwr: bool,
+    /// `cubic`: HyStart (tcp_cubic.c's `hystart` module parameter), which leaves slow start
+    /// early on an ACK train as long as the minimum RTT or on a delay increase. Default
+    /// true, as the kernel.
+    pub hystart: bool,
     /// DCQCN parameters (used when `cc = "dcqcn"`).
     pub dcqcn: crate::dcqcn::DcqcnConfig,
 }
@@ -181,6 +189,7 @@ impl Default for TcpConfig {
             dualq_per_ack_alpha: true,
             dualq_progressive: true,
             dualq_grow_in_cwr: true,
+            hystart: true,
             dcqcn: Default::default(),
         }
     }
@@ -261,7 +270,12 @@ mod tests {
         assert_eq!(c.init_cwnd, 16);
         assert_eq!(c.rto_min.ns(), 10_000_000);
         assert_eq!(c.mss, 1460);
-        for (s, k) in [("newreno", CcKind::NewReno), ("ecn_star", CcKind::EcnStar), ("dctcp", CcKind::Dctcp)] {
+        for (s, k) in [
+            ("newreno", CcKind::NewReno),
+            ("ecn_star", CcKind::EcnStar),
+            ("dctcp", CcKind::Dctcp),
+            ("cubic", CcKind::Cubic),
+        ] {
             let c: TcpConfig = toml::from_str(&format!("cc = \"{s}\"")).unwrap();
             assert_eq!(c.cc, k);
         }

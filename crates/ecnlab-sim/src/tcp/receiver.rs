@@ -78,7 +78,8 @@ impl TcpReceiver {
     /// `src` is the receiver host, `dst` the sender host.
     pub fn new(cfg: &TcpConfig, flow: u32, src: u16, dst: u16) -> Self {
         let mode = match cfg.cc {
-            CcKind::NewReno => EchoMode::None,
+            // Cubic is a `linux`-profile algorithm without ECN.
+            CcKind::NewReno | CcKind::Cubic => EchoMode::None,
             CcKind::EcnStar | CcKind::Dcqcn => EchoMode::Rfc3168,
             CcKind::Dctcp | CcKind::DctcpDualq => EchoMode::Dctcp,
         };
