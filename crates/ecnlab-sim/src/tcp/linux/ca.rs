@@ -92,6 +92,10 @@ pub struct CaSock {
     pub prior_cwnd: u32,
     /// Simulated time of the call (the kernel's `tcp_jiffies32` / `tcp_clock_us`).
     pub now: Nanos,
+    /// Time of the last data transmission (`tp->lsndtime`). At `cwnd_event(TxStart)` it
+    /// still holds the transmission before this one (`tcp_event_data_sent` raises the event
+    /// before updating it): CUBIC shifts its epoch by the idle time `now - lsndtime`.
+    pub lsndtime: Nanos,
 }
 
 impl CaSock {

@@ -4,7 +4,9 @@
 //!
 //! Layout:
 //! - [`ca`]: the congestion-control interface (`tcp_congestion_ops`) and Reno.
+//! - [`dctcp`]: DCTCP as `tcp_dctcp.c`.
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
 
 pub mod ca;
+pub mod dctcp;
 pub mod sack_option;
