@@ -4,9 +4,11 @@
 //!
 //! Layout:
 //! - [`ca`]: the congestion-control interface (`tcp_congestion_ops`) and Reno.
+//! - [`cubic`]: CUBIC (RFC 9438) as `tcp_cubic.c`, HyStart included.
 //! - [`dctcp`]: DCTCP as `tcp_dctcp.c`.
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
 
 pub mod ca;
+pub mod cubic;
 pub mod dctcp;
 pub mod sack_option;
