@@ -8,13 +8,14 @@
 //! - [`dctcp`]: DCTCP as `tcp_dctcp.c`.
 //! - [`dctcp_dualq`]: the dual-AQM paper's modified DCTCP on whole segments and PRR.
 //! - [`congestion_ops`] / [`LinuxCa`]: `transport.cc` to one of them, enum-dispatched.
+//! - [`receiver`]: the receiver (delayed ACKs with quick-ACK, SACK blocks, ECN echo).
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
 
 pub mod ca;
 pub mod cubic;
 pub mod dctcp;
 pub mod dctcp_dualq;
-
+pub mod receiver;
 pub mod sack_option;
 
 use super::config::{CcKind, TcpConfig};

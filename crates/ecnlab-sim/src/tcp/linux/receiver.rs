@@ -1,0 +1,696 @@
+//! The `linux` profile's receiver: when Linux acknowledges, what its ACKs carry (cumulative
+//! ACK, SACK blocks, ECN-Echo, the timestamp echo), and reassembly.
+//!
+//! Read RFC 1122 §4.2.3.2 and RFC 5681 §4.2 (delayed ACKs), RFC 2018 §4 (SACK blocks),
+//! RFC 7323 §4.3 (which timestamp an ACK echoes), RFC 3168 §6.1.3 and RFC 8257 §3.2 (ECN
+//! echo), then the kernel: net/ipv4/tcp_input.c `tcp_data_queue`, `tcp_event_data_recv`,
+//! `tcp_incr_quickack`, `tcp_enter_quickack_mode`, `__tcp_ack_snd_check`,
+//! `tcp_measure_rcv_mss`, `__tcp_ecn_check_ce`, `tcp_ecn_accept_cwr`,
+//! `tcp_sack_new_ofo_skb`, `tcp_sack_remove`, `tcp_replace_ts_recent`; tcp_output.c
+//! `tcp_send_delayed_ack`, `tcp_event_ack_sent`; tcp_timer.c `tcp_delack_timer_handler`;
+//! tcp_dctcp.h `dctcp_ece_ack_update`.
+//!
+//! When an ACK goes out, as Linux decides (`__tcp_ack_snd_check`):
+//! - in quick-ACK mode, every segment: `quick` ACKs of new data, 16 (`TCP_MAX_QUICKACKS`)
+//!   at the first data of the connection and again after the receiver was idle longer than
+//!   its RTO (`tcp_event_data_recv`); 2 more on CE under classic ECN (`__tcp_ecn_check_ce`)
+//!   and on a not-ECT segment after ECT ones (a retransmission); 16 on a duplicate segment;
+//! - otherwise when more than one full segment (`rcv_mss`) is unacknowledged, i.e. every
+//!   second full segment;
+//! - at once for a segment shorter than `rcv_mss` (`tcp_measure_rcv_mss` sets
+//!   `ICSK_ACK_PUSHED`, and `tcp_cleanup_rbuf` acknowledges when the application reads it:
+//!   the simulated application reads at once), for out-of-order data and for each segment
+//!   while a hole is being filled (the SACK path of `__tcp_ack_snd_check`), for the segment
+//!   that fills the last hole (`ICSK_ACK_NOW`, RFC 5681 §4.2), for a data segment with CWR
+//!   (`tcp_ecn_accept_cwr`), and when DCTCP's CE state changes;
+//! - otherwise at the delayed-ACK timer, `ato` after the first unacknowledged segment.
+//!   `ato` starts at `TCP_ATO_MIN` (= `TCP_DELACK_MIN`, 40 ms; `transport.delayed_ack_timeout`
+//!   sets it, as datacenter kernels lower it), follows the segments' inter-arrival times and
+//!   doubles when the timer fires, but `tcp_send_delayed_ack` bounds it by the smoothed RTT
+//!   (not below `TCP_DELACK_MIN`): the receiver's RTT comes from the handshake, which the
+//!   SYN-less model does not have, so it is taken as below the floor, and the timer is always
+//!   the floor, as on any datacenter path.
+//!
+//! What an ACK carries:
+//! - SACK blocks (RFC 2018 §4): the block holding the most recently received segment
+//!   first, then the most recently reported others, 3 on the wire (4 remembered, as Linux);
+//!   blocks at or below the cumulative ACK are dropped (`tcp_sack_remove`). Each block is
+//!   the whole contiguous run of held data, as the RFC asks (Linux's new block covers only
+//!   the arriving segment when the run's older block was pushed out of its four; this
+//!   differs only with more than four holes). No D-SACK (RFC 2883).
+//! - The echoed `tx_ns` is TS.Recent (RFC 7323 §4.3, `tcp_replace_ts_recent`): updated from
+//!   a segment that starts at or below the last ACK sent (`rcv_wup`), so a delayed ACK
+//!   echoes the earliest unacknowledged segment's send time, a duplicate ACK for
+//!   out-of-order data the last in-order segment's, and a retransmission that fills the hole
+//!   its own.
+//! - ECN-Echo: RFC 3168 (classic ECN, `TCP_ECN_DEMAND_CWR`): set from a CE segment until a
+//!   segment with CWR arrives. DCTCP (algorithms with `needs_ecn`, `dctcp_ece_ack_update`):
+//!   ECE = the CE bit of the last segment; when it changes while a delayed ACK is pending,
+//!   an ACK up to the previous segment with the old ECE goes first (RFC 8257 §3.2), then the
+//!   new segment is acknowledged at once.
+//!
+//! Simplifications: no SACK compression (Linux ≥ 4.18 holds duplicate ACKs after the third
+//! for min(RTT/20, 1 ms); the issue asks for an immediate ACK on out-of-order data); no
+//! receive-window limits (the application reads at once; the quick-ACK count assumes the
+//! kernel's initial receive window, 22 segments' worth of quick ACKs or more, capped at 16);
+//! never in "ping-pong" mode (the receiver sends no data). The segment that carries the last
+//! byte the application handed over (FIN in the simulator) is treated as Linux's PSH
+//! segment: acknowledged at once only when shorter than `rcv_mss`.
+
+use super::ca::CongestionOps;
+use super::congestion_ops;
+use super::sack_option::{SackBlocks, SackLog, MAX_SACK_BLOCKS};
+use crate::packet::{flags, Ecn, Kind, Packet, ACK_BYTES};
+use crate::tcp::config::TcpConfig;
+use crate::tcp::receiver::ReceiverStats;
+use ecnlab_core::units::Nanos;
+
+/// `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
+/// `TCP_MSS_DEFAULT`: `rcv_mss` before the first full segment (`tcp_initialize_rcv_mss`).
+const MSS_DEFAULT: u32 = 536;
+/// SACK blocks remembered (`TCP_NUM_SACKS`).
+const NUM_SACKS: usize = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EchoMode {
+    /// ECN not negotiated.
+    None,
+    /// RFC 3168: ECE latched until CWR.
+    Rfc3168,
+    /// DCTCP's CE state machine.
+    Dctcp,
+}
+
+/// A Linux receiver for one flow (the API of [`crate::tcp::TcpReceiver`], plus
+/// [`sack_log`](Self::sack_log)).
+#[derive(Clone, Debug)]
+pub struct LinuxReceiver {
+    flow: u32,
+    /// This host (source of ACKs) and the data sender.
+    src: u16,
+    dst: u16,
+    mode: EchoMode,
+    /// `TCP_ATO_MIN` / `TCP_DELACK_MIN`.
+    ato_min: Nanos,
+    /// The receiver's RTO (`icsk_rto`): idle detection and the bound of `ato`.
+    rto: Nanos,
+    /// Largest segment the sender sends (`advmss`).
+    advmss: u32,
+
+    /// Next in-order byte expected.
+    rcv_nxt: u64,
+    /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
+    rcv_wup: u64,
+    /// Out-of-order data: sorted, disjoint, non-adjacent [start, end) runs (reused Vec).
+    ooo: Vec<(u64, u64)>,
+    /// SACK blocks to report, most recent first (`selective_acks`).
+    sacks: [(u64, u64); NUM_SACKS],
+    num_sacks: usize,
+    /// Estimated sender MSS (`icsk_ack.rcv_mss`).
+    rcv_mss: u32,
+    /// Quick ACKs left (`icsk_ack.quick`).
+    quick: u32,
+    /// Delayed-ACK timeout estimate (`icsk_ack.ato`; None before the first data).
+    ato: Option<Nanos>,
+    /// Arrival time of the last in-order data (`icsk_ack.lrcvtime`).
+    lrcvtime: Nanos,
+    /// Data arrived since the last ACK (`ICSK_ACK_SCHED`).
+    ack_scheduled: bool,
+    /// This segment must be acknowledged at once (`ICSK_ACK_NOW`).
+    ack_now: bool,
+    /// Delayed-ACK timer (`ICSK_ACK_TIMER` and its deadline).
+    delack_deadline: Option<Nanos>,
+    /// TS.Recent: the `tx_ns` the next ACK echoes, and the DSCP of the last segment.
+    ts_recent: Nanos,
+    dscp: u8,
+    /// ECE on outgoing ACKs (`TCP_ECN_DEMAND_CWR`).
+    demand_cwr: bool,
+    /// An ECT or CE segment was seen (`TCP_ECN_SEEN`).
+    ecn_seen: bool,
+    /// DCTCP: CE of the last segment, and `rcv_nxt` after it (`ce_state`, `prior_rcv_nxt`).
+    ce_state: bool,
+    prior_rcv_nxt: u64,
+    sack_log: SackLog,
+    stats: ReceiverStats,
+}
+
+impl LinuxReceiver {
+    /// `src` is the receiver host, `dst` the sender host.
+    pub fn new(cfg: &TcpConfig, flow: u32, src: u16, dst: u16) -> Self {
+        let mode = if congestion_ops(cfg).needs_ecn() {
+            EchoMode::Dctcp
+        } else if cfg.cc.uses_ecn() {
+            EchoMode::Rfc3168
+        } else {
+            EchoMode::None
+        };
+        LinuxReceiver {
+            flow,
+            src,
+            dst,
+            mode,
+            ato_min: cfg.delayed_ack_timeout.ns().max(1),
+            rto: cfg.rto_min.ns().max(1),
+            advmss: cfg.mss,
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            ooo: Vec::new(),
+            sacks: [(0, 0); NUM_SACKS],
+            num_sacks: 0,
+            rcv_mss: cfg.mss.min(MSS_DEFAULT),
+            quick: 0,
+            ato: None,
+            lrcvtime: 0,
+            ack_scheduled: false,
+            ack_now: false,
+            delack_deadline: None,
+            ts_recent: 0,
+            dscp: 0,
+            demand_cwr: false,
+            ecn_seen: false,
+            ce_state: false,
+            prior_rcv_nxt: 0,
+            sack_log: SackLog::default(),
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// In-order bytes received.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Delayed-ACK deadline, if an ACK is being held back.
+    pub fn timer(&self) -> Option<Nanos> {
+        self.delack_deadline
+    }
+
+    pub fn stats(&self) -> &ReceiverStats {
+        &self.stats
+    }
+
+    /// The SACK blocks of this connection's ACKs, by the tag in their `payload`.
+    pub fn sack_log(&self) -> &SackLog {
+        &self.sack_log
+    }
+
+    /// Whether the next ACK would carry ECE.
+    pub fn ece(&self) -> bool {
+        self.mode != EchoMode::None && self.demand_cwr
+    }
+
+    /// Quick ACKs left (for tests and probes).
+    pub fn quick_acks_left(&self) -> u32 {
+        self.quick
+    }
+
+    /// A data segment arrived; pushes the ACKs it triggers.
+    pub fn on_data(&mut self, now: Nanos, pkt: &Packet, out: &mut Vec<Packet>) {
+        if pkt.kind != Kind::Data {
+            return;
+        }
+        self.stats.segments += 1;
+        if pkt.ecn == Ecn::Ce {
+            self.stats.ce_segments += 1;
+        }
+        self.dscp = pkt.dscp;
+        let start = pkt.seq;
+        let end = pkt.seq + pkt.payload as u64;
+        // RFC 7323 §4.3 / tcp_replace_ts_recent (with PAWS: never backwards).
+        if start <= self.rcv_wup && pkt.tx_ns >= self.ts_recent {
+            self.ts_recent = pkt.tx_ns;
+        }
+        // tcp_ecn_accept_cwr: the sender reduced; ACK at once, its window may be tiny.
+        if self.mode != EchoMode::None && pkt.has(flags::CWR) {
+            self.demand_cwr = false;
+            if pkt.payload > 0 {
+                self.ack_now = true;
+            }
+        }
+
+        if end <= self.rcv_nxt {
+            // A retransmission of data we hold: quick-ACK mode, ACK at once.
+            self.stats.duplicates += 1;
+            self.enter_quickack_mode(MAX_QUICKACKS);
+            self.ack_scheduled = true;
+        } else if start > self.rcv_nxt {
+            // tcp_data_queue_ofo.
+            self.stats.out_of_order += 1;
+            self.ecn_check_ce(pkt, out);
+            let run = self.insert_ooo(start, end);
+            self.sack_new_block(run);
+            self.ack_scheduled = true;
+        } else {
+            self.rcv_nxt = end;
+            self.event_data_recv(now, pkt, out);
+            if !self.ooo.is_empty() {
+                self.absorb_ooo();
+                if self.ooo.is_empty() {
+                    // RFC 5681 §4.2: ACK at once when the last gap is filled.
+                    self.ack_now = true;
+                }
+            }
+            self.sack_remove();
+        }
+        self.ack_snd_check(now, out);
+    }
+
+    /// The delayed-ACK timer fired (harmless if early or disarmed).
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        match self.delack_deadline {
+            Some(d) if now >= d => {}
+            _ => return,
+        }
+        self.delack_deadline = None;
+        if self.ack_scheduled {
+            // tcp_delack_timer_handler: the delayed ACK was "missed", inflate ato.
+            if let Some(a) = self.ato {
+                self.ato = Some((a * 2).min(self.rto));
+            }
+            self.send_ack(out);
+        }
+    }
+
+    /// `tcp_incr_quickack`.
+    fn incr_quickack(&mut self, max_quickacks: u32) {
+        self.quick = self.quick.max(max_quickacks);
+    }
+
+    /// `tcp_enter_quickack_mode`.
+    fn enter_quickack_mode(&mut self, max_quickacks: u32) {
+        self.incr_quickack(max_quickacks);
+        self.ato = Some(self.ato_min);
+    }
+
+    /// `tcp_event_data_recv`: in-order data arrived.
+    fn event_data_recv(&mut self, now: Nanos, pkt: &Packet, out: &mut Vec<Packet>) {
+        self.ack_scheduled = true;
+        // tcp_measure_rcv_mss: a full segment sets the estimate; a shorter one is "pushed".
+        if pkt.payload >= self.rcv_mss {
+            self.rcv_mss = pkt.payload.min(self.advmss);
+        } else {
+            self.ack_now = true;
+        }
+        match self.ato {
+            None => {
+                // The first data of the connection.
+                self.incr_quickack(MAX_QUICKACKS);
+                self.ato = Some(self.ato_min);
+            }
+            Some(ato) => {
+                let m = now.saturating_sub(self.lrcvtime);
+                if m <= self.ato_min / 2 {
+                    self.ato = Some(ato / 2 + self.ato_min / 2);
+                } else if m < ato {
+                    self.ato = Some((ato / 2 + m).min(self.rto));
+                } else if m > self.rto {
+                    // Idle longer than the RTO: the sender restarts from a small window.
+                    self.incr_quickack(MAX_QUICKACKS);
+                }
+            }
+        }
+        self.lrcvtime = now;
+        self.ecn_check_ce(pkt, out);
+    }
+
+    /// `__tcp_ecn_check_ce`, with DCTCP's `dctcp_ece_ack_update` for `needs_ecn`.
+    fn ecn_check_ce(&mut self, pkt: &Packet, out: &mut Vec<Packet>) {
+        if self.mode == EchoMode::None {
+            return;
+        }
+        match pkt.ecn {
+            Ecn::NotEct => {
+                // After ECT segments a not-ECT one is probably a retransmission.
+                if self.ecn_seen {
+                    self.enter_quickack_mode(2);
+                }
+            }
+            Ecn::Ce => {
+                if self.mode == EchoMode::Dctcp {
+                    self.dctcp_ece_ack_update(true, out);
+                }
+                if !self.demand_cwr {
+                    // "Better not delay acks, sender can have a very low cwnd."
+                    self.enter_quickack_mode(2);
+                    self.demand_cwr = true;
+                }
+                self.ecn_seen = true;
+            }
+            _ => {
+                if self.mode == EchoMode::Dctcp {
+                    self.dctcp_ece_ack_update(false, out);
+                }
+                self.ecn_seen = true;
+            }
+        }
+    }
+
+    /// `dctcp_ece_ack_update` (RFC 8257 §3.2).
+    fn dctcp_ece_ack_update(&mut self, ce: bool, out: &mut Vec<Packet>) {
+        if self.ce_state != ce {
+            if self.delack_deadline.is_some() {
+                // Acknowledge the segments before this one with the old CE state.
+                let (ack, ece) = (self.prior_rcv_nxt, self.ce_state);
+                self.push_ack(ack, ece, out);
+                if ack == self.rcv_nxt {
+                    // An ordinary ACK after all (out-of-order arrival): it clears the timer.
+                    self.ack_sent();
+                }
+            }
+            self.ack_now = true;
+        }
+        self.prior_rcv_nxt = self.rcv_nxt;
+        self.ce_state = ce;
+        self.demand_cwr = ce;
+    }
+
+    /// `__tcp_ack_snd_check`.
+    fn ack_snd_check(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if !self.ack_scheduled {
+            return;
+        }
+        let more_than_one_full = self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64;
+        if more_than_one_full || self.quick > 0 || self.ack_now || !self.ooo.is_empty() {
+            self.send_ack(out);
+            return;
+        }
+        // tcp_send_delayed_ack. The RTT bound pins the timeout at the floor (module doc).
+        let ato = self.ato.unwrap_or(self.ato_min).min(self.ato_min);
+        let mut deadline = now + ato;
+        if let Some(d) = self.delack_deadline {
+            // The timer is about to fire anyway: ACK now.
+            if d <= now + ato / 4 {
+                self.send_ack(out);
+                return;
+            }
+            deadline = deadline.min(d);
+        }
+        self.delack_deadline = Some(deadline);
+    }
+
+    /// Sends an ACK of everything received (`tcp_send_ack` + `tcp_event_ack_sent`).
+    fn send_ack(&mut self, out: &mut Vec<Packet>) {
+        let ece = self.ece();
+        self.push_ack(self.rcv_nxt, ece, out);
+        self.ack_sent();
+    }
+
+    /// `tcp_event_ack_sent`: one quick ACK used, timer cleared, window edge recorded.
+    fn ack_sent(&mut self) {
+        if self.ack_scheduled && self.quick > 0 {
+            self.quick -= 1;
+            if self.quick == 0 {
+                self.ato = Some(self.ato_min);
+            }
+        }
+        self.ack_scheduled = false;
+        self.ack_now = false;
+        self.delack_deadline = None;
+        self.rcv_wup = self.rcv_nxt;
+    }
+
+    fn push_ack(&mut self, ack: u64, ece: bool, out: &mut Vec<Packet>) {
+        let mut blocks = SackBlocks::default();
+        for &(s, e) in &self.sacks[..self.num_sacks.min(MAX_SACK_BLOCKS)] {
+            blocks.push(s, e);
+        }
+        let tag = self.sack_log.record(&blocks);
+        self.stats.acks_sent += 1;
+        if ece {
+            self.stats.ece_acks_sent += 1;
+        }
+        out.push(Packet {
+            flow: self.flow,
+            src: self.src,
+            dst: self.dst,
+            seq: ack,
+            tx_ns: self.ts_recent,
+            payload: tag,
+            size: ACK_BYTES,
+            kind: Kind::Ack,
+            ecn: Ecn::NotEct,
+            flags: if ece { flags::ECE } else { 0 },
+            dscp: self.dscp,
+        });
+    }
+
+    /// RFC 2018 §4: the run holding the new segment goes first; runs it absorbed leave.
+    fn sack_new_block(&mut self, (s, e): (u64, u64)) {
+        let mut kept = [(0, 0); NUM_SACKS];
+        let mut n = 1;
+        kept[0] = (s, e);
+        for &(bs, be) in &self.sacks[..self.num_sacks] {
+            let inside = bs >= s && be <= e;
+            if !inside && n < NUM_SACKS {
+                kept[n] = (bs, be);
+                n += 1;
+            }
+        }
+        self.sacks = kept;
+        self.num_sacks = n;
+    }
+
+    /// `tcp_sack_remove`: blocks the cumulative ACK has reached go.
+    fn sack_remove(&mut self) {
+        let mut n = 0;
+        for i in 0..self.num_sacks {
+            if self.sacks[i].0 > self.rcv_nxt {
+                self.sacks[n] = self.sacks[i];
+                n += 1;
+            }
+        }
+        self.num_sacks = n;
+    }
+
+    /// Adds [start, end) to the out-of-order runs; returns the run that now holds it.
+    fn insert_ooo(&mut self, mut start: u64, mut end: u64) -> (u64, u64) {
+        let i = self.ooo.partition_point(|&(_, e)| e < start);
+        let mut j = i;
+        while j < self.ooo.len() && self.ooo[j].0 <= end {
+            start = start.min(self.ooo[j].0);
+            end = end.max(self.ooo[j].1);
+            j += 1;
+        }
+        if i == j {
+            self.ooo.insert(i, (start, end));
+        } else {
+            self.ooo[i] = (start, end);
+            self.ooo.drain(i + 1..j);
+        }
+        (start, end)
+    }
+
+    /// `tcp_ofo_queue`: moves `rcv_nxt` over held data that became contiguous.
+    fn absorb_ooo(&mut self) {
+        let mut k = 0;
+        while k < self.ooo.len() && self.ooo[k].0 <= self.rcv_nxt {
+            self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].1);
+            k += 1;
+        }
+        if k > 0 {
+            self.ooo.drain(..k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::CcKind;
+    use ecnlab_core::units::Duration;
+
+    const MSS: u32 = 1000;
+    const US: Nanos = 1000;
+    const DELACK: Nanos = 200 * US;
+
+    fn cfg(cc: CcKind) -> TcpConfig {
+        TcpConfig {
+            cc,
+            mss: MSS,
+            delayed_ack_timeout: Duration(DELACK),
+            rto_min: Duration(5_000 * US),
+            ..TcpConfig::default()
+        }
+    }
+
+    fn seg(i: u64, tx: Nanos, ecn: Ecn) -> Packet {
+        Packet {
+            flow: 1,
+            src: 0,
+            dst: 1,
+            seq: i * MSS as u64,
+            tx_ns: tx,
+            payload: MSS,
+            size: MSS + 40,
+            kind: Kind::Data,
+            ecn,
+            flags: 0,
+            dscp: 3,
+        }
+    }
+
+    /// Feeds segment `i` at `now`; returns the ACKs as (ack, ece, echoed tx_ns).
+    fn feed(r: &mut LinuxReceiver, now: Nanos, p: Packet) -> Vec<(u64, bool, Nanos)> {
+        let mut out = Vec::new();
+        r.on_data(now, &p, &mut out);
+        out.iter().map(|a| (a.seq, a.has(flags::ECE), a.tx_ns)).collect()
+    }
+
+    /// Uses up the 16 quick ACKs of connection start with segments 0..16 at 1 us spacing.
+    fn warmed(cc: CcKind) -> (LinuxReceiver, Nanos) {
+        let mut r = LinuxReceiver::new(&cfg(cc), 1, 1, 0);
+        let ecn = if cc.uses_ecn() { Ecn::Ect0 } else { Ecn::NotEct };
+        for i in 0..16 {
+            let acks = feed(&mut r, i * US, seg(i, i * US, ecn));
+            assert_eq!(acks.len(), 1, "quick ACK {i}");
+        }
+        assert_eq!(r.quick_acks_left(), 0);
+        (r, 16 * US)
+    }
+
+    #[test]
+    fn quick_acks_at_start_then_every_second_segment_or_the_timer() {
+        let (mut r, t) = warmed(CcKind::NewReno);
+        // Segment 16: one full segment unacknowledged, held; the timer at ato = the floor.
+        assert!(feed(&mut r, t, seg(16, t, Ecn::NotEct)).is_empty());
+        assert_eq!(r.timer(), Some(t + DELACK));
+        // Segment 17: more than one full segment: ACK both, echoing segment 16's time
+        // (RFC 7323 §4.3: the earliest unacknowledged segment's TSval).
+        assert_eq!(feed(&mut r, t + US, seg(17, t + US, Ecn::NotEct)), vec![(18_000, false, t)]);
+        assert_eq!(r.timer(), None);
+        // Segment 18 alone: the timer sends it.
+        assert!(feed(&mut r, t + 2 * US, seg(18, t + 2 * US, Ecn::NotEct)).is_empty());
+        let mut out = Vec::new();
+        r.on_timer(t + 2 * US + DELACK - 1, &mut out);
+        assert!(out.is_empty(), "not before the deadline");
+        r.on_timer(t + 2 * US + DELACK, &mut out);
+        assert_eq!((out.len(), out[0].seq, out[0].tx_ns), (1, 19_000, t + 2 * US));
+        // The missed delayed ACK inflated ato, but the RTT bound keeps the timer at the floor.
+        let now = t + 300 * US;
+        assert!(feed(&mut r, now, seg(19, now, Ecn::NotEct)).is_empty());
+        assert_eq!(r.timer(), Some(now + DELACK));
+        assert_eq!(r.stats().acks_sent, 18);
+    }
+
+    #[test]
+    fn quick_acks_again_after_idle_longer_than_the_rto() {
+        let (mut r, t) = warmed(CcKind::NewReno);
+        let later = t + 6_000 * US;
+        for i in 0..16 {
+            let now = later + i * US;
+            assert_eq!(feed(&mut r, now, seg(16 + i, now, Ecn::NotEct)).len(), 1, "quick ACK {i} after idle");
+        }
+        assert!(feed(&mut r, later + 20 * US, seg(32, later, Ecn::NotEct)).is_empty());
+        // A pause shorter than the RTO does not.
+        let (mut r, t) = warmed(CcKind::NewReno);
+        let later = t + 4_000 * US;
+        assert!(feed(&mut r, later, seg(16, later, Ecn::NotEct)).is_empty());
+    }
+
+    #[test]
+    fn short_segment_is_acked_at_once() {
+        let (mut r, t) = warmed(CcKind::NewReno);
+        let mut p = seg(16, t, Ecn::NotEct);
+        p.payload = 300;
+        p.flags = flags::FIN;
+        assert_eq!(feed(&mut r, t, p), vec![(16_300, false, t)]);
+        // A full-sized last segment waits for the timer as in Linux.
+        let mut p = seg(17, t, Ecn::NotEct);
+        p.seq = 16_300;
+        p.flags = flags::FIN;
+        assert!(feed(&mut r, t + US, p).is_empty());
+    }
+
+    fn sacks(r: &LinuxReceiver, p: &Packet) -> Vec<(u64, u64)> {
+        r.sack_log().read(p.payload).map(|b| b.as_slice().to_vec()).unwrap_or_default()
+    }
+
+    fn feed_pkts(r: &mut LinuxReceiver, now: Nanos, p: Packet) -> Vec<Packet> {
+        let mut out = Vec::new();
+        r.on_data(now, &p, &mut out);
+        out
+    }
+
+    #[test]
+    fn out_of_order_data_gets_immediate_acks_with_rfc2018_blocks() {
+        let (mut r, t) = warmed(CcKind::NewReno);
+        let k = |i: u64| i * MSS as u64;
+        // Holes at 16, 18, 20, 22; segments 17, 19, 21, 23 arrive, then 24 extends 23's run.
+        let mut last = Vec::new();
+        for (n, i) in [17u64, 19, 21, 23, 24].into_iter().enumerate() {
+            let acks = feed_pkts(&mut r, t + n as u64 * US, seg(i, t + n as u64 * US, Ecn::NotEct));
+            assert_eq!(acks.len(), 1, "immediate duplicate ACK for segment {i}");
+            assert_eq!(acks[0].seq, k(16));
+            // Duplicate ACKs echo TS.Recent, the last in-order segment's time.
+            assert_eq!(acks[0].tx_ns, 15 * US);
+            last = sacks(&r, &acks[0]);
+        }
+        // The run holding the newest segment first, then the most recently reported; 3 sent.
+        assert_eq!(last, vec![(k(23), k(25)), (k(21), k(22)), (k(19), k(20))]);
+        // A retransmission fills hole 16: immediate ACK, 17 absorbed, its block gone; the
+        // ACK echoes the retransmission's own time.
+        let acks = feed_pkts(&mut r, t + 10 * US, seg(16, t + 10 * US, Ecn::NotEct));
+        assert_eq!((acks.len(), acks[0].seq, acks[0].tx_ns), (1, k(18), t + 10 * US));
+        assert_eq!(sacks(&r, &acks[0]), vec![(k(23), k(25)), (k(21), k(22)), (k(19), k(20))]);
+        // 19's hole is filled by 18: still holes above, still immediate.
+        let acks = feed_pkts(&mut r, t + 11 * US, seg(18, t + 11 * US, Ecn::NotEct));
+        assert_eq!((acks.len(), acks[0].seq), (1, k(20)));
+        assert_eq!(sacks(&r, &acks[0]), vec![(k(23), k(25)), (k(21), k(22))]);
+        feed_pkts(&mut r, t + 12 * US, seg(20, t + 12 * US, Ecn::NotEct));
+        // The last hole: ACK at once, no SACK option any more.
+        let acks = feed_pkts(&mut r, t + 13 * US, seg(22, t + 13 * US, Ecn::NotEct));
+        assert_eq!((acks.len(), acks[0].seq, acks[0].payload), (1, k(25), 0));
+        // In order again: delayed.
+        assert!(feed(&mut r, t + 14 * US, seg(25, t + 14 * US, Ecn::NotEct)).is_empty());
+    }
+
+    #[test]
+    fn duplicate_segment_acks_at_once_and_reenters_quick_ack_mode() {
+        let (mut r, t) = warmed(CcKind::NewReno);
+        assert_eq!(feed(&mut r, t, seg(3, t, Ecn::NotEct)), vec![(16_000, false, t)]);
+        assert_eq!(r.stats().duplicates, 1);
+        assert_eq!(r.quick_acks_left(), MAX_QUICKACKS - 1);
+    }
+
+    #[test]
+    fn dctcp_ce_change_sends_the_pending_ack_with_the_old_state_first() {
+        let (mut r, t) = warmed(CcKind::Dctcp);
+        // 16 held (timer armed), then 17 arrives CE: ACK 17000 with ECE = 0, then 18000 with
+        // ECE = 1 at once (RFC 8257 §3.2).
+        assert!(feed(&mut r, t, seg(16, t, Ecn::Ect0)).is_empty());
+        let acks = feed(&mut r, t + US, seg(17, t + US, Ecn::Ce));
+        assert_eq!(acks, vec![(17_000, false, t), (18_000, true, t)]);
+        // CE continues: delayed ACKs every second segment, all with ECE.
+        assert!(feed(&mut r, t + 2 * US, seg(18, t + 2 * US, Ecn::Ce)).is_empty());
+        assert_eq!(feed(&mut r, t + 3 * US, seg(19, t + 3 * US, Ecn::Ce)), vec![(20_000, true, t + 2 * US)]);
+        // CE ends with nothing pending: only the immediate ACK, ECE = 0.
+        assert_eq!(feed(&mut r, t + 4 * US, seg(20, t + 4 * US, Ecn::Ect0)), vec![(21_000, false, t + 4 * US)]);
+        assert!(feed(&mut r, t + 5 * US, seg(21, t + 5 * US, Ecn::Ect0)).is_empty());
+        // DCTCP sets ECE itself: no quick-ACK mode on CE.
+        assert_eq!(r.quick_acks_left(), 0);
+        assert_eq!(r.stats().ce_segments, 3);
+        assert_eq!(r.stats().ece_acks_sent, 2);
+    }
+
+    #[test]
+    fn classic_ecn_latches_ece_until_cwr_and_quick_acks_on_ce() {
+        let (mut r, t) = warmed(CcKind::EcnStar);
+        // CE: ECE latched, two quick ACKs.
+        assert_eq!(feed(&mut r, t, seg(16, t, Ecn::Ce)), vec![(17_000, true, t)]);
+        assert_eq!(feed(&mut r, t + US, seg(17, t + US, Ecn::Ect0)), vec![(18_000, true, t + US)]);
+        // Quick ACKs used: back to delayed ACKs, still ECE.
+        assert!(feed(&mut r, t + 2 * US, seg(18, t + 2 * US, Ecn::Ect0)).is_empty());
+        assert_eq!(feed(&mut r, t + 3 * US, seg(19, t + 3 * US, Ecn::Ect0)), vec![(20_000, true, t + 2 * US)]);
+        // A CWR segment clears the latch and is acknowledged at once.
+        let mut p = seg(20, t + 4 * US, Ecn::Ect0);
+        p.flags = flags::CWR;
+        assert_eq!(feed(&mut r, t + 4 * US, p), vec![(21_000, false, t + 4 * US)]);
+        // A not-ECT segment after ECT ones (a retransmission): two quick ACKs.
+        assert_eq!(feed(&mut r, t + 5 * US, seg(21, t + 5 * US, Ecn::NotEct)).len(), 1);
+        // Without ECN negotiated nothing is echoed.
+        let (mut r, t) = warmed(CcKind::Cubic);
+        feed(&mut r, t, seg(16, t, Ecn::Ce));
+        assert!(!r.ece());
+    }
+}
