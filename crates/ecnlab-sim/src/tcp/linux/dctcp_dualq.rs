@@ -166,7 +166,8 @@ impl CongestionOps for DctcpDualq {
         match ev {
             CaEvent::Loss => self.react_to_loss(tp),
             CaEvent::CompleteCwr => {
-                if self.cwnd_max.take().is_some() && self.p.grow_in_cwr {
+                let was_in_cwr = self.cwnd_max.take().is_some();
+                if was_in_cwr && self.p.grow_in_cwr {
                     tp.snd_cwnd_cnt = self.cwr_cnt;
                     self.ca_cnt = self.cwr_cnt;
                 }
