@@ -28,10 +28,16 @@
 //!   exceeds delay_min + clamp(delay_min / 8, 4 ms, 16 ms) (delay increase). Once found, it
 //!   stays off until an RTO. Delay samples within 1 s of an epoch start are ignored.
 //!
-//! Deviations, all small: `cubic_root` is the exact integer cube root, where the kernel
-//! uses a lookup table plus one Newton step (about 0.2 % error); `hystart_ack_delay`, the
-//! kernel's allowance for TSO/GRO batching of ACKs, is 0 (simulated hosts send single
-//! segments, no offload).
+//! - `hystart_ack_delay`: the ACK-train threshold gets the kernel's cushion for TSO/GRO
+//!   batching, min(1 ms, 4 × `gso_max_size` / pacing rate), with the device default
+//!   `gso_max_size` of 64 KiB and the rate `tcp_update_pacing_rate` derives (cwnd × mss /
+//!   srtt, × 2 while cwnd < ssthresh / 2, × 1.2 after): the kernel adds it whether or not
+//!   the segments were offloaded, and at datacenter RTTs it dominates the threshold (about
+//!   330 us instead of 50 us at cwnd 16, 100 us RTT), so it decides where HyStart leaves slow
+//!   start.
+//!
+//! Deviation: `cubic_root` is the exact integer cube root, where the kernel uses a lookup
+//! table plus one Newton step (about 0.2 % error in K).
 
 use super::ca::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaSock, CaState, CongestionOps};
 use ecnlab_core::units::Nanos;
@@ -44,6 +50,11 @@ const BETA_SCALE: u32 = 1024;
 const BICTCP_HZ: u32 = 10;
 /// `HYSTART_MIN_SAMPLES`.
 const HYSTART_MIN_SAMPLES: u8 = 8;
+/// `sk_gso_max_size` of a device by default (`GSO_LEGACY_MAX_SIZE`), bytes.
+const GSO_MAX_SIZE: u64 = 65536;
+/// `tcp_pacing_ss_ratio` / `tcp_pacing_ca_ratio`, percent.
+const PACING_SS_RATIO: u64 = 200;
+const PACING_CA_RATIO: u64 = 120;
 /// `HYSTART_DELAY_MIN` / `HYSTART_DELAY_MAX`, microseconds.
 const HYSTART_DELAY_MIN_US: u32 = 4000;
 const HYSTART_DELAY_MAX_US: u32 = 16000;
@@ -142,6 +153,22 @@ fn clock_us(now: Nanos) -> u32 {
 #[inline]
 fn usecs_to_jiffies(us: u32) -> u64 {
     (us as u64 * HZ).div_ceil(1_000_000)
+}
+
+/// `hystart_ack_delay`, microseconds: the ACK-train cushion for TSO/GRO batching, from the
+/// pacing rate `tcp_update_pacing_rate` would set (none before the first RTT sample: the
+/// kernel's undivided rate is then so high that the cushion is 0).
+fn hystart_ack_delay(tp: &CaSock) -> u32 {
+    if tp.srtt_us == 0 {
+        return 0;
+    }
+    let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+    // Bytes per second: mss × cwnd / srtt × ratio; srtt_us is microseconds << 3.
+    let rate = tp.mss as u64 * ((1_000_000 / 100) << 3) * ratio * tp.snd_cwnd.max(1) as u64 / tp.srtt_us as u64;
+    if rate == 0 {
+        return 1000;
+    }
+    (GSO_MAX_SIZE * 4 * 1_000_000 / rate).min(1000) as u32
 }
 
 /// `cubic_root`: floor(cbrt(a)), exact (see the module doc).
@@ -283,8 +310,9 @@ impl Cubic {
             let now = clock_us(tp.now);
             if (now.wrapping_sub(s.last_ack) as i32) <= self.p.hystart_ack_delta_us as i32 {
                 s.last_ack = now;
-                // delay_min + hystart_ack_delay (0), halved: no pacing (SK_PACING_NONE).
-                let threshold = s.delay_min >> 1;
+                // Halved: hosts without fq do not pace (SK_PACING_NONE), so a train may
+                // arrive up to twice as fast as the RTT suggests.
+                let threshold = (s.delay_min + hystart_ack_delay(tp)) >> 1;
                 if (now.wrapping_sub(s.round_start) as i32) > threshold as i32 {
                     s.found = true;
                     tp.snd_ssthresh = tp.snd_cwnd;
@@ -396,6 +424,7 @@ mod tests {
     use super::*;
 
     const MS: Nanos = 1_000_000;
+    const US: Nanos = 1_000;
 
     fn sock(cwnd: u32) -> CaSock {
         CaSock {
@@ -602,5 +631,40 @@ mod tests {
             c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 10_000, in_flight: 15 });
         }
         assert!(!c.hystart_found());
+    }
+
+    #[test]
+    fn hystart_ack_train_threshold_includes_the_tso_cushion() {
+        // cwnd 16 in early slow start, mss 1460, srtt 100 us: pacing rate = 2 × 16 × 1460 B /
+        // 100 us = 467.2 MB/s; cushion = 4 × 65536 B / rate = 561 us (below the 1 ms cap).
+        let mut tp = sock(16);
+        tp.mss = 1460;
+        tp.srtt_us = 100 << 3;
+        assert_eq!(hystart_ack_delay(&tp), 561);
+        // From ssthresh / 2 on the ratio is 1.2: 280.3 MB/s, 935 us.
+        tp.snd_ssthresh = 20;
+        assert_eq!(hystart_ack_delay(&tp), 935);
+        tp.srtt_us = 0;
+        assert_eq!(hystart_ack_delay(&tp), 0);
+        // A 100 us path with ACKs 10 us apart: the train must span (100 + 561) / 2 = 330 us,
+        // not 50 us, before slow start ends.
+        let p = CubicParams { hystart_delay: false, ..Default::default() };
+        let mut c = Cubic::new(p);
+        let mut tp = sock(16);
+        tp.mss = 1460;
+        tp.srtt_us = 100 << 3;
+        tp.snd_nxt = 16_000;
+        c.init(&mut tp);
+        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100, in_flight: 16 });
+        tp.snd_una = 17_000;
+        tp.snd_nxt = 60_000;
+        let start = tp.now;
+        while !c.hystart_found() {
+            tp.now += 10 * US;
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100, in_flight: 16 });
+            tp.snd_una += 1000;
+        }
+        // The round starts with its first ACK, 10 us in; the first ACK more than 330 us later.
+        assert_eq!(tp.now - start, 350 * US);
     }
 }
