@@ -793,4 +793,52 @@ mod tests {
             assert_eq!(r.stats().acks_sent, acks);
         }
     }
+
+    #[test]
+    fn dctcp_echo_conveys_exactly_the_marked_bytes() {
+        // RFC 8257 §3.2's purpose: with the CE state machine every ACK covers segments of
+        // one kind, so the bytes that ECE ACKs newly acknowledge are exactly the CE-marked
+        // bytes, however ACKs are delayed. In-order arrivals, runs of CE, gaps that let the
+        // delayed-ACK timer fire.
+        let mut r = LinuxReceiver::new(&cfg(CcKind::Dctcp), 1, 1, 0);
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut now, mut ce, mut acked, mut ece_bytes, mut ce_bytes) = (0, false, 0u64, 0u64, 0u64);
+        let mut out = Vec::new();
+        let take = |out: &mut Vec<Packet>, acked: &mut u64, ece_bytes: &mut u64| {
+            for a in out.drain(..) {
+                if a.has(flags::ECE) {
+                    *ece_bytes += a.seq - *acked;
+                }
+                *acked = a.seq;
+            }
+        };
+        for i in 0..3000 {
+            now += if rnd(10) == 0 { DELACK + 1 } else { 1 + rnd(5) * US };
+            if let Some(d) = r.timer() {
+                if d <= now {
+                    r.on_timer(d, &mut out);
+                    take(&mut out, &mut acked, &mut ece_bytes);
+                }
+            }
+            if rnd(6) == 0 {
+                ce = !ce;
+            }
+            if ce {
+                ce_bytes += MSS as u64;
+            }
+            r.on_data(now, &seg(i, now, if ce { Ecn::Ce } else { Ecn::Ect0 }), &mut out);
+            take(&mut out, &mut acked, &mut ece_bytes);
+        }
+        r.on_timer(u64::MAX / 2, &mut out);
+        take(&mut out, &mut acked, &mut ece_bytes);
+        assert_eq!(acked, 3000 * MSS as u64);
+        assert_eq!(ece_bytes, ce_bytes);
+        assert!(r.stats().acks_sent < 2400, "delayed ACKs were in play: {}", r.stats().acks_sent);
+    }
 }
