@@ -32,6 +32,9 @@
 //!   this module because the sender zeroes `snd_cwnd_cnt` when CWR begins); PRR lets cwnd
 //!   follow, and at the end of CWR (`CaEvent::CompleteCwr`) the counter carries over into
 //!   `snd_cwnd_cnt`. A CWR entry that cuts nothing keeps the counter from before it.
+//!   ACKs with ECN-Echo that lowered nothing count too: today's `tcp_may_raise_cwnd` grows
+//!   on any ACK that delivers data (the 3.2 kernel the paper patched also excluded ECE ACKs;
+//!   the paper does not say whether its change kept that).
 //! - Losses are DCTCP's: half the window on entering Recovery or on an RTO, and no
 //!   progressive cuts from an older cwnd_max after that.
 //!
