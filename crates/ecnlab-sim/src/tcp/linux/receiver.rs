@@ -41,8 +41,8 @@
 //! - The echoed `tx_ns` is TS.Recent (RFC 7323 §4.3, `tcp_replace_ts_recent`): updated from
 //!   a segment that starts at or below the last ACK sent (`rcv_wup`), so a delayed ACK
 //!   echoes the earliest unacknowledged segment's send time, a duplicate ACK for
-//!   out-of-order data the last in-order segment's, and a retransmission that fills the hole
-//!   its own.
+//!   out-of-order data the last in-order segment's (the first segment's before any, standing
+//!   in for the SYN), and a retransmission that fills the hole its own.
 //! - ECN-Echo: RFC 3168 (classic ECN, `TCP_ECN_DEMAND_CWR`): set from a CE segment until a
 //!   segment with CWR arrives. DCTCP (algorithms with `needs_ecn`, `dctcp_ece_ack_update`):
 //!   ECE = the CE bit of the last segment; when it changes while a delayed ACK is pending,
@@ -224,8 +224,9 @@ impl LinuxReceiver {
         self.dscp = pkt.dscp;
         let start = pkt.seq;
         let end = pkt.seq + pkt.payload as u64;
-        // RFC 7323 §4.3 / tcp_replace_ts_recent (with PAWS: never backwards).
-        if start <= self.rcv_wup && pkt.tx_ns >= self.ts_recent {
+        // RFC 7323 §4.3 / tcp_replace_ts_recent (with PAWS: never backwards). The handshake
+        // would have set TS.Recent from the SYN; without one the first segment stands in.
+        if self.stats.segments == 1 || (start <= self.rcv_wup && pkt.tx_ns >= self.ts_recent) {
             self.ts_recent = pkt.tx_ns;
         }
         // tcp_ecn_accept_cwr: the sender reduced; ACK at once, its window may be tiny.
@@ -650,6 +651,14 @@ mod tests {
         assert_eq!((acks.len(), acks[0].seq, acks[0].payload), (1, k(25), 0));
         // In order again: delayed.
         assert!(feed(&mut r, t + 14 * US, seg(25, t + 14 * US, Ecn::NotEct)).is_empty());
+    }
+
+    #[test]
+    fn first_segment_out_of_order_echoes_its_own_time() {
+        let mut r = LinuxReceiver::new(&cfg(CcKind::NewReno), 1, 1, 0);
+        assert_eq!(feed(&mut r, 7 * US, seg(2, 5 * US, Ecn::NotEct)), vec![(0, false, 5 * US)]);
+        assert_eq!(feed(&mut r, 8 * US, seg(3, 6 * US, Ecn::NotEct)), vec![(0, false, 5 * US)]);
+        assert_eq!(feed(&mut r, 9 * US, seg(0, 7 * US, Ecn::NotEct)), vec![(1000, false, 7 * US)]);
     }
 
     #[test]
