@@ -474,12 +474,51 @@ def available_congestion_controls() -> list[str]:
         return []
 
 
-def _have_dctcp() -> bool:
-    if "dctcp" in available_congestion_controls():
-        return True
-    if shutil.which("modprobe"):
-        subprocess.run(["modprobe", "-q", "tcp_dctcp"], capture_output=True)
-    return "dctcp" in available_congestion_controls()
+# ----------------------------------------------------------------------------------------
+# ecnlab's congestion controls in the kernel: BPF struct_ops (crates/ecnlab-emu/bpf/)
+# ----------------------------------------------------------------------------------------
+
+# Scenario `cc` -> the algorithm ecnlab registers for it (name in the kernel, BPF object
+# built from crates/ecnlab-emu/bpf/ by build.sh). Registered by ecnlab-cc-loader for the
+# run only: the kernel unregisters them when that process exits, however it exits.
+BPF_CC = {
+    "dctcp": ("ecnlab_dctcp", "ecnlab_dctcp.bpf.o"),
+    "dctcp_dualq": ("ecnlab_dctcp_dq", "ecnlab_dctcp_dualq.bpf.o"),
+    "dctcp_modified": ("ecnlab_dctcp_dq", "ecnlab_dctcp_dualq.bpf.o"),
+}
+BPF_TOOLS = "apt-get install clang libbpf-dev bpftool"
+
+
+def bpf_dir(build: bool = True) -> Path:
+    """Where the BPF objects and ``ecnlab-cc-loader`` are: $ECNLAB_BPF_DIR, else the
+    workspace's ``target/bpf``, (re)built with ``crates/ecnlab-emu/bpf/build.sh`` when a
+    source is newer. Raises EmulationError naming what is missing (clang, bpftool,
+    libbpf-dev, the kernel's BTF)."""
+    env = os.environ.get("ECNLAB_BPF_DIR")
+    if env:
+        return Path(env)
+    root = _repo_root()
+    if root is None:
+        raise EmulationError("ecnlab's BPF congestion controls are built from the source tree "
+                             "(crates/ecnlab-emu/bpf); set ECNLAB_BPF_DIR to a built copy")
+    src = root / "crates" / "ecnlab-emu" / "bpf"
+    out = root / "target" / "bpf"
+    built = [out / "ecnlab-cc-loader", *(out / o for _, o in BPF_CC.values())]
+    newest = max(f.stat().st_mtime for f in src.iterdir())
+    if all(f.exists() and f.stat().st_mtime >= newest for f in built) or not build:
+        return out
+    p = subprocess.run(["sh", str(src / "build.sh"), str(out)], capture_output=True, text=True)
+    if p.returncode != 0:
+        lines = (p.stderr or p.stdout).strip().splitlines()
+        if p.returncode == 3:
+            raise EmulationError(lines[-1] if lines else f"cannot build the BPF congestion controls ({BPF_TOOLS})")
+        raise EmulationError(f"cannot build the BPF congestion controls: {lines[-1] if lines else p.returncode}")
+    return out
+
+
+def _kernel_refusal(line: str) -> str:
+    """The loader's one-line reason, without its prefix."""
+    return line.strip().removeprefix("error: ") or "no answer"
 
 
 # ----------------------------------------------------------------------------------------
@@ -932,6 +971,19 @@ class _Agent:
         }
 
 
+def _reaper_main(prefix: str) -> int:
+    """``python -m ecnlab.emulate --reaper PREFIX`` (see ``_Emulation.start_reaper``):
+    wait for EOF on stdin; unless the run said ``clean`` first, delete the namespaces
+    ``PREFIX-*`` and kill what runs in them."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_IGN)
+    said = sys.stdin.buffer.read()
+    if said.strip() == b"clean":
+        return 0
+    _delete_namespaces([ns for ns in _namespaces() if ns.startswith(prefix + "-")])
+    return 0
+
+
 def _agent_main(spec_path: str) -> int:
     """``python -m ecnlab.emulate --agent SPEC``: prepare, print ``ready``, read t0 from
     stdin, run, write the results file."""
@@ -1027,6 +1079,62 @@ class _Emulation:
         p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], preexec_fn=_child_setup, **kw)
         self.procs.append(p)
         return p
+
+    def start_reaper(self) -> None:
+        """Start the process that deletes this run's namespaces if the run dies without
+        doing it (SIGKILL, a crash of the interpreter): it waits for EOF on a pipe that
+        only this process holds, so the kernel tells it when this process is gone, however
+        it went. In its own session, so that signals meant for the run's process group
+        (Ctrl-C, a `timeout`) leave it to do its work."""
+        self.reaper = subprocess.Popen(
+            [sys.executable, "-m", "ecnlab.emulate", "--reaper", self.prefix], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            cwd=str(Path(__file__).resolve().parents[1]))
+
+    def release_reaper(self) -> None:
+        """Everything is removed: tell the reaper it has nothing to do."""
+        r = getattr(self, "reaper", None)
+        if r is None:
+            return
+        try:
+            r.stdin.write(b"clean\n")
+            r.stdin.close()
+            r.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.reaper = None
+
+    def load_congestion_controls(self, objs: list[str], cc_map: dict[str, dict[str, Any]], allow_fallback: bool,
+                                 fallback: str) -> None:
+        """Register ecnlab's BPF congestion controls for this run (``ecnlab-cc-loader``
+        holds them; the kernel unregisters them when it exits, and it exits with this
+        process). If the kernel refuses them: EmulationError, or with ``allow_fallback``
+        the ``fallback`` algorithm with ECN, recorded in ``cc_map``."""
+        names = sorted({v["kernel"] for k, v in cc_map.items() if k in BPF_CC})
+        try:
+            d = bpf_dir()
+            p = subprocess.Popen([str(d / "ecnlab-cc-loader"), *(str(d / o) for o in objs)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.procs.append(p)
+            line = _readline(p.stdout, 60.0)
+            if line.strip() != "ready":
+                why = _kernel_refusal(line) if line.strip() else _why(p, line)
+                if "File exists" in why:
+                    why += " (another ecnlab emulate is running: the names are global to the kernel)"
+                raise EmulationError(f"cannot run {', '.join(names)} in the kernel: {why}")
+            missing = [x for x in names if x not in available_congestion_controls()]
+            if missing:
+                raise EmulationError(f"cannot run {', '.join(missing)} in the kernel: registered but not listed "
+                                     "in net.ipv4.tcp_available_congestion_control")
+        except EmulationError as e:
+            if not allow_fallback:
+                raise EmulationError(f"{e}; --allow-fallback runs {fallback} with ECN instead") from None
+            for k, v in cc_map.items():
+                if k in BPF_CC:
+                    v.update(kernel=fallback, fallback=True, why=str(e))
+                    v.pop("implementation", None)
+            self.warn(f"{e}; flows with cc {', '.join(k for k in cc_map if k in BPF_CC)} run {fallback} with "
+                      "ECN (RFC 3168) instead (--allow-fallback)")
 
     def cleanup(self) -> list[str]:
         """Stop every process, delete every namespace. Safe to call twice."""
@@ -1248,6 +1356,7 @@ def emulate(
     burst: str | None = None,
     link_delay: bool = True,
     host_shaping: bool = True,
+    allow_fallback: bool = False,
     dctcp_fallback: str = "cubic",
     quiet: bool = True,
 ) -> dict[str, Any]:
@@ -1257,10 +1366,11 @@ def emulate(
     ``rate``: host link rate to run at (``"100Mbit"``), ``"auto"`` (100 Mbit/s when the
     scenario is faster) or None (the scenario's own rate); ``scale``: ``"dilate"`` or
     ``"rate"`` (module doc). ``pcap_port``: host index (or ``"s0->h3"``) whose switch port
-    is captured to ``port-<name>.pcap``. ``dctcp_fallback``: what ``cc = "dctcp"`` becomes
-    when the kernel has no DCTCP: ``"cubic"`` (default) or ``"reno"`` with RFC 3168 ECN, or
-    ``"error"``. Cubic's multiplicative decrease (0.7) is closer to DCTCP's gentle cuts
-    than Reno's halving, so a queue with a single flow stays backlogged more often.
+    is captured to ``port-<name>.pcap``. ``cc = "dctcp"`` and ``"dctcp_dualq"`` run
+    ecnlab's own BPF congestion controls (``BPF_CC``), registered in the kernel for the
+    run; where the kernel refuses them the run stops (EmulationError) unless
+    ``allow_fallback``, and then such flows run ``dctcp_fallback`` (``"cubic"``, default,
+    or ``"reno"``) with RFC 3168 ECN, and ``emulation.cc`` says ``fallback: true``.
     Raises EmulationError (environment, unsupported scenario) or ScenarioError.
     """
     from .api import RunResult, resolve, validate
@@ -1302,7 +1412,8 @@ def emulate(
     warmup = parse_time_ns(metrics.get("warmup", 0)) / 1e9
     sample_ns = max(parse_time_ns(metrics.get("sample_interval", "1ms")), 10_000_000)
 
-    out = Path(out_dir)
+    # Absolute: the agents and the switch start in other working directories.
+    out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     stale = out / "summary.json"
     if stale.exists():
@@ -1322,30 +1433,26 @@ def emulate(
     stop_when_done = bool(messages) and all(f["size"] is not None for f in flows) and \
         bool(metrics.get("stop_when_done", True))
     pias = [parse_size_bytes(t) for t in doc.get("host", {}).get("pias_thresholds", []) or []]
-    have_dctcp = _have_dctcp()
     avail = available_congestion_controls()
     cc_map: dict[str, dict[str, Any]] = {}
     for name in sorted({f["cc_name"] for f in flows + messages[:1]}):
         if name in ("newreno", "new_reno", "reno"):
-            cc_map[name] = {"kernel": "reno", "ecn": False}
+            cc_map[name] = {"kernel": "reno", "ecn": False, "fallback": False}
         elif name in ("ecn_star", "ecn"):
-            cc_map[name] = {"kernel": "reno", "ecn": True}
-        elif name in ("dctcp", "dctcp_dualq", "dctcp_modified"):
-            if have_dctcp:
-                cc_map[name] = {"kernel": "dctcp", "ecn": True}
-                if name != "dctcp":
-                    em.warn(f"cc {name}: the kernel's DCTCP is the standard one (RFC 8257), not the dual-AQM variant")
-            elif dctcp_fallback in ("reno", "cubic"):
-                cc_map[name] = {"kernel": dctcp_fallback, "ecn": True, "fallback": True}
-                em.warn(f"this kernel has no dctcp (available: {' '.join(avail)}); flows with cc={name} run "
-                        f"{dctcp_fallback} with ECN (RFC 3168), i.e. ECN* instead")
-            else:
-                raise EmulationError(f"cc {name}: this kernel has no dctcp (available: {' '.join(avail)}); "
-                                     f"use --dctcp-fallback reno|cubic")
+            cc_map[name] = {"kernel": "reno", "ecn": True, "fallback": False}
+        elif name in BPF_CC:
+            kernel, obj = BPF_CC[name]
+            cc_map[name] = {"kernel": kernel, "ecn": True, "fallback": False,
+                            "implementation": f"BPF struct_ops, crates/ecnlab-emu/bpf/{obj.removesuffix('.o')}.c"}
         else:
             raise EmulationError(f"cc {name}: no kernel equivalent")
-        if cc_map[name]["kernel"] not in avail and cc_map[name]["kernel"] != "dctcp":
+        if name not in BPF_CC and cc_map[name]["kernel"] not in avail:
             raise EmulationError(f"cc {cc_map[name]['kernel']} is not available in this kernel ({' '.join(avail)})")
+    if dctcp_fallback not in ("cubic", "reno"):
+        raise EmulationError(f"--dctcp-fallback {dctcp_fallback}: use cubic or reno")
+    if any(name in BPF_CC for name in cc_map) and dctcp_fallback not in avail:
+        raise EmulationError(f"cc {dctcp_fallback} (the fallback) is not available in this kernel ({' '.join(avail)})")
+    bpf_objs = sorted({BPF_CC[name][1] for name in cc_map if name in BPF_CC})
     # ECN per sending host: the sysctl when all its flows agree, else per-destination routes.
     cc_ecn: dict[int, dict[str, Any]] = {}
     for h in range(n):
@@ -1389,7 +1496,10 @@ def emulate(
     switch_stats: dict[str, Any] = {}
     t0 = 0.0
     try:
+        em.start_reaper()
         cleanup_stale()
+        if bpf_objs:
+            em.load_congestion_controls(bpf_objs, cc_map, allow_fallback, dctcp_fallback)
         em.build(link_rates, link_delays, flows, cc_ecn)
         sw = em.start_switch(exe, link_rates, link_delays)
         tcpdump = None
@@ -1422,7 +1532,8 @@ def emulate(
             out_msgs = [{"id": m["id"], "dst": m["dst"], "dst_ip": _ip(m["dst"]), "size": m["size"], "class": m["class"],
                          "start_s": m["start_s"], "cc": cc_map[m["cc_name"]]["kernel"]}
                         for m in messages if m["src"] == h]
-            in_msgs = any(m["dst"] == h for m in messages)
+            in_msgs_list = [m for m in messages if m["dst"] == h]
+            in_msgs = bool(in_msgs_list)
             roles = (["tcp"] if out_flows or in_flows or out_msgs or in_msgs else []) + (["probes"] if my_probes else [])
             for role in roles:
                 spec = {
@@ -1434,7 +1545,10 @@ def emulate(
                     "pias": pias,
                     "mss": mss if mss < 1460 else None,
                     "traffic_rx_cc": cc_map[messages[0]["cc_name"]]["kernel"] if messages else None,
-                    "listen_cc": "dctcp" if any(cc_map[f["cc_name"]]["kernel"] == "dctcp" for f in in_flows) else None,
+                    # The receiver's half of DCTCP (RFC 8257 §3.2, its CE echo) lives in
+                    # the algorithm: accepted sockets inherit it from the listener.
+                    "listen_cc": next((cc_map[f["cc_name"]]["kernel"] for f in in_flows + in_msgs_list
+                                       if f["cc_name"] in BPF_CC), None),
                     "rx_cc": {str(f["id"]): cc_map[f["cc_name"]]["kernel"] for f in in_flows},
                     "ack_tos": (int(ack_dscp) << 2) if ack_dscp is not None else None,
                     "flows": out_flows if role == "tcp" else [],
@@ -1530,6 +1644,8 @@ def emulate(
                 ign[sig] = signal.signal(sig, signal.SIG_IGN)
         try:
             left = em.cleanup()
+            if not left:
+                em.release_reaper()
         finally:
             if threading.current_thread() is threading.main_thread():
                 for sig, h in ign.items():
@@ -1783,6 +1899,10 @@ def _print_summary(s: dict[str, Any], out: Path) -> None:
     print(f"{s['scenario']} (emulated, seed {s['seed']}): {s['sim_time_s']:.2f} s in {s['wall_time_s']:.1f} s wall, "
           f"{s['packet_hops']:,} frames forwarded, {e['socket_drops']} socket drops; "
           f"rates / {sc['factor']:g} ({sc['mode']}), kernel {e['kernel']}")
+    for name, c in e["cc"].items():
+        how = (f"{c['kernel']} with ECN (fallback: the kernel refused ecnlab's BPF algorithm)" if c.get("fallback")
+               else f"{c['kernel']} ({c['implementation']})" if c.get("implementation") else c["kernel"])
+        print(f"  cc {name}: {how}")
     for w in e["warnings"]:
         print(f"  note: {w}")
     if s["queues"]:
@@ -1826,8 +1946,11 @@ def build_parser(prog: str = "ecnlab emulate") -> argparse.ArgumentParser:
     p.add_argument("--burst", help="shaper bucket (default: max(2.5KB, 100 us at the port's rate))")
     p.add_argument("--no-link-delay", action="store_true", help="do not emulate propagation delays with netem")
     p.add_argument("--no-host-shaping", action="store_true", help="do not limit hosts to their link rate")
-    p.add_argument("--dctcp-fallback", choices=["reno", "cubic", "error"], default="cubic",
-                   help="what cc=dctcp becomes when the kernel has no DCTCP (default: cubic with ECN)")
+    p.add_argument("--allow-fallback", action="store_true",
+                   help="if the kernel refuses ecnlab's BPF DCTCP, run DCTCP flows with --dctcp-fallback and ECN "
+                        "instead of stopping (the summary records it)")
+    p.add_argument("--dctcp-fallback", choices=["reno", "cubic"], default="cubic",
+                   help="the fallback of --allow-fallback (default: cubic with ECN)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     return p
 
@@ -1838,6 +1961,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--agent"]:
         return _agent_main(argv[1])
+    if argv[:1] == ["--reaper"]:
+        return _reaper_main(argv[1])
     from .scenario import ScenarioError
 
     a = build_parser().parse_args(argv)
@@ -1850,7 +1975,7 @@ def main(argv: list[str] | None = None) -> int:
             out = Path("out") / f"{name}-emu"
         s = emulate(a.scenario, out, a.set, a.seed, a.pcap, rate=a.rate, scale=a.scale, burst=a.burst,
                     link_delay=not a.no_link_delay, host_shaping=not a.no_host_shaping,
-                    dctcp_fallback=a.dctcp_fallback, quiet=a.quiet)
+                    allow_fallback=a.allow_fallback, dctcp_fallback=a.dctcp_fallback, quiet=a.quiet)
         if not a.quiet:
             _print_summary(s, out)
         return 0
