@@ -20,6 +20,11 @@ The TCN paper evaluated its schemes on a server-emulated switch carrying real TC
   arrivals, from ``ecnlab-workload``) over persistent connections, DSCP set per message,
   FCT per message; ICMP echo probes with the probe's DSCP, timed with the kernel's receive
   timestamp; application-layer byte counts sampled over time;
+- DCTCP in the kernel: ecnlab's own BPF struct_ops congestion controls
+  (crates/ecnlab-emu/bpf: ``ecnlab_dctcp``, RFC 8257; ``ecnlab_dctcp_dq``, the dual-AQM
+  paper's), registered by ``ecnlab-cc-loader`` for the run and unregistered by the kernel
+  when that process dies; a refusal stops the run unless ``--allow-fallback``;
+- a reaper process that deletes the namespaces of a run killed with SIGKILL;
 - ``summary.json`` with the same keys as ``ecnlab run``, plus ``emulation`` details.
 
 Rates and scaling (``--rate``). This machine cannot carry 1 Gbit/s for many flows through
