@@ -271,6 +271,10 @@ def assert_nothing_left(pid: int, out: Path, wait: float = 5) -> None:
     assert processes_mentioning(str(out)) == []
     assert root_veths() == []
     assert ecnlab_ccs() == [], "a BPF congestion control is still registered"
+    # The run's reaper has nothing to do once the run is gone, and goes too.
+    while processes_mentioning(f"--reaper ecnlab-{pid}x") and time.time() < deadline:
+        time.sleep(0.1)
+    assert processes_mentioning(f"--reaper ecnlab-{pid}x") == []
 
 
 @needs_netns
