@@ -7,6 +7,7 @@ repeats ECE until the sender's CWR), a kernel that refuses them stops the run wi
 line unless ``--allow-fallback``, and nothing stays registered afterwards. Root only.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -111,3 +112,36 @@ def test_a_refused_dctcp_stops_the_run_unless_fallback_is_allowed(tmp_path, bpf)
         holder.kill()
         holder.wait()
     assert ecnlab_ccs() == []
+
+
+def test_the_scenario_sets_the_bpf_parameters():
+    """transport.dctcp_g, dctcp_alpha_init and the dual-AQM switches reach the kernel's
+    algorithm (the loader writes them into the object before loading); what it cannot carry
+    out is refused in one line."""
+    assert emu.bpf_params("dctcp", {}) == {"shift_g": 4, "alpha_init": 0}
+    assert emu.bpf_params("dctcp", {"transport": {"dctcp_g": 0.125, "dctcp_alpha_init": 1.0}}) == \
+        {"shift_g": 3, "alpha_init": 1024}
+    assert emu.bpf_params("dctcp_dualq", {"transport": {"dualq_progressive": False}}) == \
+        {"shift_g": 8, "alpha_init": 0, "progressive": 0, "grow_in_cwr": 1}
+    with pytest.raises(emu.EmulationError, match=r"transport.dctcp_g = 0.05: .* g = 1/2\^k"):
+        emu.bpf_params("dctcp", {"transport": {"dctcp_g": 0.05}})
+    with pytest.raises(emu.EmulationError, match="dualq_per_ack_alpha"):
+        emu.bpf_params("dctcp_dualq", {"transport": {"dualq_per_ack_alpha": False}})
+
+
+@needs_netns
+def test_parameters_are_in_the_loaded_program(tmp_path, bpf):
+    """The value the scenario gives is the value the kernel's copy holds (its .rodata)."""
+    holder = subprocess.Popen([str(bpf / "ecnlab-cc-loader"), f"{bpf / 'ecnlab_dctcp.bpf.o'}:shift_g=5,alpha_init=7"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        maps = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
+        ids = [m["id"] for m in json.loads(maps) if m.get("name", "").endswith(".rodata")]
+        dumps = [json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(i)], capture_output=True,
+                                           text=True).stdout or "[]") for i in ids]
+        found = [v for d in dumps for e in d for v in e.get("formatted", e).get("value", {}).get(".rodata", [])]
+        assert {"shift_g": 5} in found and {"alpha_init": 7} in found, found
+    finally:
+        holder.kill()
+        holder.wait()

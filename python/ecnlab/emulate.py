@@ -521,6 +521,36 @@ def bpf_dir(build: bool = True) -> Path:
     return out
 
 
+def bpf_params(name: str, doc: dict[str, Any]) -> dict[str, int]:
+    """The parameters of the BPF algorithm for scenario cc ``name``, from the scenario's
+    ``[transport]`` (its defaults are the core's): what the loader sets in the object's
+    .rodata before loading. Raises EmulationError for a value it cannot carry out."""
+    tr = dict(_core_defaults().get("transport", {}))
+    tr.update(doc.get("transport", {}))
+
+    def shift(key: str, most: int) -> int:
+        g = float(tr[key])
+        k = round(-math.log2(g)) if g > 0 else -1
+        if not 0 <= k <= most or abs(g - 2.0 ** -k) > 1e-12:
+            raise EmulationError(f"transport.{key} = {g:g}: the kernel's {BPF_CC[name][0]} takes g = 1/2^k "
+                                 f"(k = 0..{most})")
+        return k
+
+    if BPF_CC[name][0] == "ecnlab_dctcp":
+        return {"shift_g": shift("dctcp_g", 10), "alpha_init": round(float(tr["dctcp_alpha_init"]) * 1024)}
+    for key, want in (("dualq_alpha_bits", 20), ("dualq_per_ack_alpha", True)):
+        if tr[key] != want:
+            raise EmulationError(f"transport.{key} = {tr[key]}: the kernel's ecnlab_dctcp_dq has {want} only")
+    return {"shift_g": shift("dualq_g", 20), "alpha_init": round(float(tr["dctcp_alpha_init"]) * (1 << 20)),
+            "progressive": int(bool(tr["dualq_progressive"])), "grow_in_cwr": int(bool(tr["dualq_grow_in_cwr"]))}
+
+
+def _core_defaults() -> dict[str, Any]:
+    from . import _core
+
+    return json.loads(_core.defaults_json())
+
+
 def _kernel_refusal(line: str) -> str:
     """The loader's one-line reason, without its prefix."""
     return line.strip().removeprefix("error: ") or "no answer"
@@ -1138,6 +1168,7 @@ class _Emulation:
                 if k in BPF_CC:
                     v.update(kernel=fallback, fallback=True, why=str(e))
                     v.pop("implementation", None)
+                    v.pop("params", None)
             self.warn(f"{e}; flows with cc {', '.join(k for k in cc_map if k in BPF_CC)} run {fallback} with "
                       "ECN (RFC 3168) instead (--allow-fallback)")
 
@@ -1448,7 +1479,8 @@ def emulate(
         elif name in BPF_CC:
             kernel, obj = BPF_CC[name]
             cc_map[name] = {"kernel": kernel, "ecn": True, "fallback": False,
-                            "implementation": f"BPF struct_ops, crates/ecnlab-emu/bpf/{obj.removesuffix('.o')}.c"}
+                            "implementation": f"BPF struct_ops, crates/ecnlab-emu/bpf/{obj.removesuffix('.o')}.c",
+                            "params": bpf_params(name, doc)}
         else:
             raise EmulationError(f"cc {name}: no kernel equivalent")
         if name not in BPF_CC and cc_map[name]["kernel"] not in avail:
@@ -1457,7 +1489,9 @@ def emulate(
         raise EmulationError(f"--dctcp-fallback {dctcp_fallback}: use cubic or reno")
     if any(name in BPF_CC for name in cc_map) and dctcp_fallback not in avail:
         raise EmulationError(f"cc {dctcp_fallback} (the fallback) is not available in this kernel ({' '.join(avail)})")
-    bpf_objs = sorted({BPF_CC[name][1] for name in cc_map if name in BPF_CC})
+    # Each object once, with its parameters (the loader's OBJECT:NAME=VALUE,...).
+    bpf_objs = sorted({BPF_CC[name][1] + ":" + ",".join(f"{k}={v}" for k, v in cc_map[name]["params"].items())
+                       for name in cc_map if name in BPF_CC})
     # ECN per sending host: the sysctl when all its flows agree, else per-destination routes.
     cc_ecn: dict[int, dict[str, Any]] = {}
     for h in range(n):

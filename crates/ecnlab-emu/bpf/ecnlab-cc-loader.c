@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ecnlab-cc-loader OBJECT...: register the TCP congestion controls of BPF objects (their
- * struct_ops maps) for as long as this process lives.
+ * ecnlab-cc-loader OBJECT[:NAME=VALUE,...]...: register the TCP congestion controls of
+ * BPF objects (their struct_ops maps) for as long as this process lives.
+ *
+ * NAME=VALUE sets a parameter of the object before it is loaded: a `const volatile __u32`
+ * global of its .rodata (the scenario's values, e.g. shift_g; the verifier then sees
+ * constants). An unknown NAME is an error.
  *
  * Each algorithm is registered through a BPF link (struct_ops maps created with
  * BPF_F_LINK, kernel 6.4+): the kernel unregisters it when the link's last file
@@ -20,12 +24,14 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 /* include/uapi/linux/bpf.h of 6.4+, absent from older userspace headers. */
@@ -58,6 +64,42 @@ static int fail(const char *what, const char *path, int err)
 	return 1;
 }
 
+/* Set the __u32 .rodata variable `name` of obj (opened, not loaded) to `value`. */
+static int set_param(struct bpf_object *obj, const char *name, unsigned long value)
+{
+	struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *v;
+	const struct btf_type *sec;
+	struct bpf_map *map;
+	size_t size = 0;
+	char *data = NULL;
+	int id, i;
+
+	bpf_object__for_each_map(map, obj) {
+		const char *mname = bpf_map__name(map);
+		size_t n = strlen(mname);
+
+		if (n >= 7 && strcmp(mname + n - 7, ".rodata") == 0)
+			data = (char *)bpf_map__initial_value(map, &size);
+	}
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+	if (!data || id < 0)
+		return -ENOENT;
+	sec = btf__type_by_id(btf, id);
+	v = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+
+		if (strcmp(btf__name_by_offset(btf, var->name_off), name) != 0)
+			continue;
+		if (v->size != sizeof(__u32) || v->offset + v->size > size)
+			return -EINVAL;
+		*(__u32 *)(data + v->offset) = (__u32)value;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int main(int argc, char **argv)
 {
 	pid_t parent = getppid();
@@ -65,7 +107,7 @@ int main(int argc, char **argv)
 	int i, n_links = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: ecnlab-cc-loader OBJECT.bpf.o...\n");
+		fprintf(stderr, "usage: ecnlab-cc-loader OBJECT.bpf.o[:NAME=VALUE,...]...\n");
 		return 2;
 	}
 	/* Die with the parent; if it is already gone, do not register anything. */
@@ -75,12 +117,31 @@ int main(int argc, char **argv)
 	libbpf_set_print(keep_last);
 
 	for (i = 1; i < argc; i++) {
-		struct bpf_object *obj = bpf_object__open_file(argv[i], NULL);
+		char *params = strrchr(argv[i], ':');
+		struct bpf_object *obj;
 		struct bpf_map *map;
+		char *tok, *save = NULL;
 		int err;
 
+		if (params)
+			*params++ = 0;
+		obj = bpf_object__open_file(argv[i], NULL);
 		if (!obj)
 			return fail("cannot open", argv[i], errno);
+		for (tok = params ? strtok_r(params, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(tok, '=');
+
+			if (!eq) {
+				printf("error: %s: parameter `%s` is not NAME=VALUE\n", argv[i], tok);
+				return 1;
+			}
+			*eq = 0;
+			err = set_param(obj, tok, strtoul(eq + 1, NULL, 0));
+			if (err) {
+				printf("error: %s has no parameter %s\n", argv[i], tok);
+				return 1;
+			}
+		}
 		bpf_object__for_each_map(map, obj) {
 			if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
 				bpf_map__set_map_flags(map, bpf_map__map_flags(map) | ECNLAB_BPF_F_LINK);

@@ -7,9 +7,9 @@
  * control may touch). The behaviour is the kernel's net/ipv4/tcp_dctcp.c, whose choices
  * this file keeps so that the emulator measures what a Linux DCTCP host does:
  *
- *  - alpha in fixed point with 10 fractional bits (1024 = 1), g = 1/2^4 (RFC 8257 §4.2
- *    suggests 1/16), initial alpha 1 (the kernel's dctcp_alpha_on_init: the first cut
- *    before any estimate is Reno's halving);
+ *  - alpha in fixed point with 10 fractional bits (1024 = 1), g = 1/2^shift_g and the
+ *    initial alpha as parameters (the module's defaults: g = 1/16 as RFC 8257 §4.2
+ *    suggests, initial alpha 1; `ecnlab emulate` sets the scenario's);
  *  - the observation window counts packets, not bytes (tp->delivered and
  *    tp->delivered_ce, which the kernel's ACK path keeps per ACK: an ACK with ECE adds
  *    what it delivered to delivered_ce);
@@ -27,8 +27,12 @@ char _license[] SEC("license") = "GPL";
 /* alpha's unit: 1.0 is 1 << ALPHA_BITS. */
 #define ALPHA_BITS 10
 #define ALPHA_ONE (1U << ALPHA_BITS)
-/* g = 1 / 2^G_SHIFT (RFC 8257 §4.2). */
-#define G_SHIFT 4
+
+/* Parameters, set by ecnlab-cc-loader from the scenario before loading (the defaults are
+ * the kernel module's): g = 1 / 2^shift_g (RFC 8257 §4.2: 1/16; transport.dctcp_g), at
+ * most ALPHA_BITS; alpha_init in units of 2^-ALPHA_BITS (transport.dctcp_alpha_init). */
+const volatile __u32 shift_g = 4;
+const volatile __u32 alpha_init = ALPHA_ONE;
 
 /* Per-connection state, in the socket's icsk_ca_priv (at most ICSK_CA_PRIV_SIZE). */
 struct ecnlab_dctcp {
@@ -57,7 +61,7 @@ void BPF_PROG(ecnlab_dctcp_init, struct sock *sk)
 
 	if (hand_to_reno_without_ecn(sk))
 		return;
-	ca->alpha = ALPHA_ONE;
+	ca->alpha = ecnlab_min_u32(alpha_init, ALPHA_ONE);
 	ca->loss_cwnd = 0;
 	ca->prior_rcv_nxt = tp->rcv_nxt;
 	ca->ce_state = 0;
@@ -79,13 +83,14 @@ void BPF_PROG(ecnlab_dctcp_in_ack_event, struct sock *sk, __u32 flags)
 
 	if (seq_before(tp->snd_una, ca->window_end))
 		return;
-	/* (1 - g) alpha, letting alpha reach 0 once alpha >> G_SHIFT truncates to 0. */
-	alpha -= (alpha >> G_SHIFT) ? (alpha >> G_SHIFT) : alpha;
+	/* (1 - g) alpha, letting alpha reach 0 once alpha >> shift_g truncates to 0. */
+	alpha -= (alpha >> shift_g) ? (alpha >> shift_g) : alpha;
 	marked = tp->delivered_ce - ca->delivered_ce_start;
 	if (marked) {
 		delivered = ecnlab_max_u32(tp->delivered - ca->delivered_start, 1);
-		/* + g F = marked / delivered / 2^G_SHIFT, in units of 2^-ALPHA_BITS. */
-		alpha = ecnlab_min_u32(alpha + (marked << (ALPHA_BITS - G_SHIFT)) / delivered, ALPHA_ONE);
+		/* + g F = marked / delivered / 2^shift_g, in units of 2^-ALPHA_BITS (u64: a
+		 * small g on a long window must not overflow). */
+		alpha = ecnlab_min_u32(alpha + ((__u64)marked << (ALPHA_BITS - shift_g)) / delivered, ALPHA_ONE);
 	}
 	ca->alpha = alpha;
 	window_start(tp, ca);

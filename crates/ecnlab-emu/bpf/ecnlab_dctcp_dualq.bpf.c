@@ -36,8 +36,15 @@ char _license[] SEC("license") = "GPL";
 
 #define ALPHA_BITS 20
 #define ALPHA_ONE (1U << ALPHA_BITS)
-/* g = 1 / 2^G_SHIFT (§III-B c). */
-#define G_SHIFT 8
+
+/* Parameters, set by ecnlab-cc-loader from the scenario before loading (defaults: the
+ * paper's): g = 1 / 2^shift_g (§III-B c: 1/2^8; transport.dualq_g), alpha_init in units
+ * of 2^-ALPHA_BITS (transport.dctcp_alpha_init), and the switches of (d) and (b)
+ * (transport.dualq_progressive, dualq_grow_in_cwr). */
+const volatile __u32 shift_g = 8;
+const volatile __u32 alpha_init = ALPHA_ONE;
+const volatile __u32 progressive = 1;
+const volatile __u32 grow_in_cwr = 1;
 
 struct ecnlab_dctcp_dq {
 	__u32 alpha;          /* DCTCP alpha, ALPHA_ONE = 1 */
@@ -65,7 +72,7 @@ void BPF_PROG(ecnlab_dctcp_dq_init, struct sock *sk)
 
 	if (hand_to_reno_without_ecn(sk))
 		return;
-	ca->alpha = ALPHA_ONE;
+	ca->alpha = ecnlab_min_u32(alpha_init, ALPHA_ONE);
 	ca->last_delivered = tp->delivered;
 	ca->cwnd_max = 0;
 	ca->cwr_cnt = 0;
@@ -86,9 +93,9 @@ void BPF_PROG(ecnlab_dctcp_dq_in_ack_event, struct sock *sk, __u32 flags)
 	ca->last_delivered = tp->delivered;
 	/* (c) An ACK that reports no segment (a window update, a duplicate) leaves alpha. */
 	if (delivered) {
-		alpha -= (alpha >> G_SHIFT) ? (alpha >> G_SHIFT) : alpha;
+		alpha -= (alpha >> shift_g) ? (alpha >> shift_g) : alpha;
 		if (flags & CA_ACK_ECE)
-			alpha = ecnlab_min_u32(alpha + (ALPHA_ONE >> G_SHIFT), ALPHA_ONE);
+			alpha = ecnlab_min_u32(alpha + (ALPHA_ONE >> shift_g), ALPHA_ONE);
 		ca->alpha = alpha;
 	}
 	/* The ACK that starts CWR comes here first (the kernel enters CWR after this hook)
@@ -96,7 +103,7 @@ void BPF_PROG(ecnlab_dctcp_dq_in_ack_event, struct sock *sk, __u32 flags)
 	if (!ca->cwnd_max || BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state) != TCP_CA_CWR)
 		return;
 	/* (d) A further ECN-Echo lowers the target by whole segments, never raises it. */
-	if (flags & CA_ACK_ECE) {
+	if (progressive && (flags & CA_ACK_ECE)) {
 		target = cut(ca->cwnd_max, alpha);
 		if (target < tp->snd_ssthresh) {
 			tp->snd_ssthresh = target;
@@ -106,7 +113,7 @@ void BPF_PROG(ecnlab_dctcp_dq_in_ack_event, struct sock *sk, __u32 flags)
 	}
 	/* (b) No reduction on this ACK: the target grows as Reno's window would
 	 * (tcp_cong_avoid_ai with w = the target). */
-	if (!delivered || !BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
+	if (!grow_in_cwr || !delivered || !BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
 		return;
 	w = tp->snd_ssthresh;
 	cnt = ca->cwr_cnt;
@@ -171,7 +178,7 @@ void BPF_PROG(ecnlab_dctcp_dq_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		ce_echo_on_packet(sk, ev, &ca->prior_rcv_nxt, &ca->ce_state);
 	} else if (ev == CA_EVENT_LOSS) {
 		react_to_loss(sk);
-	} else if (ev == CA_EVENT_COMPLETE_CWR && ca->cwnd_max) {
+	} else if (ev == CA_EVENT_COMPLETE_CWR && ca->cwnd_max && grow_in_cwr) {
 		/* (b) CWR ends with cwnd = ssthresh; Reno's counter continues from the target's. */
 		ca->cwnd_max = 0;
 		tcp_sk(sk)->snd_cwnd_cnt = ca->cwr_cnt;
