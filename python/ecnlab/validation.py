@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     p = _Parser(prog="ecnlab validate", description="Run a scenario in the simulator and on the kernel through the "
                                                     "emulated switch, and compare (root).")
     p.add_argument("scenario", help="built-in name or TOML file")
-    p.add_argument("--out", required=True, help="result directory")
+    p.add_argument("--out", help="result directory (default: out/<scenario>-validate)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key")
     p.add_argument("--seed", type=int)
     p.add_argument("--runs", type=int, default=1, help="emulated runs, averaged (default 1)")
@@ -326,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.runs < 1:
         p.error("--runs must be at least 1")
     try:
+        if a.out is None:
+            from .api import resolve
+
+            a.out = str(Path("out") / f"{resolve(a.scenario, a.set).get('name', Path(a.scenario).stem)}-validate")
         r = validate(a.scenario, a.out, a.set, runs=a.runs, rate=a.rate, seed=a.seed, sim_profile=a.sim_profile,
                      quiet=a.quiet)
     except (ScenarioError, EmulationError) as e:
