@@ -1693,6 +1693,14 @@ def emulate(
             sys.stderr.write(f"ecnlab: warning: could not delete namespaces {', '.join(left)}\n")
     wall = time.perf_counter() - t_wall
 
+    # A machine that stalls (memory pressure, a CPU hog at real-time priority) delays the
+    # run's own signals: the switch's measurement window then differs from the planned one,
+    # and every figure of the run is suspect. Say so rather than report them silently.
+    window = (switch_stats.get("window") or {}).get("duration_s")
+    planned = duration - warmup
+    if window is not None and planned > 0 and abs(window - planned) > 0.1 * planned:
+        em.warn(f"the machine stalled during the run: the measurement window lasted {window:.2f} s of "
+                f"{planned:.2f} s planned; its figures are not comparable")
     summary, flow_rows, probe_rows, ts = _summarize(
         doc, run_seed, flows, probes, results, switch_stats, t0, duration, warmup, factor, scale, cc_map, em, messages)
     summary["wall_time_s"] = wall
