@@ -1476,6 +1476,10 @@ def emulate(
             cc_map[name] = {"kernel": "reno", "ecn": False, "fallback": False}
         elif name in ("ecn_star", "ecn"):
             cc_map[name] = {"kernel": "reno", "ecn": True, "fallback": False}
+        elif name == "cubic":
+            # The simulator's Linux CUBIC (linux host profile) runs without ECN, as Linux's
+            # default (net.ipv4.tcp_ecn = 2: never asks for it).
+            cc_map[name] = {"kernel": "cubic", "ecn": False, "fallback": False}
         elif name in BPF_CC:
             kernel, obj = BPF_CC[name]
             cc_map[name] = {"kernel": kernel, "ecn": True, "fallback": False,

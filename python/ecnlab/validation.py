@@ -15,8 +15,8 @@ what the emulated path's known differences allow. ``DIR/validate.json`` has the 
 are in ``DIR/emulated[-k]/`` and ``DIR/simulated/``. Exit status 0 if every row is within
 its band, 4 if not, 2 for bad input, 1 for an internal error.
 
-``--sim-profile textbook`` runs the simulator's own textbook hosts instead (no
-``transport.profile`` override), e.g. where the Linux profile is not built.
+``--sim-profile textbook`` runs the simulator's textbook hosts instead
+(``transport.profile=textbook``; on a core without host profiles, its only hosts).
 
 (The module is ``validation``: ``ecnlab.validate`` is the API's scenario check.)
 """
@@ -259,6 +259,23 @@ def figure(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def profile_overrides(profile: str) -> list[str]:
+    """The ``--set`` that makes the simulator run host profile ``profile``: always
+    ``transport.profile=...`` where the core has profiles (``linux`` is then its default,
+    so the textbook hosts must be asked for); a core without them has only the textbook
+    hosts."""
+    from .emulate import _core_defaults
+
+    if "profile" in _core_defaults().get("transport", {}):
+        return [f"transport.profile={profile}"]
+    if profile == "textbook":
+        return []
+    from .scenario import ScenarioError
+
+    raise ScenarioError(f"--sim-profile {profile}: this simulator has no host profiles (transport.profile); "
+                        "--sim-profile textbook runs its only hosts")
+
+
 def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike, overrides: list[str] = (),
              *, runs: int = 1, rate: str | None = "auto", seed: int | None = None, sim_profile: str = "linux",
              quiet: bool = True) -> dict[str, Any]:
@@ -271,7 +288,7 @@ def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.Pat
     out.mkdir(parents=True, exist_ok=True)
     for f in ("validate.json", "validate.md", "validate.png"):
         (out / f).unlink(missing_ok=True)
-    prof = [] if sim_profile in (None, "textbook") else [f"transport.profile={sim_profile}"]
+    prof = profile_overrides(sim_profile or "textbook")
     # The simulator's side is checked first: a scenario it refuses fails before minutes
     # of emulation.
     api.validate(scenario, [*overrides, *prof])
