@@ -17,10 +17,12 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # Build the Rust core in release mode and install ecnlab (editable) into .venv.
-# Also builds the emulated switch binary (`ecnlab-switch`) that `ecnlab emulate` runs.
+# Also builds the emulated switch binary (`ecnlab-switch`) that `ecnlab emulate` runs, and
+# its BPF congestion controls (target/bpf; skipped, with the missing tools named, without clang).
 build: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 	cargo build --release -q -p ecnlab-emu
+	sh crates/ecnlab-emu/bpf/build.sh target/bpf || [ $$? -eq 3 ]  # BPF DCTCP for `ecnlab emulate`; 3: tools missing (named)
 
 # The main job: the built-in default scenario (TCN static-flow experiment, TCN marking).
 run: build

@@ -62,6 +62,15 @@ def small_scenario(duration="3s", marking=None) -> dict:
     }
 
 
+def write_scenario(path: Path, doc: dict) -> Path:
+    """A scenario dict as a TOML file the CLI reads back to the same dict."""
+    from ecnlab.sweep import _toml_literal
+
+    path = path.with_suffix(".toml")
+    path.write_text("".join(f"{json.dumps(k)} = {_toml_literal(v)}\n" for k, v in doc.items()))
+    return path
+
+
 def our_namespaces(pid: int | None = None) -> list[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     names = [line.split()[0] for line in out.splitlines() if line.startswith("ecnlab-")]
@@ -209,7 +218,7 @@ hosts = 3
 link_rate = "100Mbps"
 link_delay = "50us"
 [transport]
-cc = "ecn_star"
+cc = "dctcp"
 [[flows]]
 src = 1
 dst = 0
@@ -249,13 +258,23 @@ def root_veths() -> list[str]:
     return [n for n in names if n[:1] in ("s", "h") and n[1:].isdigit()]
 
 
-def assert_nothing_left(pid: int, out: Path) -> None:
-    assert our_namespaces(pid) == []
-    deadline = time.time() + 5
-    while processes_mentioning(str(out)) and time.time() < deadline:
+def ecnlab_ccs() -> list[str]:
+    """ecnlab's BPF congestion controls registered in the kernel now."""
+    return [c for c in emu.available_congestion_controls() if c.startswith("ecnlab_")]
+
+
+def assert_nothing_left(pid: int, out: Path, wait: float = 5) -> None:
+    deadline = time.time() + wait
+    while (our_namespaces(pid) or processes_mentioning(str(out)) or ecnlab_ccs()) and time.time() < deadline:
         time.sleep(0.1)
+    assert our_namespaces(pid) == []
     assert processes_mentioning(str(out)) == []
     assert root_veths() == []
+    assert ecnlab_ccs() == [], "a BPF congestion control is still registered"
+    # The run's reaper has nothing to do once the run is gone, and goes too.
+    while processes_mentioning(f"--reaper ecnlab-{pid}x") and time.time() < deadline:
+        time.sleep(0.1)
+    assert processes_mentioning(f"--reaper ecnlab-{pid}x") == []
 
 
 @needs_netns
@@ -289,20 +308,36 @@ def test_a_killed_switch_ends_the_run_with_an_error_and_cleans_up(tmp_path, swit
 
 
 @needs_netns
-def test_a_run_after_a_killed_one_works(tmp_path, switch_exe):
+def test_a_sigkilled_run_leaves_nothing(tmp_path, switch_exe):
     p, out = _start_cli_run(tmp_path, "killed")
+    assert "ecnlab_dctcp" in ecnlab_ccs(), "the run registers ecnlab's DCTCP"
     p.kill()
     p.wait(timeout=10)
-    # SIGKILL leaves the namespaces (nothing could run), but not the processes: they die
-    # with their parent (PR_SET_PDEATHSIG).
-    assert our_namespaces(p.pid), "expected leftovers of the killed run"
-    deadline = time.time() + 10
-    while processes_mentioning(str(out)) and time.time() < deadline:
-        time.sleep(0.1)
-    assert processes_mentioning(str(out)) == []
-    # The next run removes them first, then works, and leaves nothing either.
+    # Nothing of the run survives it, without a next run: its processes die with it
+    # (PR_SET_PDEATHSIG), the kernel unregisters the BPF DCTCP when its loader dies, and
+    # the reaper deletes the namespaces once the run's pipe to it closes.
+    assert_nothing_left(p.pid, out, wait=15)
+    # The next run works and leaves nothing either.
     s = emu.emulate(small_scenario(duration="2s"), tmp_path / "after", rate=None)
-    assert our_namespaces(p.pid) == []
     assert s["marks"] > 0 and s["emulation"]["receiver_ce_packets"] > 0
     assert_nothing_left(os.getpid(), tmp_path / "after")
-    assert_nothing_left(p.pid, out)
+
+
+@needs_netns
+def test_a_relative_out_is_written_where_the_user_ran(tmp_path, switch_exe):
+    """The default `--out` (out/<scenario>-emu) and the README's example are relative; the
+    agents run in another working directory, so the run must resolve it first."""
+    scen = write_scenario(tmp_path / "small", small_scenario(duration="2s"))
+    cwd = tmp_path / "here"
+    cwd.mkdir()
+    p = subprocess.run([sys.executable, "-m", "ecnlab.emulate", str(scen), "--out", "rel/run", "--rate", "none", "-q"],
+                       cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((cwd / "rel" / "run" / "summary.json").read_text())
+    assert all(f["goodput_bps"] > 1e6 for f in s["emulation"]["flows"]), s["emulation"]["flows"]
+    assert s["probe_rtt"]["count"] > 20
+    # The default --out is relative too: out/<name>-emu under the working directory.
+    p = subprocess.run([sys.executable, "-m", "ecnlab.emulate", str(scen), "--rate", "none", "-q"],
+                       cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert (cwd / "out" / "emu-test-emu" / "summary.json").exists()

@@ -224,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("bench", add_help=False, help="run the benchmark suite against ns-3 (benches/run.py; -h for options)")
     sub.add_parser("emulate", add_help=False,
                    help="run a scenario on real Linux TCP through the emulated switch (root; ecnlab emulate -h)")
+    sub.add_parser("validate", add_help=False,
+                   help="compare a scenario in the simulator and on the kernel, per metric against bands "
+                        "(root; ecnlab validate -h)")
 
     sw = sub.add_parser("sweep", help="run a grid of scenarios (SWEEP.toml) in parallel, resumable")
     sw.add_argument("sweep", help="the sweep file (scenario, [grid], [cases.*], seeds; see the README)")
@@ -287,6 +290,10 @@ def main(argv: list[str] | None = None) -> int:
         from .emulate import main as emulate_main
 
         return emulate_main(argv[1:])
+    if argv[:1] == ["validate"]:
+        from .validation import main as validate_main
+
+        return validate_main(argv[1:])
     if argv[:1] == ["bench"]:
         return _bench(argv[1:])
     args = build_parser().parse_args(argv)

@@ -1,0 +1,375 @@
+"""``ecnlab validate``: the simulator checked against the kernel.
+
+Read first: crates/ecnlab-emu/README.md (what the emulated path is, and how it differs
+from the simulated one). A scenario runs twice: on real Linux TCP through the emulated
+switch (``ecnlab emulate``: for ``cc = "dctcp"`` ecnlab's BPF DCTCP in the kernel, never a
+fallback) and in the simulator with the Linux host profile (``transport.profile=linux``,
+the same congestion control). The simulator runs the very scenario the emulation ran (its
+``scenario.json``, scaled to the emulated rate), so both are in one time base; figures are
+shown in the original scenario's (goodputs x s, times / s, s the scale factor).
+
+Each compared figure is a row ``{metric, sim, emu, ratio, band, within}``: ratio is
+emu / sim, and the band, fixed here per kind of figure with its reason (``BANDS``), is
+what the emulated path's known differences allow. ``DIR/validate.json`` has the rows,
+``DIR/validate.md`` the table (also printed), ``DIR/validate.png`` the figure; the runs
+are in ``DIR/emulated[-k]/`` and ``DIR/simulated/``. Exit status 0 if every row is within
+its band, 4 if not, 2 for bad input, 1 for an internal error.
+
+``--sim-profile textbook`` runs the simulator's textbook hosts instead
+(``transport.profile=textbook``; on a core without host profiles, its only hosts).
+
+(The module is ``validation``: ``ecnlab.validate`` is the API's scenario check.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+EXIT_OUTSIDE = 4
+
+
+@dataclass(frozen=True)
+class Band:
+    """What emu / sim may be (``lo``..``hi``), or for a figure that is itself a relative
+    difference, how far emu - sim may be (``abs_max``). ``slack``: an absolute difference
+    below which two counts are the same (few events differ by chance)."""
+
+    why: str
+    lo: float | None = None
+    hi: float | None = None
+    abs_max: float | None = None
+    slack: float = 0.0
+
+    def within(self, sim: float | None, emu: float | None) -> bool:
+        if sim is None or emu is None:
+            return False
+        if self.abs_max is not None:
+            return abs(emu - sim) <= self.abs_max
+        if abs(emu - sim) <= self.slack:
+            return True
+        if sim == 0:
+            return False
+        return self.lo <= emu / sim <= self.hi
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"why": self.why}
+        if self.abs_max is not None:
+            d["abs_max"] = self.abs_max
+        else:
+            d["lo"], d["hi"] = self.lo, self.hi
+        if self.slack:
+            d["slack"] = self.slack
+        return d
+
+    def text(self) -> str:
+        if self.abs_max is not None:
+            return f"|emu-sim| <= {self.abs_max:g}"
+        return f"{self.lo:g}..{self.hi:g}"
+
+
+BANDS: dict[str, Band] = {
+    "goodput": Band(
+        "the switch's token bucket runs at 99.5 % of line rate and counts the 14-byte Ethernet header, so its "
+        "payload capacity is 0.986 of the simulated link's, and a queue that gets what a strict-priority flow "
+        "leaves loses more (0.97 in tcn-static); senders wait for a CPU on a loaded machine",
+        lo=0.85, hi=1.10),
+    "probe_p50": Band(
+        "the emulated base RTT lacks the simulator's store-and-forward delays (a 1500 B packet per hop: 12 us "
+        "of the 250 us in tcn-static at 1 Gbit/s) and adds the switch's timer wake-up latency; queueing "
+        "itself is the compared part",
+        lo=0.75, hi=1.25),
+    "probe_p99": Band(
+        "tails add the machine's scheduling (descheduled senders and switch, softirq work deferred to "
+        "ksoftirqd) to the queue",
+        lo=0.6, hi=2.0),
+    "marks": Band(
+        "the token bucket (a 2.5 KB bucket) and the event loop's wake-ups release frames in small bursts the "
+        "simulator's exact serialization does not have, moving the queue across thresholds more often; "
+        "counts below 50 apart are chance",
+        lo=0.5, hi=2.0, slack=50),
+    "flow_spread": Band(
+        "(max - min) / mean of the goodputs of flows sharing a queue; real flows also differ by their CPU's "
+        "scheduling, so the spreads may differ by 0.15 of the mean",
+        abs_max=0.15),
+    "fct_avg": Band(
+        "short messages are dominated by the base RTT (no store-and-forward in the emulation) and by the "
+        "host stack's latency, which the simulator does not have",
+        lo=0.7, hi=1.4),
+    "fct_p99": Band(
+        "tails add the machine's scheduling to the FCT, and the kernel's loss recovery (RACK, tail-loss "
+        "probes) differs from the model's",
+        lo=0.5, hi=2.0),
+}
+
+
+def _queues(summary: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(q["port"], q["queue"]): q for q in summary["queues"]}
+
+
+def _mean(xs: list[float | None]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def _spread(goodputs: list[float]) -> float | None:
+    m = statistics.fmean(goodputs) if goodputs else 0.0
+    return (max(goodputs) - min(goodputs)) / m if m > 0 else None
+
+
+def _flow_groups(doc: dict[str, Any]) -> dict[tuple[int, int], list[int]]:
+    """Long-lived [[flows]] by (receiver, queue), in the order of their ids; the index of
+    each among the long-lived flows (the simulator's ``long_flows`` order)."""
+    from .emulate import _classify, _expand_flows
+
+    groups: dict[tuple[int, int], list[int]] = {}
+    k = 0
+    for f in _expand_flows(doc):
+        if f["size"] is None:
+            groups.setdefault((f["dst"], _classify(doc, f["class"])), []).append(k)
+            k += 1
+    return groups
+
+
+def rows(doc: dict[str, Any], sim: dict[str, Any], emus: list[dict[str, Any]], factor: float = 1.0,
+         link_rate_bps: float | None = None) -> list[dict[str, Any]]:
+    """The compared figures of one scenario: ``sim`` the simulator's summary, ``emus`` the
+    emulated runs' (averaged). ``factor``: goodputs x factor and times / factor give the
+    original time base (dilated runs). Pure: no I/O."""
+    out: list[dict[str, Any]] = []
+
+    def row(metric: str, kind: str, unit: str, s: float | None, e: float | None, runs: list | None = None) -> None:
+        band = BANDS[kind]
+        r = {"metric": metric, "kind": kind, "unit": unit, "sim": s, "emu": e,
+             "ratio": (e / s) if s and e is not None else None, "band": band.as_dict(),
+             "within": band.within(s, e)}
+        if runs is not None and len(runs) > 1:
+            r["emu_runs"] = runs
+        out.append(r)
+
+    # Goodput of each queue that carries data (over 1 % of the link rate on either side).
+    sq = _queues(sim)
+    eqs = [_queues(e) for e in emus]
+    floor = 0.01 * (link_rate_bps or 0)
+    for key in sorted(sq):
+        runs = [eq.get(key, {}).get("goodput_bps", 0.0) for eq in eqs]
+        s, e = sq[key]["goodput_bps"], _mean(runs)
+        if max(s, e or 0) <= floor or (s == 0 and not e):
+            continue
+        row(f"goodput {key[0]} q{key[1]}", "goodput", "Mbit/s", s * factor / 1e6, e * factor / 1e6,
+            [x * factor / 1e6 for x in runs])
+    # Marks of every queue that marks on either side.
+    for key in sorted(set(sq) | {k for eq in eqs for k in eq}):
+        s = sq.get(key, {}).get("marks", 0)
+        runs = [eq.get(key, {}).get("marks", 0) for eq in eqs]
+        e = _mean(runs)
+        if s or e:
+            row(f"marks {key[0]} q{key[1]}", "marks", "packets", s, e, runs)
+    # Probe RTTs, per probe.
+    sp = {p["id"]: p for p in sim.get("probes", [])}
+    for pid, p in sorted(sp.items()):
+        for q, kind in (("p50_us", "probe_p50"), ("p99_us", "probe_p99")):
+            runs = [next((x[q] for x in e.get("probes", []) if x["id"] == pid), None) for e in emus]
+            s, e = p[q], _mean(runs)
+            row(f"probe {pid} RTT {q[:3]} (h{p['src']}->h{p['dst']} class {p['class']})", kind, "us",
+                s / factor if s is not None else None, e / factor if e is not None else None,
+                [x / factor if x is not None else None for x in runs])
+    # Goodput spread of long-lived flows sharing a queue.
+    sim_g = sim.get("long_flows", {}).get("goodput_bps", [])
+    for (dst, q), idx in sorted(_flow_groups(doc).items()):
+        if len(idx) < 2 or max(idx) >= len(sim_g):
+            continue
+        ids = _long_flow_ids(doc)
+        runs = []
+        for e in emus:
+            g = {f["id"]: f["goodput_bps"] for f in e["emulation"]["flows"]}
+            runs.append(_spread([g.get(ids[i]) or 0.0 for i in idx]))
+        row(f"flow goodput spread to h{dst} q{q} ({len(idx)} flows)", "flow_spread", "of mean",
+            _spread([sim_g[i] for i in idx]), _mean(runs), runs)
+    # FCT by size class, where both sides have sized flows.
+    for c in ("all", "small", "medium", "large"):
+        sf = sim["fct"][c]
+        efs = [e["fct"][c] for e in emus]
+        if not sf["count"] or not all(x["count"] for x in efs):
+            continue
+        for q, kind in (("avg_us", "fct_avg"), ("p99_us", "fct_p99")):
+            runs = [x[q] / factor for x in efs]
+            row(f"FCT {c} {q[:3]} (n={sf['count']})", kind, "us", sf[q] / factor, _mean(runs), runs)
+    return out
+
+
+def _long_flow_ids(doc: dict[str, Any]) -> list[int]:
+    from .emulate import _expand_flows
+
+    return [f["id"] for f in _expand_flows(doc) if f["size"] is None]
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"### {result['scenario']}: simulator ({result['sim_profile']} hosts, cc {result['sim_cc']}) "
+             f"against the kernel ({', '.join(f'{k} -> {v}' for k, v in result['emu_cc'].items())}), "
+             f"rates / {result['factor']:g}, {result['runs']} emulated run(s), shown unscaled", "",
+             "| metric | sim | emu | emu / sim | band | within |", "|---|---:|---:|---:|---|---|"]
+    for r in result["rows"]:
+        fmt = (lambda x: "-" if x is None else f"{x:.3f}") if r["kind"] == "flow_spread" else \
+            (lambda x: "-" if x is None else f"{x:.0f}" if abs(x) >= 10 else f"{x:.2f}")
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        lines.append(f"| {r['metric']} ({r['unit']}) | {fmt(r['sim'])} | {fmt(r['emu'])} | {ratio} | "
+                     f"{BANDS[r['kind']].text()} | {'yes' if r['within'] else '**no**'} |")
+    n_out = sum(not r["within"] for r in result["rows"])
+    lines += ["", f"{len(result['rows']) - n_out} of {len(result['rows'])} rows within their band."]
+    if result.get("disturbed_runs"):
+        lines.append(f"Emulated run(s) {result['disturbed_runs']} stalled (the switch's measurement window differs "
+                     "from the planned one by over 10 %): rerun on a quieter machine.")
+    return "\n".join(lines)
+
+
+def figure(result: dict[str, Any], path: Path) -> None:
+    """emu / sim of every ratio row against its band; spreads as emu - sim."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rs = result["rows"]
+    fig, ax = plt.subplots(figsize=(8, 0.3 * len(rs) + 1.2))
+    for i, r in enumerate(rs):
+        b = r["band"]
+        if "abs_max" in b:
+            x, lo, hi = (r["emu"] - r["sim"]) if r["emu"] is not None and r["sim"] is not None else None, \
+                -b["abs_max"], b["abs_max"]
+            x, lo, hi = (None if x is None else 1 + x), 1 + lo, 1 + hi
+        else:
+            x, lo, hi = r["ratio"], b["lo"], b["hi"]
+        ax.plot([lo, hi], [i, i], color="0.8", linewidth=6, solid_capstyle="butt")
+        if x is not None:
+            ax.plot([x], [i], "o", color="tab:blue" if r["within"] else "tab:red")
+    ax.axvline(1.0, color="0.5", linewidth=0.8)
+    ax.set_yticks(range(len(rs)), [r["metric"] for r in rs], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("emulated / simulated (spreads: 1 + emulated - simulated); grey: band")
+    ax.set_title(f"{result['scenario']}: kernel against simulator", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def profile_overrides(profile: str) -> list[str]:
+    """The ``--set`` that makes the simulator run host profile ``profile``: always
+    ``transport.profile=...`` where the core has profiles (``linux`` is then its default,
+    so the textbook hosts must be asked for); a core without them has only the textbook
+    hosts."""
+    from .emulate import _core_defaults
+
+    if "profile" in _core_defaults().get("transport", {}):
+        return [f"transport.profile={profile}"]
+    if profile == "textbook":
+        return []
+    from .scenario import ScenarioError
+
+    raise ScenarioError(f"--sim-profile {profile}: this simulator has no host profiles (transport.profile); "
+                        "--sim-profile textbook runs its only hosts")
+
+
+def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike, overrides: list[str] = (),
+             *, runs: int = 1, rate: str | None = "auto", seed: int | None = None, sim_profile: str = "linux",
+             quiet: bool = True) -> dict[str, Any]:
+    """Run both sides, write ``validate.json``/``.md``/``.png`` into ``out_dir``; returns
+    the result (``rows``, ``within``). Raises EmulationError / ScenarioError."""
+    from . import api
+    from . import emulate as emu
+
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for f in ("validate.json", "validate.md", "validate.png"):
+        (out / f).unlink(missing_ok=True)
+    prof = profile_overrides(sim_profile or "textbook")
+    # The simulator's side is checked first: a scenario it refuses fails before minutes
+    # of emulation.
+    api.validate(scenario, [*overrides, *prof])
+    emus = []
+    for k in range(runs):
+        d = out / ("emulated" if runs == 1 else f"emulated-{k + 1}")
+        emus.append(emu.emulate(scenario, d, overrides, seed, rate=rate, quiet=quiet))
+    first = out / ("emulated" if runs == 1 else "emulated-1")
+    scaled = json.loads((first / "scenario.json").read_text())
+    sim_doc = api.resolve(scaled, prof)
+    res = api.run(sim_doc, seed=emus[0]["seed"])
+    res.write(out / "simulated")
+    sc = emus[0]["emulation"]["scale"]
+    factor = sc["factor"] if sc["mode"] == "dilate" else 1.0
+    rs = rows(scaled, res.summary, emus, factor, sc.get("scenario_link_rate_bps"))
+    result = {
+        "scenario": emus[0]["scenario"], "seed": emus[0]["seed"], "runs": runs, "factor": sc["factor"],
+        "mode": sc["mode"], "sim_profile": sim_profile or "textbook",
+        "sim_cc": sim_doc.get("transport", {}).get("cc", "dctcp"),
+        "emu_cc": {k: v["kernel"] for k, v in emus[0]["emulation"]["cc"].items()},
+        "kernel": emus[0]["emulation"]["kernel"],
+        "load_average": list(os.getloadavg()),
+        # Emulated runs the machine disturbed (emulate's warning): their figures are in the
+        # rows, but a row outside its band may be the machine's, not the model's.
+        "disturbed_runs": [k + 1 for k, e in enumerate(emus)
+                           if any("the machine stalled" in w for w in e["emulation"]["warnings"])],
+        "within": all(r["within"] for r in rs),
+        "rows": rs,
+        "bands": {k: b.as_dict() for k, b in BANDS.items()},
+    }
+    (out / "validate.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "validate.md").write_text(table(result) + "\n")
+    figure(result, out / "validate.png")
+    return result
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        sys.stderr.write(f"ecnlab: error: {message}\n")
+        sys.exit(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .emulate import EmulationError, _Terminated
+    from .scenario import ScenarioError
+
+    p = _Parser(prog="ecnlab validate", description="Run a scenario in the simulator and on the kernel through the "
+                                                    "emulated switch, and compare (root).")
+    p.add_argument("scenario", help="built-in name or TOML file")
+    p.add_argument("--out", help="result directory (default: out/<scenario>-validate)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--runs", type=int, default=1, help="emulated runs, averaged (default 1)")
+    p.add_argument("--rate", default="auto", help="emulated host link rate (as ecnlab emulate; default auto)")
+    p.add_argument("--sim-profile", default="linux",
+                   help="the simulator's host profile: linux (default) or textbook (no transport.profile override)")
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(argv)
+    if a.runs < 1:
+        p.error("--runs must be at least 1")
+    try:
+        if a.out is None:
+            from .api import resolve
+
+            a.out = str(Path("out") / f"{resolve(a.scenario, a.set).get('name', Path(a.scenario).stem)}-validate")
+        r = validate(a.scenario, a.out, a.set, runs=a.runs, rate=a.rate, seed=a.seed, sim_profile=a.sim_profile,
+                     quiet=a.quiet)
+    except (ScenarioError, EmulationError) as e:
+        sys.stderr.write(f"ecnlab: error: {e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("ecnlab: interrupted (namespaces removed)\n")
+        return 130
+    except _Terminated:
+        sys.stderr.write("ecnlab: terminated (namespaces removed)\n")
+        return 143
+    if not a.quiet:
+        print(table(r))
+        print(f"results in {Path(a.out)}/ (validate.json, validate.md, validate.png)")
+    n_out = sum(not x["within"] for x in r["rows"])
+    if n_out:
+        sys.stderr.write(f"ecnlab: validate: {n_out} of {len(r['rows'])} rows outside their band\n")
+        return EXIT_OUTSIDE
+    return 0
