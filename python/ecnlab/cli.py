@@ -69,6 +69,21 @@ def _cmd_run(a: argparse.Namespace) -> int:
     res.write(out)
     if not a.quiet:
         _print_summary(res.summary, out)
+    if a.report:
+        _write_report(out, a.quiet)
+    return 0
+
+
+def _write_report(out: Path, quiet: bool) -> None:
+    from .report import report
+
+    page = report(out)
+    if not quiet:
+        print(f"report: {page}")
+
+
+def _cmd_report(a: argparse.Namespace) -> int:
+    _write_report(Path(a.dir), a.quiet)
     return 0
 
 
@@ -164,6 +179,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
             if r["status"] == "failed":
                 params = {k: v for k, v in r.items() if k not in ("key", "status", "error")}
                 print(f"  failed {json.dumps(params, default=str)}: {r['error']}")
+    if a.report:
+        _write_report(Path(a.out), a.quiet)
     return 1 if res.failed else 0
 
 
@@ -209,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. marking.scheme=per_queue (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    r.add_argument("--report", action="store_true", help="also write report.html with figures (ecnlab report)")
     r.set_defaults(func=_cmd_run)
 
     ls = sub.add_parser("list", help="list built-in scenarios, or with --keys the keys --set accepts")
@@ -237,7 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--retries", type=_count, metavar="N",
                     help="new tries for a run whose worker process died (default: the sweep file's, else 2)")
     sw.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    sw.add_argument("--report", action="store_true", help="also write report.html with figures (ecnlab report)")
     sw.set_defaults(func=_cmd_sweep)
+
+    rep = sub.add_parser("report", help="write report.html with figures for an ecnlab run or sweep directory")
+    rep.add_argument("dir", help="the --out directory of ecnlab run or ecnlab sweep")
+    rep.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    rep.set_defaults(func=_cmd_report)
 
     rp = sub.add_parser("reproduce", help="run paper experiments of the catalog and report paper vs ecnlab")
     rp.add_argument("ids", nargs="*", metavar="ID", help="catalog entries (ecnlab reproduce --list)")
