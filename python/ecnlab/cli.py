@@ -214,6 +214,12 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_advise(a: argparse.Namespace) -> int:
+    from .advise.cli import build_parser as advise_parser, run as advise_run
+
+    return advise_run(advise_parser(_Parser).parse_args(a.rest))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
     p.add_argument("--version", action="version", version=f"ecnlab {__version__}")
@@ -239,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     c.set_defaults(func=_cmd_check)
 
+    adv = sub.add_parser("advise", add_help=False, help="which marking scheme and parameters, checked in simulation, "
+                         "as switch configuration (ecnlab advise -h)")
+    adv.set_defaults(func=_cmd_advise)
     sub.add_parser("bench", add_help=False, help="run the benchmark suite against ns-3 (benches/run.py; -h for options)")
     sub.add_parser("emulate", add_help=False,
                    help="run a scenario on real Linux TCP through the emulated switch (root; ecnlab emulate -h)")
@@ -313,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         return emulate_main(argv[1:])
     if argv[:1] == ["bench"]:
         return _bench(argv[1:])
-    args = build_parser().parse_args(argv)
+    if argv[:1] == ["advise"]:  # its own options (python/ecnlab/advise/cli.py), errors handled below
+        args = argparse.Namespace(cmd="advise", func=_cmd_advise, rest=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     if args.cmd in ("sweep", "reproduce"):
         _sigterm_as_interrupt()
     try:

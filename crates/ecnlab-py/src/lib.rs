@@ -87,6 +87,22 @@ fn defaults_json() -> String {
     .to_string()
 }
 
+/// A value with its unit as the scenario files write it (`"30us"`, `"96KB"`, `"65p"` is not
+/// one: packets need the scenario's MTU), in ecnlab's base unit: `kind` = `"duration"`
+/// (ns), `"bytes"` or `"rate"` (bit/s). The one parser of units, for the Python side
+/// (`ecnlab advise` reads RTTs and link rates); a bad value raises `ValueError`.
+#[pyfunction]
+fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
+    use ecnlab_core::units::{ByteSize, Duration, Rate};
+    let r = match kind {
+        "duration" => text.parse::<Duration>().map(|v| v.0),
+        "bytes" => text.parse::<ByteSize>().map(|v| v.0),
+        "rate" => text.parse::<Rate>().map(|v| v.0),
+        _ => Err(format!("unknown unit kind `{kind}` (duration, bytes, rate)")),
+    };
+    r.map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
@@ -95,5 +111,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
     Ok(())
 }
