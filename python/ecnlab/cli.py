@@ -62,16 +62,31 @@ def _blame_set(e: ScenarioError, assignments: list[str]) -> ScenarioError:
 def _cmd_run(a: argparse.Namespace) -> int:
     name = a.scenario or DEFAULT_SCENARIO
     try:
-        res = run(name, seed=a.seed, overrides=a.set)
+        res = run(name, seed=a.seed, overrides=a.set, **_pcap_args(a))
     except ScenarioError as e:
         raise _blame_set(e, a.set) from None
     out = Path(a.out) if a.out else Path("out") / res.summary["scenario"]
     res.write(out)
+    if res.pcap_truncated:
+        sys.stderr.write(f"ecnlab: warning: the packet captures reached --pcap-limit {a.pcap_limit} and stop "
+                         f"there; {out}/pcap/ holds the run's beginning\n")
     if not a.quiet:
         _print_summary(res.summary, out)
     if a.report:
         _write_report(out, a.quiet)
     return 0
+
+
+def _pcap_args(a: argparse.Namespace) -> dict:
+    if not a.pcap:
+        return {}
+    from . import _core
+
+    try:
+        limit = _core.parse_unit("bytes", a.pcap_limit)
+    except ValueError as e:
+        raise ScenarioError(f"--pcap-limit: {e}") from None
+    return {"pcap": a.pcap, "pcap_limit_bytes": limit}
 
 
 def _write_report(out: Path, quiet: bool) -> None:
@@ -233,6 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a scenario key, e.g. marking.scheme=per_queue (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     r.add_argument("--report", action="store_true", help="also write report.html with figures (ecnlab report)")
+    r.add_argument("--pcap", action="append", default=[], metavar="PORT",
+                   help="capture a switch port (as summary.json names it, e.g. s0->h0, or all) into "
+                        "DIR/pcap/PORT.pcap (repeatable)")
+    r.add_argument("--pcap-limit", default="200MB", metavar="SIZE", help="bound on all captures together (200MB)")
     r.set_defaults(func=_cmd_run)
 
     ls = sub.add_parser("list", help="list built-in scenarios, or with --keys the keys --set accepts")

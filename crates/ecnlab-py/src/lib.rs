@@ -8,6 +8,7 @@ use ecnlab_core::sched::SchedulerKind;
 use ecnlab_sim::{RunError, Scenario};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 fn parse(scenario_json: &str) -> PyResult<Scenario> {
     let scn = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
@@ -35,6 +36,30 @@ fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<
         RunError::Internal(m) => PyRuntimeError::new_err(m),
     })?;
     serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// [`run_json`] with packet captures of the switch ports `ports` (names as in
+/// `summary.json`, or `"all"`), at most `limit_bytes` together: returns the run output,
+/// the captures as `(port, pcap bytes, packets)` and whether the limit cut them.
+#[pyfunction]
+fn run_json_pcap<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    ports: Vec<String>,
+    limit_bytes: u64,
+) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>, u64)>, bool)> {
+    let scn = parse(scenario_json)?;
+    let seed = seed.unwrap_or(scn.seed);
+    let (out, caps) =
+        py.allow_threads(|| ecnlab_sim::run_captured(&scn, seed, &ports, limit_bytes)).map_err(|e| match e {
+            RunError::Scenario(m) => PyValueError::new_err(m),
+            RunError::Internal(m) => PyRuntimeError::new_err(m),
+        })?;
+    let text = serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let (caps, truncated) = caps.unwrap_or_default();
+    let caps = caps.into_iter().map(|c| (c.name, PyBytes::new(py, &c.bytes), c.packets)).collect();
+    Ok((text, caps, truncated))
 }
 
 /// Ideal FCT (us) of each `(src, dst, size)` flow in a scenario's topology, as the run's
@@ -112,5 +137,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
     m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json_pcap, m)?)?;
     Ok(())
 }
