@@ -158,3 +158,24 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, msg):
     p = run_cli("advise", "--link-rate", "100Gbps", *args, "--out", tmp_path / "x", check=False)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     assert msg in p.stderr, p.stderr
+
+
+def test_rules_reproduce_the_ecn_sharp_testbed_settings():
+    """ECN# §5.2 (10 Gbps, RTT 70-210 us, long-tailed; the distribution of the built-in
+    ecnsharp-star: base 70 us plus 0/30/90/120/140 us at 0/50/80/90/100 %) set, by its §3.4
+    rule of thumb, ins_target = pst_interval = 200 us, and DCTCP-RED-Tail's K = 250 KB.
+    The rules give 190 us and 237.5 KB (5 % lower: p90 of this distribution is 190 us).
+    pst_target: the paper's 85 us is below lambda x mean RTT at lambda = 1 (119 us here),
+    i.e. the paper took DCTCP's smaller lambda for it; the rule's floor with lambda = 0.17
+    (20 us) is far below 85. ecnlab starts at lambda = 1 (119 us) and sweeps down to 0.5x."""
+    from ecnlab.advise.rtt import from_percentiles
+    from ecnlab.advise.rules import starting_points
+
+    rtt = from_percentiles("min=70us,p50=100us,p80=160us,p90=190us,p100=210us")
+    s = {x.scheme: x.params for x in starting_points(["ecn_sharp", "per_queue"], 10e9, rtt, "dctcp", "sp")}
+    ins = float(s["ecn_sharp"]["marking.ecn_sharp.ins_target"].removesuffix("us"))
+    assert ins == pytest.approx(200, rel=0.06)
+    assert float(s["ecn_sharp"]["marking.ecn_sharp.pst_interval"].removesuffix("us")) == pytest.approx(200, rel=0.06)
+    assert int(s["per_queue"]["marking.threshold.k"].removesuffix("B")) == pytest.approx(250_000, rel=0.06)
+    pst = float(s["ecn_sharp"]["marking.ecn_sharp.pst_target"].removesuffix("us"))
+    assert pst == pytest.approx(119, rel=0.02) and 0.5 * pst < 85 < pst  # the paper's value is inside the sweep
