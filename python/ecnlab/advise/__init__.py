@@ -35,8 +35,8 @@ from .rtt import RttProfile
 from .rules import Start, starting_points
 
 VALIDATE = {  # flows per run, seeds, sweep factors around each starting point
-    "quick": {"flows": 300, "seeds": 2, "factors": (0.5, 1.0, 2.0)},
-    "full": {"flows": 2000, "seeds": 5, "factors": (0.25, 0.5, 1.0, 2.0, 4.0)},
+    "quick": {"flows": 500, "seeds": 5, "factors": (0.25, 0.5, 1.0, 2.0)},
+    "full": {"flows": 3000, "seeds": 10, "factors": (0.25, 0.5, 1.0, 2.0, 4.0)},
 }
 DEFAULT_SCHEMES = ["tcn", "ecn_sharp", "per_queue"]
 
