@@ -36,6 +36,10 @@ class RunResult:
     probes: list[dict[str, Any]]
     timeseries: dict[str, list]
     files: list[str] = field(default_factory=list)
+    # Packet captures (run(..., pcap=[...])): {port name: pcap file bytes}, and whether
+    # the size limit cut them.
+    pcaps: dict[str, bytes] = field(default_factory=dict)
+    pcap_truncated: bool = False
 
     def flows_frame(self):
         """Per-flow records as a pandas DataFrame (requires pandas)."""
@@ -73,6 +77,13 @@ class RunResult:
             for r in p["rtt_us"]
         ]
         _write_csv(out / "probes.csv", ["probe", "src", "dst", "class", "rtt_us"], probe_rows)
+        if self.pcaps:  # pcap/<port>.pcap, the port named as in summary.json
+            (out / "pcap").mkdir(exist_ok=True)
+            for port, data in self.pcaps.items():
+                fd, tmp = tempfile.mkstemp(dir=out / "pcap", prefix=".pcap.")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, out / "pcap" / f"{port}.pcap")
         _write_atomic(out / "summary.json", json.dumps(self.summary, indent=2) + "\n")
         return out
 
@@ -151,18 +162,30 @@ def validate(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[s
     return doc
 
 
+PCAP_LIMIT_BYTES = 200_000_000  # all captures of a run together (--pcap-limit)
+
+
 def run(
     scenario: str | os.PathLike | dict[str, Any],
     seed: int | None = None,
     overrides: Iterable[str] = (),
+    pcap: Iterable[str] = (),
+    pcap_limit_bytes: int = PCAP_LIMIT_BYTES,
 ) -> RunResult:
-    """Run a scenario (built-in name, TOML path, or a dict) and return its results."""
+    """Run a scenario (built-in name, TOML path, or a dict) and return its results.
+    ``pcap``: switch ports to capture (names as in ``summary.json``, or ``"all"``), at most
+    ``pcap_limit_bytes`` together (ecnlab_sim::pcap); the captures never change the run."""
+    pcap = list(pcap)
     doc = resolve(scenario, overrides)
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")
     t0 = time.perf_counter()
     try:
-        text = _core.run_json(to_json(doc), None if seed is None else int(seed))
+        if pcap:
+            text, caps, truncated = _core.run_json_pcap(to_json(doc), None if seed is None else int(seed), pcap,
+                                                        int(pcap_limit_bytes))
+        else:
+            text, caps, truncated = _core.run_json(to_json(doc), None if seed is None else int(seed)), [], False
     except ValueError as e:
         raise _scenario_error(scenario, str(e)) from None
     except RuntimeError as e:
@@ -174,4 +197,5 @@ def run(
     # Keep the contract's keys in a stable, readable order.
     order = ["scenario", "seed", "sim_time_s", "wall_time_s", "events", "packet_hops"]
     summary = {k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order}
-    return RunResult(doc, summary, out["flows"], out["probes"], out["timeseries"])
+    return RunResult(doc, summary, out["flows"], out["probes"], out["timeseries"],
+                     pcaps={name: data for name, data, _ in caps}, pcap_truncated=truncated)

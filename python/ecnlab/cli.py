@@ -62,13 +62,43 @@ def _blame_set(e: ScenarioError, assignments: list[str]) -> ScenarioError:
 def _cmd_run(a: argparse.Namespace) -> int:
     name = a.scenario or DEFAULT_SCENARIO
     try:
-        res = run(name, seed=a.seed, overrides=a.set)
+        res = run(name, seed=a.seed, overrides=a.set, **_pcap_args(a))
     except ScenarioError as e:
         raise _blame_set(e, a.set) from None
     out = Path(a.out) if a.out else Path("out") / res.summary["scenario"]
     res.write(out)
+    if res.pcap_truncated:
+        sys.stderr.write(f"ecnlab: warning: the packet captures reached --pcap-limit {a.pcap_limit} and stop "
+                         f"there; {out}/pcap/ holds the run's beginning\n")
     if not a.quiet:
         _print_summary(res.summary, out)
+    if a.report:
+        _write_report(out, a.quiet)
+    return 0
+
+
+def _pcap_args(a: argparse.Namespace) -> dict:
+    if not a.pcap:
+        return {}
+    from . import _core
+
+    try:
+        limit = _core.parse_unit("bytes", a.pcap_limit)
+    except ValueError as e:
+        raise ScenarioError(f"--pcap-limit: {e}") from None
+    return {"pcap": a.pcap, "pcap_limit_bytes": limit}
+
+
+def _write_report(out: Path, quiet: bool) -> None:
+    from .report import report
+
+    page = report(out)
+    if not quiet:
+        print(f"report: {page}")
+
+
+def _cmd_report(a: argparse.Namespace) -> int:
+    _write_report(Path(a.dir), a.quiet)
     return 0
 
 
@@ -164,6 +194,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
             if r["status"] == "failed":
                 params = {k: v for k, v in r.items() if k not in ("key", "status", "error")}
                 print(f"  failed {json.dumps(params, default=str)}: {r['error']}")
+    if a.report:
+        _write_report(Path(a.out), a.quiet)
     return 1 if res.failed else 0
 
 
@@ -197,6 +229,12 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_advise(a: argparse.Namespace) -> int:
+    from .advise.cli import build_parser as advise_parser, run as advise_run
+
+    return advise_run(advise_parser(_Parser).parse_args(a.rest))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
     p.add_argument("--version", action="version", version=f"ecnlab {__version__}")
@@ -209,6 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. marking.scheme=per_queue (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    r.add_argument("--report", action="store_true", help="also write report.html with figures (ecnlab report)")
+    r.add_argument("--pcap", action="append", default=[], metavar="PORT",
+                   help="capture a switch port (as summary.json names it, e.g. s0->h0, or all) into "
+                        "DIR/pcap/PORT.pcap (repeatable)")
+    r.add_argument("--pcap-limit", default="200MB", metavar="SIZE", help="bound on all captures together (200MB)")
     r.set_defaults(func=_cmd_run)
 
     ls = sub.add_parser("list", help="list built-in scenarios, or with --keys the keys --set accepts")
@@ -221,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     c.set_defaults(func=_cmd_check)
 
+    adv = sub.add_parser("advise", add_help=False, help="which marking scheme and parameters, checked in simulation, "
+                         "as switch configuration (ecnlab advise -h)")
+    adv.set_defaults(func=_cmd_advise)
     sub.add_parser("bench", add_help=False, help="run the benchmark suite against ns-3 (benches/run.py; -h for options)")
     sub.add_parser("emulate", add_help=False,
                    help="run a scenario on real Linux TCP through the emulated switch (root; ecnlab emulate -h)")
@@ -240,7 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--retries", type=_count, metavar="N",
                     help="new tries for a run whose worker process died (default: the sweep file's, else 2)")
     sw.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    sw.add_argument("--report", action="store_true", help="also write report.html with figures (ecnlab report)")
     sw.set_defaults(func=_cmd_sweep)
+
+    rep = sub.add_parser("report", help="write report.html with figures for an ecnlab run or sweep directory")
+    rep.add_argument("dir", help="the --out directory of ecnlab run or ecnlab sweep")
+    rep.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    rep.set_defaults(func=_cmd_report)
 
     rp = sub.add_parser("reproduce", help="run paper experiments of the catalog and report paper vs ecnlab")
     rp.add_argument("ids", nargs="*", metavar="ID", help="catalog entries (ecnlab reproduce --list)")
@@ -296,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         return validate_main(argv[1:])
     if argv[:1] == ["bench"]:
         return _bench(argv[1:])
-    args = build_parser().parse_args(argv)
+    if argv[:1] == ["advise"]:  # its own options (python/ecnlab/advise/cli.py), errors handled below
+        args = argparse.Namespace(cmd="advise", func=_cmd_advise, rest=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     if args.cmd in ("sweep", "reproduce"):
         _sigterm_as_interrupt()
     try:

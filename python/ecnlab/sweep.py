@@ -17,7 +17,8 @@ with the sweep parameters and the attempt that produced it) are written to a tem
 directory and renamed to ``OUT/runs/<key>/`` in one step, so a run directory either is
 complete or does not exist. A rerun of the same sweep (or of another sweep sharing points)
 runs only the keys that are missing: an interrupted sweep resumes and nothing finished is
-lost. ``OUT/results.csv`` has one row per point.
+lost. ``OUT/results.csv`` has one row per point; ``OUT/summary.csv`` one per parameter
+combination, each metric's mean and 95 % interval over the seeds (``ecnlab.report.stats``).
 
 Faults
 ------
@@ -518,6 +519,13 @@ def summary_row(s: dict[str, Any]) -> dict[str, Any]:
         row[f"fct_{c}_count"] = f.get("count")
         for m in ("avg_us", "p50_us", "p99_us"):
             row[f"fct_{c}_{m}"] = f.get(m)
+    for group, label in (("queue", "queue"), ("class", "class")):  # fct_by_class, small topologies or not
+        for k, buckets in sorted((s.get("fct_by_class") or {}).get(group, {}).items(), key=lambda kv: int(kv[0])):
+            for c in _FCT:
+                f = buckets.get(c, {}) or {}
+                row[f"fct_{c}_count[{label}={k}]"] = f.get("count")
+                for m in ("avg_us", "p50_us", "p99_us"):
+                    row[f"fct_{c}_{m}[{label}={k}]"] = f.get(m)
     fl = s.get("flows", {})
     row["flows_completed"] = fl.get("completed")
     row["flows_unfinished"] = fl.get("unfinished")
@@ -887,6 +895,7 @@ def run_points(
         prog.close()
         rows = _rows(resolved, status, runs)
         _write_results(out / "results.csv", rows)
+        _write_summary(out, rows, resolved)
     n_failed = sum(1 for st, _ in status.values() if st == "failed")
     return SweepResult(rows, out, ran, unique - len(todo), n_failed)
 
@@ -1103,6 +1112,13 @@ def _write_results(path: Path, rows: list[dict[str, Any]]) -> None:
         for r in rows:
             w.writerow({k: ("" if v is None else v) for k, v in r.items()})
     os.replace(tmp, path)
+
+
+def _write_summary(out: Path, rows: list[dict[str, Any]], resolved: list[_Resolved]) -> None:
+    """``summary.csv``: the rows of results.csv aggregated over seeds (ecnlab.report.stats)."""
+    from .report.stats import write_summary_csv
+
+    write_summary_csv(out, rows, list(dict.fromkeys(k for r in resolved for k in r.point.params)))
 
 
 def sweep(

@@ -8,6 +8,7 @@ use ecnlab_core::sched::SchedulerKind;
 use ecnlab_sim::{RunError, Scenario};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 fn parse(scenario_json: &str) -> PyResult<Scenario> {
     let scn = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
@@ -35,6 +36,30 @@ fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<
         RunError::Internal(m) => PyRuntimeError::new_err(m),
     })?;
     serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// [`run_json`] with packet captures of the switch ports `ports` (names as in
+/// `summary.json`, or `"all"`), at most `limit_bytes` together: returns the run output,
+/// the captures as `(port, pcap bytes, packets)` and whether the limit cut them.
+#[pyfunction]
+fn run_json_pcap<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    ports: Vec<String>,
+    limit_bytes: u64,
+) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>, u64)>, bool)> {
+    let scn = parse(scenario_json)?;
+    let seed = seed.unwrap_or(scn.seed);
+    let (out, caps) =
+        py.allow_threads(|| ecnlab_sim::run_captured(&scn, seed, &ports, limit_bytes)).map_err(|e| match e {
+            RunError::Scenario(m) => PyValueError::new_err(m),
+            RunError::Internal(m) => PyRuntimeError::new_err(m),
+        })?;
+    let text = serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let (caps, truncated) = caps.unwrap_or_default();
+    let caps = caps.into_iter().map(|c| (c.name, PyBytes::new(py, &c.bytes), c.packets)).collect();
+    Ok((text, caps, truncated))
 }
 
 /// Ideal FCT (us) of each `(src, dst, size)` flow in a scenario's topology, as the run's
@@ -87,6 +112,22 @@ fn defaults_json() -> String {
     .to_string()
 }
 
+/// A value with its unit as the scenario files write it (`"30us"`, `"96KB"`, `"65p"` is not
+/// one: packets need the scenario's MTU), in ecnlab's base unit: `kind` = `"duration"`
+/// (ns), `"bytes"` or `"rate"` (bit/s). The one parser of units, for the Python side
+/// (`ecnlab advise` reads RTTs and link rates); a bad value raises `ValueError`.
+#[pyfunction]
+fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
+    use ecnlab_core::units::{ByteSize, Duration, Rate};
+    let r = match kind {
+        "duration" => text.parse::<Duration>().map(|v| v.0),
+        "bytes" => text.parse::<ByteSize>().map(|v| v.0),
+        "rate" => text.parse::<Rate>().map(|v| v.0),
+        _ => Err(format!("unknown unit kind `{kind}` (duration, bytes, rate)")),
+    };
+    r.map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
@@ -95,5 +136,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json_pcap, m)?)?;
     Ok(())
 }

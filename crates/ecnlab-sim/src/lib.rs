@@ -15,6 +15,7 @@ pub mod de;
 pub mod event;
 pub mod metrics;
 pub mod packet;
+pub mod pcap;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
@@ -53,10 +54,29 @@ impl std::fmt::Display for RunError {
 
 /// Build and run a scenario with the given master seed.
 pub fn run(scn: &Scenario, seed: u64) -> Result<RunOutput, RunError> {
+    run_captured(scn, seed, &[], 0).map(|(out, _)| out)
+}
+
+/// [`run`], capturing the switch ports named in `ports` (as `summary.json` names them, or
+/// `"all"`) into pcap files of at most `limit_bytes` together ([`pcap`]); the captures
+/// observe and never change the run. Returns the captures and whether the limit cut them.
+pub fn run_captured(
+    scn: &Scenario,
+    seed: u64,
+    ports: &[String],
+    limit_bytes: u64,
+) -> Result<(RunOutput, Option<(Vec<pcap::PortCapture>, bool)>), RunError> {
     let mut sim = Simulator::new(scn, seed).map_err(RunError::Scenario)?;
+    if !ports.is_empty() {
+        sim.capture_ports(ports, limit_bytes).map_err(RunError::Scenario)?;
+    }
     sim.run().map_err(RunError::Internal)?;
+    let captures = sim.capture.take().map(|c| {
+        let t = c.truncated;
+        (c.into_ports(), t)
+    });
     let flows = sim::flow_records(&sim);
     let probes = sim::probe_records(&sim);
     let summary = metrics::summary(&sim, &scn.name, seed, &flows, &probes);
-    Ok(RunOutput { summary, flows, probes, timeseries: std::mem::take(&mut sim.timeseries) })
+    Ok((RunOutput { summary, flows, probes, timeseries: std::mem::take(&mut sim.timeseries) }, captures))
 }

@@ -8,6 +8,7 @@ use ecnlab_core::marking::Reason;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
 
 /// Counters of one queue at one instant (differences of two snapshots give a window).
 #[derive(Clone, Debug, Default)]
@@ -239,6 +240,36 @@ fn by_reason(v: &[u64; Reason::COUNT]) -> Map<String, Value> {
 pub const SMALL_MAX_BYTES: u64 = 100_000;
 pub const LARGE_MIN_BYTES: u64 = 10_000_000;
 
+/// The `fct` breakdown of summary.json: `{all, small, medium, large}` (sizes as
+/// [`SMALL_MAX_BYTES`], [`LARGE_MIN_BYTES`]), each [`fct_stats`], of the completed flows
+/// `sel` keeps.
+pub fn fct_buckets(done: &[&FlowRecord], sel: &dyn Fn(&FlowRecord) -> bool) -> Value {
+    let of = |pred: &dyn Fn(u64) -> bool| {
+        fct_stats(done.iter().filter(|f| sel(f) && pred(f.size.unwrap_or(0))).filter_map(|f| f.fct_us).collect())
+    };
+    json!({
+        "all": of(&|_| true),
+        "small": of(&|s| s <= SMALL_MAX_BYTES),
+        "medium": of(&|s| s > SMALL_MAX_BYTES && s <= LARGE_MIN_BYTES),
+        "large": of(&|s| s > LARGE_MIN_BYTES),
+    })
+}
+
+/// `fct_by_class`: [`fct_buckets`] per flow class (the DSCP a flow is sent with) and per
+/// switch queue (the queue that class maps to, `queue_of`: `switch.dscp_to_queue`, alike on
+/// every switch port). With PIAS tagging a flow's first bytes go with other DSCPs: it is
+/// counted under its own class, the service class of its remaining bytes. Keys are the
+/// class and queue numbers as strings (JSON object keys).
+pub fn fct_by_class(done: &[&FlowRecord], queue_of: impl Fn(u8) -> usize) -> Value {
+    let classes: BTreeSet<u8> = done.iter().map(|f| f.class).collect();
+    let queues: BTreeSet<usize> = classes.iter().map(|&c| queue_of(c)).collect();
+    let by_class: Map<String, Value> =
+        classes.iter().map(|&c| (c.to_string(), fct_buckets(done, &|f| f.class == c))).collect();
+    let by_queue: Map<String, Value> =
+        queues.iter().map(|&q| (q.to_string(), fct_buckets(done, &|f| queue_of(f.class) == q))).collect();
+    json!({"class": by_class, "queue": by_queue})
+}
+
 /// Build `summary.json` (everything except wall time, which the caller measures).
 pub(crate) fn summary(
     sim: &Simulator,
@@ -291,10 +322,7 @@ pub(crate) fn summary(
 
     let measured: Vec<&FlowRecord> =
         flows.iter().filter(|f| f.size.is_some() && f.start_s * 1e9 >= sim.warmup as f64).collect();
-    let done: Vec<&&FlowRecord> = measured.iter().filter(|f| f.fct_us.is_some()).collect();
-    let fct_of = |pred: &dyn Fn(u64) -> bool| {
-        fct_stats(done.iter().filter(|f| pred(f.size.unwrap())).map(|f| f.fct_us.unwrap()).collect())
-    };
+    let done: Vec<&FlowRecord> = measured.iter().copied().filter(|f| f.fct_us.is_some()).collect();
     let mut all_rtts: Vec<f64> = probes.iter().flat_map(|p| p.rtt_us.iter().copied()).collect();
     all_rtts.sort_by(|a, b| a.total_cmp(b));
     let probe_summary: Vec<Value> = probes
@@ -330,6 +358,7 @@ pub(crate) fn summary(
         })
         .collect();
     let jain = jain_index(&long_goodputs);
+    let switch_port = sim.links.iter().find(|l| l.is_switch_port);
     let c = sim.counting;
     json!({
         "scenario": scenario,
@@ -338,12 +367,8 @@ pub(crate) fn summary(
         "measure_from_s": sim.warmup as f64 / 1e9,
         "events": sim.events(),
         "packet_hops": sim.packet_hops(),
-        "fct": {
-            "all": fct_of(&|_| true),
-            "small": fct_of(&|s| s <= SMALL_MAX_BYTES),
-            "medium": fct_of(&|s| s > SMALL_MAX_BYTES && s <= LARGE_MIN_BYTES),
-            "large": fct_of(&|s| s > LARGE_MIN_BYTES),
-        },
+        "fct": fct_buckets(&done, &|_| true),
+        "fct_by_class": fct_by_class(&done, |c| switch_port.map_or(0, |l| l.port.classify(c))),
         "flows": {
             "total": flows.len(),
             "completed": done.len(),
@@ -376,4 +401,57 @@ pub fn jain_index(x: &[f64]) -> Option<f64> {
 pub fn port_name(net: &Net, li: usize) -> String {
     let l = &net.links[li];
     format!("{}->{}", net.names[l.from], net.names[l.to])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(id: usize, class: u8, size: u64, fct_us: f64) -> FlowRecord {
+        FlowRecord {
+            id,
+            spec: 0,
+            conn: 0,
+            src: 0,
+            dst: 1,
+            class,
+            size: Some(size),
+            start_s: 0.0,
+            finish_s: Some(fct_us / 1e6),
+            fct_us: Some(fct_us),
+            ideal_fct_us: None,
+            slowdown: None,
+            acked_bytes: size,
+            timeouts: 0,
+            retransmits: 0,
+        }
+    }
+
+    #[test]
+    fn fct_by_class_splits_by_class_and_by_the_queue_each_class_maps_to() {
+        // Classes 0, 1, 2; classes 1 and 2 share queue 1 (as dscp_to_queue = [0, 1, 1]).
+        let f = [
+            flow(0, 0, 10_000, 10.0),
+            flow(1, 0, 20_000_000, 1000.0),
+            flow(2, 1, 50_000, 30.0),
+            flow(3, 2, 50_000, 50.0),
+            flow(4, 2, 1_000_000, 400.0),
+        ];
+        let done: Vec<&FlowRecord> = f.iter().collect();
+        let v = fct_by_class(&done, |c| c.min(1) as usize);
+        assert_eq!(v["class"].as_object().unwrap().len(), 3);
+        assert_eq!(v["class"]["0"]["all"]["count"], 2);
+        assert_eq!(v["class"]["0"]["small"]["avg_us"], 10.0);
+        assert_eq!(v["class"]["0"]["large"]["count"], 1);
+        assert_eq!(v["class"]["2"]["medium"]["avg_us"], 400.0);
+        assert_eq!(v["queue"].as_object().unwrap().len(), 2);
+        assert_eq!(v["queue"]["1"]["small"]["count"], 2);
+        assert_eq!(v["queue"]["1"]["small"]["avg_us"], 40.0);
+        assert_eq!(v["queue"]["1"]["all"]["count"], 3);
+        assert_eq!(v["queue"]["1"]["large"]["count"], 0);
+        // The per-queue groups partition the flows, as the whole-run breakdown counts them.
+        let all = fct_buckets(&done, &|_| true);
+        let n: u64 = v["queue"].as_object().unwrap().values().map(|b| b["all"]["count"].as_u64().unwrap()).sum();
+        assert_eq!(n, all["all"]["count"].as_u64().unwrap());
+    }
 }

@@ -266,6 +266,8 @@ pub struct Simulator {
     /// and an event of the same nanosecond keep the order the event queue gives them
     /// (read only on such ties, hence not in the link's cache line).
     owed_seq: Vec<u64>,
+    /// Packet captures (`--pcap`): an observer of `start_tx`, read by nothing else.
+    pub(crate) capture: Option<Box<crate::pcap::Capture>>,
 }
 
 impl Simulator {
@@ -386,6 +388,7 @@ impl Simulator {
             timeseries: TimeSeries::default(),
             last_sample: Vec::new(),
             owed_seq: Vec::new(),
+            capture: None,
         };
         let n_links = sim.links.len();
         sim.snapshot = vec![Vec::new(); n_links];
@@ -503,6 +506,32 @@ impl Simulator {
     }
     pub fn end(&self) -> Nanos {
         self.end
+    }
+
+    /// Capture the switch ports `names` (`"all"`: every switch port) from now on
+    /// ([`crate::pcap`]); an unknown name is an error naming the ports there are.
+    pub fn capture_ports(&mut self, names: &[String], limit_bytes: u64) -> Result<(), String> {
+        let switch: Vec<(usize, String)> = (0..self.links.len())
+            .filter(|&li| self.links[li].is_switch_port)
+            .map(|li| (li, crate::metrics::port_name(&self.net, li)))
+            .collect();
+        let mut pick: Vec<(usize, String)> = Vec::new();
+        for n in names {
+            if n == "all" {
+                pick.extend(switch.iter().cloned());
+            } else if let Some(p) = switch.iter().find(|(_, s)| s == n) {
+                pick.push(p.clone());
+            } else {
+                let known: Vec<&str> = switch.iter().map(|(_, s)| s.as_str()).take(12).collect();
+                let more = if switch.len() > known.len() { ", ..." } else { "" };
+                return Err(format!("--pcap: no switch port `{n}` (ports: {}{more}; or all)", known.join(", ")));
+            }
+        }
+        pick.sort();
+        pick.dedup();
+        let udp = matches!(self.transport.cc, crate::tcp::config::CcKind::Dcqcn);
+        self.capture = Some(Box::new(crate::pcap::Capture::new(self.links.len(), &pick, limit_bytes, udp)));
+        Ok(())
     }
 
     /// Run to the scenario's end, then check the counting invariants.
@@ -633,6 +662,9 @@ impl Simulator {
         #[cfg(debug_assertions)]
         self.debug_check_port(li);
         let Some((pkt, _)) = next else { return };
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.record(li, at, &pkt);
+        }
         let extra = if self.rtt_variation.is_some() && !self.links[li].is_switch_port && pkt.kind == Kind::Data {
             self.conns[pkt.flow as usize].extra_delay_ns
         } else {

@@ -1,0 +1,90 @@
+"""`ecnlab run --pcap PORT`: nanosecond pcap files of switch ports, read by tshark, which must
+count exactly the CE marks summary.json reports for the port (the run has no warm-up, so
+both cover the whole run; on a star the switch port is the only marking point); a capture
+never changes the run; the size bound and bad port names get clear messages."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import run_cli, summary
+
+SMALL = ["tcn-isolation", "--set", "traffic.0.flows=150"]
+
+
+def _tshark():
+    path = shutil.which("tshark")
+    if path:
+        return path
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        r = subprocess.run(["apt-get", "install", "-y", "-q", "tshark"], capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-q", "tshark"], capture_output=True, text=True, env=env)
+        if shutil.which("tshark"):
+            return shutil.which("tshark")
+    pytest.skip("tshark is not installed and cannot be installed here")
+
+
+def _count(tshark, path, filt=None):
+    args = [tshark, "-n", "-r", str(path)] + (["-Y", filt] if filt else [])
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return len(r.stdout.splitlines())
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pcap") / "run"
+    run_cli("run", *SMALL, "--pcap", "all", "--out", out, "-q")
+    return out
+
+
+def test_tshark_counts_the_ce_marks_the_summary_reports(captured):
+    tshark = _tshark()
+    s = summary(captured)
+    assert s["measure_from_s"] == 0
+    ports = sorted({q["port"] for q in s["queues"]})
+    files = sorted(p.name for p in (captured / "pcap").iterdir())
+    assert files == sorted(f"{p}.pcap" for p in ports) or set(f"{p}.pcap" for p in ports) <= set(files)
+    checked = 0
+    for port in ports:
+        marks = sum(q["marks"] for q in s["queues"] if q["port"] == port)
+        ce = _count(tshark, captured / "pcap" / f"{port}.pcap", "ip.dsfield.ecn == 3")
+        assert ce == marks, port
+        checked += marks > 0
+    assert checked >= 1  # the bottleneck port marked
+    # The headers are real: DSCP = the flow's class, data to port 5001, ACKs back from it.
+    bott = captured / "pcap" / "s0->h0.pcap"
+    classes = subprocess.run([tshark, "-n", "-r", str(bott), "-T", "fields", "-e", "ip.dsfield.dscp"],
+                             capture_output=True, text=True).stdout.split()
+    assert set(classes) <= {"0", "1", "2", "3"} and len(set(classes)) > 1
+    assert _count(tshark, bott, "tcp.dstport == 5001 and tcp.len > 0") > 0
+    assert _count(tshark, captured / "pcap" / "s0->h1.pcap", "tcp.srcport == 5001 and tcp.flags.ack == 1") > 0
+
+
+def test_capture_does_not_change_the_run(captured, tmp_path):
+    run_cli("run", *SMALL, "--out", tmp_path / "plain", "-q")
+    a, b = summary(captured), summary(tmp_path / "plain")
+    for s in (a, b):
+        s.pop("wall_time_s")
+    assert a == b
+    assert (captured / "flows.csv").read_text() == (tmp_path / "plain" / "flows.csv").read_text()
+
+
+def test_capture_size_is_bounded_with_a_message(tmp_path):
+    p = run_cli("run", *SMALL, "--pcap", "s0->h0", "--pcap-limit", "100KB", "--out", tmp_path / "t", "-q")
+    f = tmp_path / "t" / "pcap" / "s0->h0.pcap"
+    assert f.stat().st_size <= 100_000
+    assert "--pcap-limit 100KB" in p.stderr and "warning" in p.stderr
+
+
+def test_unknown_port_is_one_line_exit_2(tmp_path):
+    p = run_cli("run", *SMALL, "--pcap", "s9->h0", "--out", tmp_path / "x", check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "--pcap: no switch port `s9->h0`" in p.stderr and "s0->h0" in p.stderr
+    assert not (tmp_path / "x").exists()
