@@ -208,7 +208,9 @@ pub(crate) enum Cc {
 impl Cc {
     pub(crate) fn new(cfg: &TcpConfig) -> Self {
         match cfg.cc {
-            CcKind::NewReno => Cc::NewReno(NewReno),
+            // Cubic is refused under the textbook profile (`TcpConfig::check_cc`); a
+            // textbook sender built by hand with it behaves as NewReno.
+            CcKind::NewReno | CcKind::Cubic => Cc::NewReno(NewReno),
             // DCQCN connections never build a TCP sender; a stray one behaves as ECN*.
             CcKind::EcnStar | CcKind::Dcqcn => Cc::EcnStar(EcnStar),
             CcKind::Dctcp => Cc::Dctcp(Dctcp::new(cfg.dctcp_g, cfg.dctcp_alpha_init, cfg.dctcp_alpha_bits)),

@@ -78,7 +78,7 @@ impl TcpReceiver {
     /// `src` is the receiver host, `dst` the sender host.
     pub fn new(cfg: &TcpConfig, flow: u32, src: u16, dst: u16) -> Self {
         let mode = match cfg.cc {
-            CcKind::NewReno => EchoMode::None,
+            CcKind::NewReno | CcKind::Cubic => EchoMode::None,
             CcKind::EcnStar | CcKind::Dcqcn => EchoMode::Rfc3168,
             CcKind::Dctcp | CcKind::DctcpDualq => EchoMode::Dctcp,
         };
@@ -250,7 +250,7 @@ impl TcpReceiver {
         }
     }
 
-    #[cfg(test)]
+    /// The out-of-order data held, as sorted `[start, end)` intervals.
     pub(crate) fn ooo_intervals(&self) -> &[(u64, u64)] {
         &self.ooo
     }
