@@ -13,11 +13,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 pub enum CcKind {
     /// NewReno (RFC 5681 + RFC 6582) without ECN: packets are not-ECT, losses are the only
-    /// congestion signal. The receiver never echoes CE.
+    /// congestion signal. The receiver never echoes CE. Under `linux`: the kernel's `reno`
+    /// (with SACK recovery and PRR).
     #[serde(rename = "newreno", alias = "new_reno", alias = "reno")]
     NewReno,
     /// "ECN*" of the TCN paper: NewReno plus RFC 3168 ECN (halve once per window on ECE,
-    /// receiver latches ECE until it sees CWR).
+    /// receiver latches ECE until it sees CWR). Under `linux`: `reno` with `tcp_ecn = 1`.
     #[serde(rename = "ecn_star", alias = "ecn")]
     EcnStar,
     /// DCTCP (Alizadeh et al., SIGCOMM'10; RFC 8257): alpha EWMA once per window of data,

@@ -1,18 +1,20 @@
 //! Which congestion control a `linux` sender runs: `transport.cc` mapped to a
 //! [`CongestionOps`], dispatched by enum (no virtual call per ACK).
 //!
-//! MERGE NOTE (branch `linux-tcp`): the kernel's algorithms (`cubic.rs`, `dctcp.rs`,
-//! `dctcp_dualq.rs`) come from branch `linux-cc`. Until they are merged, the ECN flavours
-//! run [`EcnReno`], an interim stand-in (Reno's growth, RFC 3168's halving on ECN-Echo,
-//! which is what Linux's Reno does with ECN on), and `cubic` runs Reno. At the merge, add
-//! one variant per algorithm below and map `CcKind::Cubic`, `Dctcp`, `DctcpDualq` to them;
+//! `newreno` is the kernel's `reno`; `ecn_star` is `reno` with ECN negotiated
+//! (`net.ipv4.tcp_ecn = 1`: RFC 3168's once-per-window halving, [`EcnReno`]).
+//!
+//! MERGE NOTE (branch `linux-tcp`): the kernel's other algorithms (`cubic.rs`, `dctcp.rs`,
+//! `dctcp_dualq.rs`) come from branch `linux-cc`. Until they are merged, `dctcp` and
+//! `dctcp_dualq` run [`EcnReno`] and `cubic` runs Reno, as stand-ins. At the merge, add one
+//! variant per algorithm below and map `CcKind::Cubic`, `Dctcp`, `DctcpDualq` to them;
 //! nothing else in the sender changes.
 
 use super::ca::{AckSample, CaEvent, CaSock, CaState, CongestionOps, Reno};
 use crate::tcp::config::{CcKind, TcpConfig};
 
-/// Reno with ECN negotiated (`tcp_reno` with `net.ipv4.tcp_ecn` = 1): the interim stand-in
-/// for the ECN flavours until branch `linux-cc` is merged.
+/// Reno with ECN negotiated (`tcp_reno` with `net.ipv4.tcp_ecn` = 1): the sender enters
+/// CWR on ECN-Echo and Reno's ssthresh halves the window (RFC 3168 §6.1.2).
 #[derive(Clone, Debug, Default)]
 pub struct EcnReno(Reno);
 

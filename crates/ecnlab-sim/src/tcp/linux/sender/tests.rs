@@ -274,3 +274,38 @@ fn a_burst_of_losses_is_repaired_in_one_recovery() {
     assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (1, 0));
     assert_eq!(s.stats().retransmitted_bytes, 3 * MSS, "only the lost segments are resent");
 }
+
+/// tcp_is_cwnd_limited: an application-limited flow (2 segments in flight, cwnd 10) does
+/// not grow its window in slow start (cwnd >= 2 · max_packets_out), a cwnd-limited one does.
+#[test]
+fn only_a_cwnd_limited_flow_grows() {
+    let mut s = LinuxSender::new(&cfg(CcKind::NewReno, 10), 0, 0, 1, 0);
+    let mut out = Vec::new();
+    s.add_data(2 * MSS);
+    s.poll(0, &mut out);
+    s.on_ack(1000, &ack(2 * MSS, false, 0), None, &mut out);
+    assert_eq!(s.sock().snd_cwnd, 10, "application-limited: no growth");
+    let (mut s, mut out) = started(CcKind::NewReno, 10, 1000);
+    s.on_ack(1000, &ack(2 * MSS, false, 0), None, &mut out);
+    assert_eq!(s.sock().snd_cwnd, 12, "slow start: +2 for 2 segments delivered");
+}
+
+/// tcp_cwnd_restart: after an idle period, cwnd halves once per RTO that elapsed, down to
+/// the initial window; ssthresh keeps 3/4 of the window that was (tcp_current_ssthresh).
+#[test]
+fn an_idle_period_restarts_the_window() {
+    let (mut s, mut out) = started(CcKind::NewReno, 10, 10);
+    // A window of 40 after a reduction to ssthresh 20, everything acknowledged.
+    s.tp.snd_cwnd = 40;
+    s.tp.snd_ssthresh = 20;
+    s.on_ack(1000, &ack(10 * MSS, false, 0), None, &mut out);
+    let cwnd = s.sock().snd_cwnd;
+    let rto = s.rto();
+    assert!(s.is_idle());
+    // Idle for 2.5 RTO: two halvings (delta - rto > 0 twice), floor 10.
+    s.add_data(100 * MSS);
+    s.poll(1000 + rto * 5 / 2, &mut out);
+    assert_eq!(s.sock().snd_cwnd, (cwnd / 4).max(10));
+    assert_eq!(s.sock().snd_ssthresh, (cwnd >> 1) + (cwnd >> 2), "max(20, 3/4 cwnd)");
+    assert_eq!(out.len() as u32, s.sock().snd_cwnd);
+}
