@@ -99,13 +99,28 @@ fn scheduler_names() -> Vec<String> {
         .collect()
 }
 
+/// Every `[transport]` key: the default (`linux`) profile's, plus the keys only `textbook`
+/// reads, at their textbook defaults.
+fn transport_defaults() -> serde_json::Value {
+    use ecnlab_sim::tcp::TcpConfig;
+    let mut v = serde_json::to_value(TcpConfig::default()).unwrap_or_default();
+    if let (Some(m), Ok(serde_json::Value::Object(tb))) =
+        (v.as_object_mut(), serde_json::to_value(TcpConfig::textbook()))
+    {
+        for (k, x) in tb {
+            m.entry(k).or_insert(x);
+        }
+    }
+    v
+}
+
 /// The full default configuration of every table (for `ecnlab list --keys`).
 #[pyfunction]
 fn defaults_json() -> String {
     serde_json::json!({
         "switch": ecnlab_core::port::PortConfig::default(),
         "marking": ecnlab_core::MarkingConfig::default(),
-        "transport": ecnlab_sim::tcp::TcpConfig::default(),
+        "transport": transport_defaults(),
         "host": ecnlab_sim::config::HostConfig::default(),
         "metrics": ecnlab_sim::config::MetricsConfig::default(),
     })

@@ -15,7 +15,7 @@ use ecnlab_sim::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use std::collections::VecDeque;
 
 fn cfg() -> TcpConfig {
-    let mut c: TcpConfig = serde_json::from_value(serde_json::json!({"cc": "dctcp"})).unwrap();
+    let mut c: TcpConfig = serde_json::from_value(serde_json::json!({"profile": "textbook", "cc": "dctcp"})).unwrap();
     c.max_cwnd = 64;
     c
 }

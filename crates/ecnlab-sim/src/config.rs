@@ -465,6 +465,11 @@ impl Scenario {
             return Err("metrics.warmup: must be shorter than duration".into());
         }
         self.transport.validate()?;
+        for (i, f) in self.flows.iter().enumerate() {
+            if let Some(cc) = f.cc {
+                self.transport.check_cc(cc).map_err(|e| format!("flows[{i}].{e}"))?;
+            }
+        }
         if let Some(rv) = &self.rtt_variation {
             rv.delay.validate().map_err(|e| format!("rtt_variation.delay.{e}"))?;
         }

@@ -28,7 +28,8 @@ use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
 use crate::event::EventQueue;
 use crate::metrics::{FlowRecord, ProbeRecord, QueueSnapshot, TimeSeries};
 use crate::packet::{Ecn, Kind, Packet};
-use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::tcp::linux::{LinuxReceiver, LinuxSender};
+use crate::tcp::{Profile, TcpConfig, TcpReceiver, TcpSender};
 use crate::topology::{LinkSpec, Net};
 use crate::transport::{Receiver, Sender};
 use crate::workload::{self, FlowArrival, HostInfo};
@@ -469,7 +470,16 @@ impl Simulator {
                 Receiver::Dcqcn(DcqcnReceiver::new(&cfg.dcqcn, id, dst, src)),
             )
         } else {
-            (Sender::Tcp(TcpSender::new(cfg, id, src, dst, class)), Receiver::Tcp(TcpReceiver::new(cfg, id, dst, src)))
+            match cfg.profile {
+                Profile::Textbook => (
+                    Sender::Tcp(TcpSender::new(cfg, id, src, dst, class)),
+                    Receiver::Tcp(TcpReceiver::new(cfg, id, dst, src)),
+                ),
+                Profile::Linux => (
+                    Sender::Linux(LinuxSender::new(cfg, id, src, dst, class)),
+                    Receiver::Linux(LinuxReceiver::new(cfg, id, dst, src)),
+                ),
+            }
         };
         self.conns.push(Conn {
             src,
@@ -800,7 +810,8 @@ impl Simulator {
                 if self.conns[c].closed {
                     return;
                 }
-                self.conns[c].sender.on_ack(self.now, &pkt, &mut self.out);
+                let conn = &mut self.conns[c];
+                conn.sender.on_ack(self.now, &pkt, &conn.receiver, &mut self.out);
                 self.check_message_done(c);
                 self.flush_out();
                 self.arm_snd(c);

@@ -3,16 +3,21 @@
 
 use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
 use crate::packet::Packet;
+use crate::tcp::linux::{LinuxReceiver, LinuxSender};
 use crate::tcp::{TcpReceiver, TcpSender};
 use ecnlab_core::Nanos;
 
 pub enum Sender {
+    /// The `textbook` profile's TCP.
     Tcp(TcpSender),
+    /// The `linux` profile's TCP.
+    Linux(LinuxSender),
     Dcqcn(DcqcnSender),
 }
 
 pub enum Receiver {
     Tcp(TcpReceiver),
+    Linux(LinuxReceiver),
     Dcqcn(DcqcnReceiver),
 }
 
@@ -20,6 +25,7 @@ macro_rules! each {
     ($self:expr, $t:ident, $s:ident => $e:expr) => {
         match $self {
             $t::Tcp($s) => $e,
+            $t::Linux($s) => $e,
             $t::Dcqcn($s) => $e,
         }
     };
@@ -34,9 +40,21 @@ impl Sender {
     pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         each!(self, Sender, s => s.poll(now, out))
     }
+    /// An ACK (or CNP) arrived; `rcv` is the connection's receiver, whose SACK log holds
+    /// the blocks the ACK carries (`tcp::linux::sack_option`).
     #[inline]
-    pub fn on_ack(&mut self, now: Nanos, pkt: &Packet, out: &mut Vec<Packet>) {
-        each!(self, Sender, s => s.on_ack(now, pkt, out))
+    pub fn on_ack(&mut self, now: Nanos, pkt: &Packet, rcv: &Receiver, out: &mut Vec<Packet>) {
+        match self {
+            Sender::Tcp(s) => s.on_ack(now, pkt, out),
+            Sender::Linux(s) => {
+                let sack = match rcv {
+                    Receiver::Linux(r) => r.sack_log().read(pkt.payload),
+                    _ => None,
+                };
+                s.on_ack(now, pkt, sack, out)
+            }
+            Sender::Dcqcn(s) => s.on_ack(now, pkt, out),
+        }
     }
     #[inline]
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
@@ -64,6 +82,7 @@ impl Sender {
     pub fn set_pias(&mut self, start_seq: u64, thresholds: &[u64]) {
         match self {
             Sender::Tcp(s) => s.set_pias(start_seq, thresholds),
+            Sender::Linux(s) => s.set_pias(start_seq, thresholds),
             Sender::Dcqcn(_) => {} // PIAS tags TCP flows only
         }
     }
@@ -71,6 +90,7 @@ impl Sender {
     pub fn timeouts(&self) -> u64 {
         match self {
             Sender::Tcp(s) => s.stats().timeouts,
+            Sender::Linux(s) => s.stats().timeouts,
             Sender::Dcqcn(s) => s.stats().timeouts,
         }
     }
@@ -78,6 +98,7 @@ impl Sender {
     pub fn fast_retransmits(&self) -> u64 {
         match self {
             Sender::Tcp(s) => s.stats().fast_retransmits,
+            Sender::Linux(s) => s.stats().fast_retransmits,
             Sender::Dcqcn(s) => s.stats().nak_rewinds,
         }
     }

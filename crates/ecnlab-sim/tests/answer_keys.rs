@@ -31,6 +31,7 @@ fn isolated_flow_fct_equals_ideal_fct() {
     let scn = star(
         r#"
 [transport]
+profile = "textbook"
 cc = "dctcp"
 init_cwnd = 100000
 max_cwnd = 100000
@@ -55,6 +56,7 @@ fn one_long_flow_fills_the_link() {
         let mut scn = star(&format!(
             r#"
 [transport]
+profile = "textbook"
 cc = "{cc}"
 [[flows]]
 src = 1
@@ -88,6 +90,7 @@ fn two_dctcp_flows_share_within_5_percent() {
         r#"
 duration = "60ms"
 [transport]
+profile = "textbook"
 cc = "dctcp"
 [[flows]]
 src = 1
@@ -114,6 +117,7 @@ fn same_seed_same_summary_and_packet_accounting_holds() {
     let scn = star(
         r#"
 [transport]
+profile = "textbook"
 cc = "dctcp"
 [[flows]]
 src = 1
@@ -153,6 +157,7 @@ fn dctcp_queue_oscillates_around_k() {
     let scn = star(
         r#"
 [transport]
+profile = "textbook"
 cc = "dctcp"
 [[flows]]
 src = 1

@@ -208,8 +208,8 @@ pub(crate) enum Cc {
 impl Cc {
     pub(crate) fn new(cfg: &TcpConfig) -> Self {
         match cfg.cc {
-            // Cubic is a `linux`-profile algorithm (`tcp::linux::cubic`); the textbook
-            // profile refuses it, a stray one grows as NewReno.
+            // Cubic is refused under the textbook profile (`TcpConfig::check_cc`); a
+            // textbook sender built by hand with it behaves as NewReno.
             CcKind::NewReno | CcKind::Cubic => Cc::NewReno(NewReno),
             // DCQCN connections never build a TCP sender; a stray one behaves as ECN*.
             CcKind::EcnStar | CcKind::Dcqcn => Cc::EcnStar(EcnStar),

@@ -27,7 +27,7 @@ pub mod linux;
 pub mod receiver;
 pub mod sender;
 
-pub use config::{CcKind, PartialAckRto, TcpConfig};
+pub use config::{CcKind, PartialAckRto, Profile, TcpConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use sender::{SenderStats, TcpSender};
 

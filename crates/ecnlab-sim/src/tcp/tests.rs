@@ -257,7 +257,7 @@ fn idle_after_completion_and_request_response() {
 
 #[test]
 fn unlimited_flow_never_sends_fin_and_respects_max_cwnd() {
-    let c = TcpConfig { max_cwnd: 20, cc: CcKind::NewReno, ..Default::default() };
+    let c = TcpConfig { max_cwnd: 20, cc: CcKind::NewReno, ..TcpConfig::textbook() };
     let mut net = Net::pass(&c, 25 * NS_PER_US, TBPS);
     net.send(UNLIMITED);
     net.run(2 * NS_PER_MS);
@@ -341,7 +341,7 @@ fn forty_holes(c: &TcpConfig) -> Net {
 }
 
 fn forty_holes_cfg() -> TcpConfig {
-    TcpConfig { rto_min: Duration(500 * NS_PER_US), cc: CcKind::NewReno, ..Default::default() }
+    TcpConfig { rto_min: Duration(500 * NS_PER_US), cc: CcKind::NewReno, ..TcpConfig::textbook() }
 }
 
 #[test]
@@ -404,7 +404,7 @@ fn timeout_during_fast_recovery_keeps_the_recovery_ssthresh() {
 fn limited_transmit_rfc3042_turns_a_small_window_loss_into_fast_retransmit() {
     // cwnd 2 segments, the first one lost: one duplicate ACK only, unless each of the first
     // two duplicate ACKs releases a new segment (RFC 3042), whose ACKs complete the three.
-    let c = TcpConfig { init_cwnd: 2, cc: CcKind::NewReno, ..Default::default() };
+    let c = TcpConfig { init_cwnd: 2, cc: CcKind::NewReno, ..TcpConfig::textbook() };
     let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, drop_first_tx(&[0]));
     net.send(segs(20));
     net.run(u64::MAX);
@@ -430,7 +430,7 @@ fn slow_start_after_a_timeout_counts_one_segment_per_ack_rfc3465() {
     // retransmission covers all 10. RFC 3465 §2.3: L = 1·SMSS in the slow start after a
     // timeout, so cwnd goes 1 -> 2 segments (L = 2 would give 3); afterwards, back to
     // L = 2 once slow start has ended.
-    let c = TcpConfig { init_cwnd: 10, cc: CcKind::NewReno, ..Default::default() };
+    let c = TcpConfig { init_cwnd: 10, cc: CcKind::NewReno, ..TcpConfig::textbook() };
     let mut zero_sent = 0;
     let fate: FateFn = Box::new(move |_, p| {
         if p.seq == 0 {
@@ -486,7 +486,7 @@ fn tail_drop_recovered_by_rto() {
 fn rto_backoff_doubles_up_to_rto_max() {
     // Everything sent before the 16th data packet is lost: the initial window (10) and the
     // retransmissions after the first five timeouts.
-    let c = TcpConfig { rto_max: Duration::from_ms(30), cc: CcKind::NewReno, ..Default::default() };
+    let c = TcpConfig { rto_max: Duration::from_ms(30), cc: CcKind::NewReno, ..TcpConfig::textbook() };
     let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, Box::new(|i, _| if i < 15 { Fate::Drop } else { Fate::Pass }));
     net.send(segs(30));
     net.run(u64::MAX);
@@ -504,7 +504,7 @@ fn rto_backoff_doubles_up_to_rto_max() {
 #[test]
 fn rto_estimator_follows_rfc6298() {
     // 1 ms one-way delay, rto_min 1 us: RTO = srtt + 4 rttvar with srtt = 2 ms.
-    let c = TcpConfig { rto_min: Duration(1_000), cc: CcKind::NewReno, ..Default::default() };
+    let c = TcpConfig { rto_min: Duration(1_000), cc: CcKind::NewReno, ..TcpConfig::textbook() };
     let mut net = Net::pass(&c, NS_PER_MS, TBPS);
     net.send(segs(1));
     net.run(u64::MAX);
@@ -520,7 +520,7 @@ fn go_back_n_after_timeout_with_receiver_buffer() {
     // Lose the first two segments of a 4-segment flow: too few dupacks for fast
     // retransmit; the RTO retransmits segment 0, the receiver then acks up to segment 1's
     // hole, and so on.
-    let c = TcpConfig { init_cwnd: 4, cc: CcKind::NewReno, ..Default::default() };
+    let c = TcpConfig { init_cwnd: 4, cc: CcKind::NewReno, ..TcpConfig::textbook() };
     let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, drop_first_tx(&[0, 1]));
     net.send(segs(4));
     net.run(u64::MAX);
@@ -692,13 +692,13 @@ fn dctcp_reduces_at_most_once_per_window() {
 #[test]
 fn dctcp_alpha_init_param() {
     for a0 in [0.0, 1.0, 0.5] {
-        let c = TcpConfig { dctcp_alpha_init: a0, ..Default::default() };
+        let c = TcpConfig { dctcp_alpha_init: a0, ..TcpConfig::textbook() };
         let s = TcpSender::new(&c, 0, 0, 1, 0);
         assert_eq!(s.stats().alpha, a0);
     }
     // With alpha_init = 1, the first mark halves like ECN*; with 0 it barely cuts.
     let first_cut = |a0: f64| {
-        let c = TcpConfig { dctcp_alpha_init: a0, ..Default::default() };
+        let c = TcpConfig { dctcp_alpha_init: a0, ..TcpConfig::textbook() };
         let mut net = Net::new(&c, 25 * NS_PER_US, GBPS10, mark_first_tx(&[5]));
         net.send(segs(100));
         net.run(u64::MAX);
@@ -746,7 +746,7 @@ fn reference_dctcp_echo(ce: &[bool], m: u32) -> Vec<(u64, bool)> {
 /// Feeds in-order segments with the given CE pattern, 1 us apart, to a fresh receiver, and
 /// lets the delayed-ACK timer fire at the end.
 fn run_receiver(cc: CcKind, ce: &[bool], m: u32) -> Vec<(u64, bool)> {
-    let c = TcpConfig { cc, delayed_ack: m, delayed_ack_timeout: Duration(100 * NS_PER_US), ..Default::default() };
+    let c = TcpConfig { cc, delayed_ack: m, delayed_ack_timeout: Duration(100 * NS_PER_US), ..TcpConfig::textbook() };
     let mut r = TcpReceiver::new(&c, 0, 1, 0);
     let mut out = Vec::new();
     for (i, &x) in ce.iter().enumerate() {
@@ -808,7 +808,7 @@ fn dctcp_receiver_ce_echo_delayed_ack_2() {
 
 #[test]
 fn delayed_ack_timer_and_immediate_acks() {
-    let c = TcpConfig { delayed_ack: 2, delayed_ack_timeout: Duration(40 * NS_PER_US), ..Default::default() };
+    let c = TcpConfig { delayed_ack: 2, delayed_ack_timeout: Duration(40 * NS_PER_US), ..TcpConfig::textbook() };
     let mut r = TcpReceiver::new(&c, 0, 1, 0);
     let mut out = Vec::new();
     let seg = |k: u64, fin: bool| Packet {
@@ -863,7 +863,7 @@ fn delayed_ack_timer_and_immediate_acks() {
 #[test]
 fn delayed_ack_flows_complete() {
     for cc in [CcKind::NewReno, CcKind::Dctcp] {
-        let c = TcpConfig { cc, delayed_ack: 2, delayed_ack_timeout: Duration::from_ms(40), ..Default::default() };
+        let c = TcpConfig { cc, delayed_ack: 2, delayed_ack_timeout: Duration::from_ms(40), ..TcpConfig::textbook() };
         let mut net = Net::pass(&c, 25 * NS_PER_US, GBPS10);
         net.send(segs(21));
         net.run(u64::MAX);
@@ -884,7 +884,7 @@ fn ack(k: u64, ece: bool) -> Packet {
 #[test]
 fn dualq_alpha_per_ack_with_2_pow_minus_20_resolution() {
     let scale = (1u64 << 20) as f64;
-    let c = TcpConfig { cc: CcKind::DctcpDualq, init_cwnd: 100, ..Default::default() };
+    let c = TcpConfig { cc: CcKind::DctcpDualq, init_cwnd: 100, ..TcpConfig::textbook() };
     let mut s = TcpSender::new(&c, 0, 0, 1, 0);
     let mut out = Vec::new();
     s.add_data(UNLIMITED);
@@ -916,7 +916,7 @@ fn dualq_alpha_per_ack_with_2_pow_minus_20_resolution() {
     }
 
     // Plain DCTCP on the same script keeps alpha until the window ends.
-    let c = TcpConfig { cc: CcKind::Dctcp, init_cwnd: 100, ..Default::default() };
+    let c = TcpConfig { cc: CcKind::Dctcp, init_cwnd: 100, ..TcpConfig::textbook() };
     let mut d = TcpSender::new(&c, 0, 0, 1, 0);
     d.add_data(UNLIMITED);
     d.poll(0, &mut out);
@@ -936,7 +936,7 @@ fn dualq_script(grow_in_cwr: bool, progressive: bool, upto: u64) -> TcpSender {
         init_cwnd: 100,
         dualq_grow_in_cwr: grow_in_cwr,
         dualq_progressive: progressive,
-        ..Default::default()
+        ..TcpConfig::textbook()
     };
     let mut s = TcpSender::new(&c, 0, 0, 1, 0);
     let mut out = Vec::new();
@@ -1094,7 +1094,7 @@ mod props {
             cc in prop_oneof![Just(CcKind::NewReno), Just(CcKind::EcnStar), Just(CcKind::Dctcp), Just(CcKind::DctcpDualq)],
             delack in 1u32..3,
         ) {
-            let c = TcpConfig { cc, delayed_ack: delack, ..Default::default() };
+            let c = TcpConfig { cc, delayed_ack: delack, ..TcpConfig::textbook() };
             let fate: FateFn = Box::new(move |i, _| {
                 let i = i as usize;
                 if drops.get(i).copied().unwrap_or(false) && i % 3 != 2 { Fate::Drop }

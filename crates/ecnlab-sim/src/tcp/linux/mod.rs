@@ -10,6 +10,7 @@
 //! - [`congestion_ops`] / [`LinuxCa`]: `transport.cc` to one of them, enum-dispatched.
 //! - [`receiver`]: the receiver (delayed ACKs with quick-ACK, SACK blocks, ECN echo).
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
+//! - [`sender`]: the sender (loss recovery, PRR, RTO), on the SACK [`scoreboard`].
 
 pub mod ca;
 pub mod cubic;
@@ -17,6 +18,11 @@ pub mod dctcp;
 pub mod dctcp_dualq;
 pub mod receiver;
 pub mod sack_option;
+pub mod scoreboard;
+pub mod sender;
+
+pub use receiver::LinuxReceiver;
+pub use sender::LinuxSender;
 
 use super::config::{CcKind, TcpConfig};
 use ca::{AckSample, CaEvent, CaSock, CaState, CongestionOps, Reno};
@@ -46,7 +52,14 @@ fn shift_of(g: f64) -> u32 {
 pub fn congestion_ops(cfg: &TcpConfig) -> LinuxCa {
     match cfg.cc {
         CcKind::NewReno | CcKind::EcnStar | CcKind::Dcqcn => LinuxCa::Reno(Reno),
-        CcKind::Cubic => LinuxCa::Cubic(Cubic::new(CubicParams { hystart: cfg.hystart, ..Default::default() })),
+        CcKind::Cubic => LinuxCa::Cubic(Cubic::new(CubicParams {
+            // tcp_cubic.c keeps beta in 1/1024 and C as bic_scale = C x 1024 / 10.
+            beta: (cfg.cubic_beta * 1024.0).round() as u32,
+            bic_scale: (cfg.cubic_c * 1024.0 / 10.0).round().max(1.0) as u32,
+            fast_convergence: cfg.cubic_fast_convergence,
+            hystart: cfg.cubic_hystart,
+            ..Default::default()
+        })),
         CcKind::Dctcp => LinuxCa::Dctcp(Dctcp::new(shift_of(cfg.dctcp_g), dctcp::alpha_on_init(cfg.dctcp_alpha_init))),
         CcKind::DctcpDualq => {
             let bits = if cfg.dualq_alpha_bits == 0 { 52 } else { cfg.dualq_alpha_bits.min(52) };

@@ -98,6 +98,11 @@ pub struct LinuxReceiver {
     src: u16,
     dst: u16,
     mode: EchoMode,
+    /// `transport.delayed_ack = 2` (Linux's rule); 1 ACKs every segment, as a socket with
+    /// `TCP_QUICKACK` set after every read.
+    delayed: bool,
+    /// SACK negotiated (`transport.sack`; `net.ipv4.tcp_sack`): ACKs carry SACK blocks.
+    sack: bool,
     /// `TCP_ATO_MIN` / `TCP_DELACK_MIN`.
     ato_min: Nanos,
     /// The receiver's RTO (`icsk_rto`): idle detection and the bound of `ato`.
@@ -157,6 +162,8 @@ impl LinuxReceiver {
             src,
             dst,
             mode,
+            delayed: cfg.delayed_ack >= 2,
+            sack: cfg.sack,
             ato_min: cfg.delayed_ack_timeout.ns().max(1),
             rto: cfg.rto_min.ns().max(1),
             advmss: cfg.mss,
@@ -379,7 +386,7 @@ impl LinuxReceiver {
             return;
         }
         let more_than_one_full = self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64;
-        if more_than_one_full || self.quick > 0 || self.ack_now || !self.ooo.is_empty() {
+        if !self.delayed || more_than_one_full || self.quick > 0 || self.ack_now || !self.ooo.is_empty() {
             self.send_ack(out);
             return;
         }
@@ -420,7 +427,8 @@ impl LinuxReceiver {
 
     fn push_ack(&mut self, ack: u64, ece: bool, out: &mut Vec<Packet>) {
         let mut blocks = SackBlocks::default();
-        for &(s, e) in &self.sacks[..self.num_sacks.min(MAX_SACK_BLOCKS)] {
+        let n = if self.sack { self.num_sacks.min(MAX_SACK_BLOCKS) } else { 0 };
+        for &(s, e) in &self.sacks[..n] {
             blocks.push(s, e);
         }
         let tag = self.sack_log.record(&blocks);
@@ -555,6 +563,24 @@ mod tests {
         }
         assert_eq!(r.quick_acks_left(), 0);
         (r, 16 * US)
+    }
+
+    /// `delayed_ack = 1` ACKs every segment after the quick ACKs too; `sack = false` sends
+    /// no SACK blocks (SACK not negotiated) but still ACKs out-of-order data at once.
+    #[test]
+    fn delayed_ack_one_acks_every_segment_and_sack_off_sends_no_blocks() {
+        let c = TcpConfig { delayed_ack: 1, sack: false, ..cfg(CcKind::NewReno) };
+        let mut r = LinuxReceiver::new(&c, 1, 1, 0);
+        for i in 0..40 {
+            assert_eq!(feed(&mut r, i * US, seg(i, i * US, Ecn::NotEct)).len(), 1, "segment {i}");
+        }
+        assert_eq!(r.timer(), None);
+        let mut out = Vec::new();
+        r.on_data(50 * US, &seg(45, 50 * US, Ecn::NotEct), &mut out);
+        assert_eq!(out.len(), 1, "out-of-order data is ACKed at once");
+        assert_eq!(out[0].seq, 40 * MSS as u64);
+        assert_eq!(out[0].payload, 0, "no SACK option without SACK");
+        assert!(r.sack_log().read(out[0].payload).is_none());
     }
 
     #[test]

@@ -1,0 +1,786 @@
+//! The `linux` profile's TCP sender: what net/ipv4/tcp_input.c (`tcp_ack`,
+//! `tcp_fastretrans_alert`, `tcp_cong_control`), tcp_output.c (`tcp_write_xmit`,
+//! `tcp_xmit_retransmit_queue`) and tcp_timer.c (`tcp_retransmit_timer`) do, as a sans-IO
+//! state machine that takes `now`.
+//!
+//! Read first: RFC 6675 (SACK loss recovery: the scoreboard in [`super::scoreboard`], pipe,
+//! NextSeg), RFC 6937 (PRR), RFC 6298 and Linux's `tcp_rtt_estimator`, RFC 3168 §6.1.2 (CWR),
+//! and [`super::ca`] for where the congestion-control hooks are called.
+//!
+//! What it does, in the kernel's words:
+//! - Windows in whole segments (`snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt` in [`CaSock`]);
+//!   sequence numbers in bytes from 0.
+//! - `ca_state` Open / Disorder / CWR / Recovery / Loss as `tcp_fastretrans_alert` moves it.
+//!   Recovery starts when a segment is deemed lost (RFC 6675 IsLost: `dupack_thresh`
+//!   SACKed segments above it) or `dupack_thresh` segments are SACKed
+//!   (`tcp_time_to_recover`); it ends when `high_seq` (RFC 6675 RecoveryPoint) is
+//!   cumulatively acknowledged, with `snd_cwnd = snd_ssthresh` (`tcp_end_cwnd_reduction`).
+//! - ECN-Echo in Open or Disorder enters CWR (`tcp_enter_cwr`): ssthresh from the
+//!   algorithm, PRR down to it, CWR set on the next new data segment; CWR ends once data
+//!   above `high_seq` is acknowledged.
+//! - PRR (RFC 6937, `tcp_cwnd_reduction`) sets `snd_cwnd = pipe + sndcnt` on every ACK of a
+//!   reduction, CWR and Recovery alike, with Linux's choice between the conservative and
+//!   the slow-start reduction bound (SSRB only on an ACK that advances `snd_una` without new
+//!   loss, as RFC 9937).
+//! - Sending, as RFC 6675 NextSeg orders it: (1) segments deemed lost, (2) new data, then,
+//!   in Recovery only, (3) the first unSACKed segment below SACKed data and (4) one rescue
+//!   retransmission per recovery, each while pipe < cwnd (`tcp_packets_in_flight`).
+//!   Limited Transmit (RFC 3042) follows from pipe leaving SACKed segments out, as in Linux.
+//! - Without SACK (`transport.sack = false`) duplicate ACKs count as SACKed segments
+//!   (`tcp_add_reno_sack`), the head is marked lost at the threshold and on each partial ACK
+//!   (`tcp_newreno_mark_lost`).
+//! - RTO: `tcp_rtt_estimator` in microseconds (srtt << 3, mdev, mdev_max, rttvar floored at
+//!   `rto_min` per round trip), RTO = srtt + rttvar, doubled per timeout up to `rto_max`,
+//!   recomputed (backoff ended) by the next RTT sample. RTT samples come from the oldest
+//!   newly acknowledged never-retransmitted segment (`tcp_clean_rtx_queue`'s `first_ackt`),
+//!   else from the timestamp echo (`tx_ns` of the ACK). The timer is re-armed to now + RTO
+//!   on every ACK that acknowledges data and on a retransmission of the head.
+//! - An RTO enters Loss (`tcp_enter_loss`): every segment not SACKed is lost, `snd_cwnd =
+//!   pipe + 1`, slow start; Loss ends when `high_seq` is acknowledged.
+//! - Slow-start restart after idle (`tcp_slow_start_after_idle_check`, `tcp_cwnd_restart`)
+//!   and `tcp_is_cwnd_limited` / `tcp_cwnd_validate` feeding the algorithm.
+//! - `delivered` / `delivered_ce` count segments newly acknowledged or SACKed, the latter on
+//!   ACKs with ECN-Echo (`tcp_count_delivered`). `in_ack_event` is called after the
+//!   scoreboard is updated (the order of Linux 6.14+, so DCTCP sees this ACK's deliveries).
+//!
+//! Deliberate deviations from Linux:
+//! - The connection is pre-established (no SYN/SYN-ACK; `rto_init` stands for the RTO a
+//!   handshake leaves behind when no sample exists), and has an unlimited receive window
+//!   (`max_cwnd` stands for it).
+//! - No RACK-TLP (loss detection is RFC 6675's DupThresh rule, Linux with
+//!   `tcp_recovery = 0`), no tail loss probe, no F-RTO, no undo (DSACK, Eifel,
+//!   timestamps): a spurious reduction is not reverted.
+//! - NextSeg rules 3 and 4 (RFC 6675) are done, which Linux does not (it has TLP instead).
+//! - No TSO/GSO, no pacing, no Nagle: one MSS-sized segment at a time, sent as soon as
+//!   pipe < cwnd. No RFC 2861 cwnd decay when application-limited.
+//! - Time is the simulator's nanoseconds, not jiffies: RTOs are not rounded up to the
+//!   kernel's HZ ticks, and timestamp RTT samples have microsecond resolution.
+
+use super::ca::{ack_flags, AckSample, CaEvent, CaSock, CaState, CongestionOps, INFINITE_SSTHRESH};
+use super::sack_option::SackBlocks;
+use super::scoreboard::{AckDelta, Scoreboard};
+use super::{congestion_ops, LinuxCa};
+use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
+use crate::tcp::config::TcpConfig;
+use crate::tcp::sender::{SenderStats, MAX_PIAS_LEVELS};
+use ecnlab_core::units::Nanos;
+
+const UNLIMITED_FROM: u64 = u64::MAX / 8;
+const APP_CAP: u64 = u64::MAX / 2;
+const NS_PER_US: u64 = 1000;
+
+/// The RTO estimator of `tcp_rtt_estimator` / `tcp_set_rto`, in microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RttEstimator {
+    /// Smoothed RTT << 3 (`srtt_us`), 0 before the first sample.
+    pub srtt_us: u64,
+    /// Mean deviation << 2 (`mdev_us`), its maximum over the current round (`mdev_max_us`),
+    /// and the variance used by the RTO (`rttvar_us`).
+    pub mdev_us: u64,
+    pub mdev_max_us: u64,
+    pub rttvar_us: u64,
+    /// `rtt_seq`: the round ends when `snd_una` passes it.
+    pub rtt_seq: u64,
+    /// `rto_min` in microseconds (`tcp_rto_min_us`).
+    pub rto_min_us: u64,
+}
+
+impl RttEstimator {
+    /// One RTT sample `m` (µs) on an ACK that moved `snd_una`; `snd_nxt` starts the next
+    /// round. Line by line `tcp_rtt_estimator`.
+    pub fn sample(&mut self, m_us: u64, snd_una: u64, snd_nxt: u64) {
+        let m = m_us.max(1) as i64;
+        if self.srtt_us != 0 {
+            let mut m = m - (self.srtt_us >> 3) as i64; // error in the estimate
+            let srtt = self.srtt_us as i64 + m; // srtt = 7/8 srtt + 1/8 new
+            let mdev = self.mdev_us as i64;
+            if m < 0 {
+                // RTT fell: a smaller gain (1/32) on mdev, so the RTO does not grow when
+                // the RTT drops (the kernel's comment: "similar to one of Eifel findings").
+                m = -m - (mdev >> 2);
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= mdev >> 2;
+            }
+            self.mdev_us = (mdev + m) as u64; // mdev = 3/4 mdev + 1/4 new
+            if self.mdev_us > self.mdev_max_us {
+                self.mdev_max_us = self.mdev_us;
+                if self.mdev_max_us > self.rttvar_us {
+                    self.rttvar_us = self.mdev_max_us;
+                }
+            }
+            if snd_una > self.rtt_seq {
+                // Once per round: rttvar decays towards the round's largest mdev, which
+                // restarts at rto_min (so rttvar, and RTO - srtt, never go below rto_min).
+                if self.mdev_max_us < self.rttvar_us {
+                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max_us = self.rto_min_us;
+            }
+            self.srtt_us = (srtt as u64).max(1);
+        } else {
+            self.srtt_us = ((m as u64) << 3).max(1);
+            self.mdev_us = (m as u64) << 1; // rto = 3 rtt
+            self.rttvar_us = self.mdev_us.max(self.rto_min_us);
+            self.mdev_max_us = self.rttvar_us;
+            self.rtt_seq = snd_nxt;
+        }
+    }
+
+    /// `__tcp_set_rto`: srtt + rttvar, µs.
+    pub fn rto_us(&self) -> u64 {
+        (self.srtt_us >> 3) + self.rttvar_us
+    }
+}
+
+/// A `linux` TCP sender for one flow.
+#[derive(Clone, Debug)]
+pub struct LinuxSender {
+    // --- params ---
+    flow: u32,
+    src: u16,
+    dst: u16,
+    dscp: u8,
+    pias_start: u64,
+    pias_thresholds: [u64; MAX_PIAS_LEVELS],
+    pias_levels: u8,
+    mss: u32,
+    init_cwnd: u32,
+    dupthresh: u32,
+    rto_max: Nanos,
+    sack: bool,
+    prr: bool,
+    limited_transmit: bool,
+    slow_start_restart: bool,
+    ecn: bool,
+    // --- sequence state ---
+    app_limit: u64,
+    /// `snd_nxt`: the next new byte (never moves back; retransmissions come from the
+    /// scoreboard).
+    snd_nxt: u64,
+    sb: Scoreboard,
+    /// Reno emulation: duplicate ACKs counted as SACKed segments (`sacked_out` without SACK).
+    reno_sacked: u32,
+    // --- congestion state ---
+    tp: CaSock,
+    ca: LinuxCa,
+    /// `high_seq`: `snd_nxt` when the current CWR / Recovery / Loss began.
+    high_seq: u64,
+    /// PRR (RFC 6937): `prr_delivered`, `prr_out`; `tp.prior_cwnd` is RecoverFS.
+    prr_delivered: u32,
+    prr_out: u32,
+    /// RFC 6675 HighRxt (end of the highest retransmission) and RescueRxt.
+    high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    /// The reduction began on this ACK and nothing has been sent since: one segment may go
+    /// regardless of cwnd (PRR's "force fast retransmit" when `prr` is off).
+    force_one: bool,
+    /// `TCP_ECN_QUEUE_CWR`: set CWR on the next new data segment.
+    queue_cwr: bool,
+    // --- cwnd validation (tcp_cwnd_validate) ---
+    is_cwnd_limited: bool,
+    max_packets_out: u32,
+    cwnd_usage_seq: u64,
+    // --- RTO ---
+    rtt: RttEstimator,
+    rto: Nanos,
+    backoff: u32,
+    /// Consecutive timeouts without progress (`icsk_retransmits`).
+    retransmits: u32,
+    deadline: Option<Nanos>,
+    lsndtime: Nanos,
+    sent_any: bool,
+    stats: SenderStats,
+}
+
+impl LinuxSender {
+    pub fn new(cfg: &TcpConfig, flow: u32, src: u16, dst: u16, dscp: u8) -> Self {
+        let mut ca = congestion_ops(cfg);
+        let init_cwnd = cfg.init_cwnd.max(1);
+        let mut tp = CaSock {
+            snd_cwnd: init_cwnd,
+            snd_ssthresh: INFINITE_SSTHRESH,
+            snd_cwnd_clamp: cfg.max_cwnd.max(init_cwnd),
+            mss: cfg.mss.max(1),
+            min_rtt_us: u32::MAX,
+            ..Default::default()
+        };
+        ca.init(&mut tp);
+        let mut s = LinuxSender {
+            flow,
+            src,
+            dst,
+            dscp,
+            pias_start: 0,
+            pias_thresholds: [0; MAX_PIAS_LEVELS],
+            pias_levels: 0,
+            mss: cfg.mss.max(1),
+            init_cwnd,
+            dupthresh: cfg.dupack_thresh.max(1),
+            rto_max: cfg.rto_max.ns().max(1),
+            sack: cfg.sack,
+            prr: cfg.prr,
+            limited_transmit: cfg.limited_transmit,
+            slow_start_restart: cfg.slow_start_restart,
+            // ECN negotiated (net.ipv4.tcp_ecn): ECT on new data; `needs_ecn` adds retransmissions.
+            ecn: cfg.cc.uses_ecn() || ca.needs_ecn(),
+            app_limit: 0,
+            snd_nxt: 0,
+            sb: Scoreboard::default(),
+            reno_sacked: 0,
+            tp,
+            ca,
+            high_seq: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            high_rxt: 0,
+            rescue_rxt: None,
+            force_one: false,
+            queue_cwr: false,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            rtt: RttEstimator { rto_min_us: cfg.rto_min.ns() / NS_PER_US, ..Default::default() },
+            rto: cfg.rto_init.ns().min(cfg.rto_max.ns()).max(1),
+            backoff: 0,
+            retransmits: 0,
+            deadline: None,
+            lsndtime: 0,
+            sent_any: false,
+            stats: SenderStats::default(),
+        };
+        s.sync_stats();
+        s
+    }
+
+    // --- the driving interface (as `TcpSender`) ---
+
+    /// The application has `bytes` more to send (see `TcpSender::add_data`).
+    pub fn add_data(&mut self, bytes: u64) {
+        self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
+    }
+    pub fn set_dscp(&mut self, dscp: u8) {
+        self.dscp = dscp;
+    }
+    /// PIAS tagging, as `TcpSender::set_pias`.
+    pub fn set_pias(&mut self, start_seq: u64, thresholds: &[u64]) {
+        let n = thresholds.len().min(MAX_PIAS_LEVELS);
+        self.pias_start = start_seq;
+        self.pias_thresholds[..n].copy_from_slice(&thresholds[..n]);
+        self.pias_levels = n as u8;
+    }
+    fn segment_dscp(&self, seq: u64) -> u8 {
+        let off = seq.saturating_sub(self.pias_start);
+        match self.pias_thresholds[..self.pias_levels as usize].iter().position(|&t| off <= t) {
+            Some(level) => level as u8,
+            None => self.dscp,
+        }
+    }
+    pub fn timer(&self) -> Option<Nanos> {
+        self.deadline
+    }
+    pub fn is_idle(&self) -> bool {
+        self.tp.snd_una >= self.app_limit
+    }
+    pub fn acked_bytes(&self) -> u64 {
+        self.tp.snd_una
+    }
+    pub fn added_bytes(&self) -> u64 {
+        self.app_limit
+    }
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+    /// The congestion-control view of the socket (windows in segments, state).
+    pub fn sock(&self) -> &CaSock {
+        &self.tp
+    }
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    /// `tcp_packets_in_flight` (RFC 6675 pipe), segments.
+    pub fn pipe(&self) -> u32 {
+        self.sb.pipe() - self.reno_sacked.min(self.sb.pipe())
+    }
+    pub fn rto(&self) -> Nanos {
+        self.rto
+    }
+    pub fn rtt_estimator(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Sends what NextSeg and the window allow.
+    pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        self.tp.now = now;
+        self.transmit(now, out);
+        self.sync_stats();
+    }
+
+    /// An ACK arrived; `sack` holds its SACK blocks (none without the option).
+    pub fn on_ack(&mut self, now: Nanos, ack: &Packet, sack: Option<&SackBlocks>, out: &mut Vec<Packet>) {
+        if ack.kind != Kind::Ack {
+            return;
+        }
+        self.tp.now = now;
+        self.stats.acks_received += 1;
+        let a = ack.seq.min(self.snd_nxt);
+        if a < self.tp.snd_una {
+            // Older than what we know (`before(ack, prior_snd_una)`): ignored.
+            self.transmit(now, out);
+            self.sync_stats();
+            return;
+        }
+        let ece = self.ecn && ack.has(flags::ECE);
+        if ece {
+            self.stats.ece_acks += 1;
+        }
+        let prior_in_flight = self.pipe();
+        let prior_packets = self.sb.packets_out();
+        let prior_delivered = self.tp.delivered;
+        let prior_una = self.tp.snd_una;
+
+        // tcp_sacktag_write_queue, then tcp_clean_rtx_queue.
+        let mut d = AckDelta::default();
+        if self.sack {
+            if let Some(b) = sack {
+                for &(s, e) in b.as_slice() {
+                    if e > a {
+                        self.sb.sack_block(s.max(a), e.min(self.snd_nxt), &mut d);
+                    }
+                }
+            }
+        }
+        self.sb.cumulative_ack(a, &mut d);
+        self.tp.snd_una = a;
+        let una_advanced = a > prior_una;
+        let dupack = !una_advanced && d.sacked == 0 && prior_packets > 0;
+        let mut delivered = d.acked + d.sacked;
+        if !self.sack {
+            // tcp_remove_reno_sacks / tcp_add_reno_sack.
+            if una_advanced {
+                delivered = d.acked.saturating_sub(self.reno_sacked).max(1);
+                self.reno_sacked = self.reno_sacked.saturating_sub(d.acked.saturating_sub(1));
+            } else if dupack {
+                let before = self.reno_sacked;
+                self.reno_sacked = (self.reno_sacked + 1).min(self.sb.packets_out().saturating_sub(1));
+                delivered = self.reno_sacked - before;
+            }
+            self.reno_sacked = self.reno_sacked.min(self.sb.packets_out().saturating_sub(self.sb.lost_out.max(1)));
+        }
+        self.tp.delivered = self.tp.delivered.wrapping_add(delivered);
+        if ece {
+            self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(delivered);
+        }
+
+        if una_advanced {
+            self.retransmits = 0;
+            // tcp_ack_update_rtt: Karn's rule for sequence samples, else the echo.
+            let sample = match (d.first_tx, d.retrans_acked) {
+                (Some(tx), false) if tx <= now => Some(now - tx),
+                _ if ack.tx_ns <= now => Some(now - ack.tx_ns),
+                _ => None,
+            };
+            if let Some(r) = sample {
+                let us = (r / NS_PER_US).max(1);
+                self.rtt.sample(us, a, self.snd_nxt);
+                self.tp.srtt_us = self.rtt.srtt_us.min(u32::MAX as u64) as u32;
+                self.tp.min_rtt_us = self.tp.min_rtt_us.min(us.min(u32::MAX as u64) as u32);
+                self.rto = (self.rtt.rto_us() * NS_PER_US).min(self.rto_max).max(1);
+                self.backoff = 0;
+            }
+            if delivered > 0 {
+                let rtt_us = sample.map_or(-1, |r| (r / NS_PER_US).min(i32::MAX as u64) as i32);
+                self.ca
+                    .pkts_acked(&mut self.tp, &AckSample { pkts_acked: delivered, rtt_us, in_flight: prior_in_flight });
+            }
+            // tcp_set_xmit_timer / tcp_rearm_rto.
+            self.deadline = if self.sb.packets_out() > 0 { Some(now + self.rto) } else { None };
+        } else if delivered > 0 {
+            self.ca
+                .pkts_acked(&mut self.tp, &AckSample { pkts_acked: delivered, rtt_us: -1, in_flight: prior_in_flight });
+        }
+        let mut ev =
+            if ece || d.sacked > 0 || dupack || !una_advanced { ack_flags::SLOWPATH } else { ack_flags::WIN_UPDATE };
+        if ece {
+            ev |= ack_flags::ECE;
+        }
+        self.ca.in_ack_event(&mut self.tp, ev);
+
+        // tcp_fastretrans_alert (an ACK is "dubious" unless in Open with a clean advance).
+        let newly_lost = self.fastretrans_alert(una_advanced, dupack, ece);
+
+        // tcp_cong_control.
+        let acked_sacked = self.tp.delivered.wrapping_sub(prior_delivered);
+        if self.in_cwnd_reduction() {
+            self.cwnd_reduction(acked_sacked, newly_lost, una_advanced);
+        } else if una_advanced && d.acked + d.sacked > 0 {
+            self.update_cwnd_limited();
+            self.tp.snd_nxt = self.snd_nxt;
+            self.ca.cong_avoid(&mut self.tp, a, acked_sacked);
+        }
+        self.transmit(now, out);
+        self.sync_stats();
+    }
+
+    /// The retransmission timer fired (`tcp_retransmit_timer`; harmless if early).
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        match self.deadline {
+            Some(t) if now >= t => {}
+            _ => return,
+        }
+        self.deadline = None;
+        if self.sb.packets_out() == 0 {
+            return;
+        }
+        self.tp.now = now;
+        self.stats.timeouts += 1;
+        self.enter_loss();
+        // Retransmit the head now, then back the timer off (`inet_csk_rto_backoff`).
+        self.transmit(now, out);
+        self.backoff += 1;
+        self.retransmits += 1;
+        self.rto = self.rto.saturating_mul(2).min(self.rto_max);
+        self.deadline = Some(now + self.rto);
+        self.sync_stats();
+    }
+
+    // --- state machine ---
+
+    fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery)
+    }
+
+    fn set_state(&mut self, s: CaState) {
+        if self.tp.ca_state != s {
+            self.ca.set_state(&mut self.tp, s);
+            self.tp.ca_state = s;
+        }
+    }
+
+    /// `tcp_init_cwnd_reduction`: a CWR or Recovery episode begins.
+    fn init_cwnd_reduction(&mut self) {
+        self.high_seq = self.snd_nxt;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp);
+        self.queue_cwr = self.ecn;
+        self.force_one = true;
+        if !self.prr {
+            // Without PRR the window drops to ssthresh at once.
+            self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+        }
+    }
+
+    /// `tcp_end_cwnd_reduction`.
+    fn end_cwnd_reduction(&mut self) {
+        if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        }
+        self.ca.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// `tcp_fastretrans_alert` without undo; returns the segments newly marked lost.
+    fn fastretrans_alert(&mut self, una_advanced: bool, dupack: bool, ece: bool) -> u32 {
+        let una = self.tp.snd_una;
+        // D. Exit conditions: the episode ends once high_seq is acknowledged.
+        match self.tp.ca_state {
+            CaState::Cwr if una > self.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_state(CaState::Open);
+            }
+            CaState::Recovery if una >= self.high_seq => {
+                self.reno_sacked = 0;
+                self.set_state(CaState::Open);
+                self.end_cwnd_reduction();
+            }
+            CaState::Loss if una >= self.high_seq => {
+                self.set_state(CaState::Open);
+            }
+            _ => {}
+        }
+        // Loss detection: RFC 6675 IsLost over the scoreboard, or Reno emulation.
+        let mut newly_lost = if self.sack {
+            if self.sb.sacked_out > 0 {
+                self.sb.mark_lost(self.dupthresh)
+            } else {
+                0
+            }
+        } else {
+            let rec = self.tp.ca_state == CaState::Recovery;
+            if (!rec && self.reno_sacked >= self.dupthresh) || (rec && una_advanced) {
+                self.sb.mark_head_lost()
+            } else {
+                0
+            }
+        };
+        match self.tp.ca_state {
+            CaState::Recovery | CaState::Loss => {}
+            _ => {
+                // tcp_time_to_recover.
+                let sacked = if self.sack { self.sb.sacked_out } else { self.reno_sacked };
+                if self.sb.lost_out > 0 || sacked >= self.dupthresh {
+                    // tcp_enter_recovery: a reduction already under way (CWR) continues.
+                    if !self.in_cwnd_reduction() {
+                        self.init_cwnd_reduction();
+                    }
+                    self.high_seq = self.snd_nxt;
+                    self.high_rxt = una;
+                    self.rescue_rxt = None;
+                    self.force_one = true;
+                    self.stats.fast_retransmits += 1;
+                    self.set_state(CaState::Recovery);
+                    if self.sb.lost_out == 0 {
+                        newly_lost += self.sb.mark_head_lost();
+                    }
+                } else {
+                    // tcp_try_to_open.
+                    if ece && self.tp.ca_state != CaState::Cwr {
+                        self.init_cwnd_reduction();
+                        self.stats.ecn_reductions += 1;
+                        self.set_state(CaState::Cwr);
+                    }
+                    if self.tp.ca_state != CaState::Cwr {
+                        let disorder = sacked > 0 || self.sb.retrans_out > 0 || (dupack && !self.sack);
+                        self.set_state(if disorder { CaState::Disorder } else { CaState::Open });
+                    }
+                }
+            }
+        }
+        newly_lost
+    }
+
+    /// `tcp_cwnd_reduction` (RFC 6937 PRR; Linux's bound selection).
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if !self.prr || newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly_acked_sacked;
+        let pipe = self.pipe() as i64;
+        let ssthresh = self.tp.snd_ssthresh as i64;
+        let delta = ssthresh - pipe;
+        let mut sndcnt: i64 = if delta < 0 {
+            // Proportional part: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
+            let d = ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            (d / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            // Bounded part: PRR-CRB, or PRR-SSRB (+1) on an ACK that advances snd_una
+            // without new loss.
+            let mut n = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                n += 1;
+            }
+            n.min(delta)
+        };
+        // Force a fast retransmit upon entering the reduction.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.snd_cwnd = (pipe + sndcnt).max(1) as u32;
+    }
+
+    /// `tcp_enter_loss`.
+    fn enter_loss(&mut self) {
+        let una = self.tp.snd_una;
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder)
+            || self.high_seq <= una
+            || (self.tp.ca_state == CaState::Loss && self.retransmits == 0)
+        {
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp);
+            self.ca.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        self.reno_sacked = 0;
+        self.sb.mark_all_lost();
+        self.tp.snd_cwnd = self.pipe() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.set_state(CaState::Loss);
+        self.high_seq = self.snd_nxt;
+        self.high_rxt = una;
+        self.queue_cwr = self.ecn;
+        self.force_one = false;
+    }
+
+    /// `tcp_cwnd_validate` after a transmission round; `tcp_is_cwnd_limited` into `tp`.
+    fn cwnd_validate(&mut self, limited_now: bool) {
+        let packets_out = self.sb.packets_out();
+        if self.tp.snd_una >= self.cwnd_usage_seq
+            || limited_now
+            || (!self.is_cwnd_limited && packets_out > self.max_packets_out)
+        {
+            self.is_cwnd_limited = limited_now;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+        self.update_cwnd_limited();
+    }
+
+    fn update_cwnd_limited(&mut self) {
+        self.tp.is_cwnd_limited =
+            self.is_cwnd_limited || (self.tp.in_slow_start() && self.tp.snd_cwnd < 2 * self.max_packets_out);
+    }
+
+    // --- transmission ---
+
+    /// The window test of `tcp_cwnd_test` (pipe < cwnd), with the one segment a new
+    /// reduction may always send; without Limited Transmit, SACKed segments count in the
+    /// flight until recovery starts.
+    fn may_send(&self) -> bool {
+        let flight = if !self.limited_transmit && self.tp.ca_state == CaState::Disorder {
+            self.sb.packets_out() - self.sb.lost_out + self.sb.retrans_out
+        } else {
+            self.pipe()
+        };
+        flight < self.tp.snd_cwnd.min(self.tp.snd_cwnd_clamp) || self.force_one
+    }
+
+    fn transmit(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        let mut sent = false;
+        let mut limited = false;
+        // (1) Segments deemed lost (tcp_xmit_retransmit_queue).
+        while self.sb.lost_out > 0 {
+            if !self.may_send() {
+                limited = true;
+                break;
+            }
+            let Some(i) = self.sb.next_lost() else { break };
+            self.retransmit(now, i, out);
+            sent = true;
+        }
+        // (2) New data (tcp_write_xmit), with the slow-start restart check first.
+        if !limited && self.snd_nxt < self.app_limit {
+            if self.slow_start_restart
+                && self.sent_any
+                && self.sb.packets_out() == 0
+                && now.saturating_sub(self.lsndtime) > self.rto
+            {
+                self.cwnd_restart(now - self.lsndtime);
+            }
+            while self.snd_nxt < self.app_limit {
+                if !self.may_send() {
+                    limited = true;
+                    break;
+                }
+                let len = (self.app_limit - self.snd_nxt).min(self.mss as u64) as u32;
+                let seq = self.snd_nxt;
+                if self.pipe() == 0 {
+                    self.ca.cwnd_event(&mut self.tp, CaEvent::TxStart);
+                }
+                self.sb.push(seq, len, now);
+                self.snd_nxt += len as u64;
+                self.emit(now, seq, len, true, out);
+                sent = true;
+            }
+        }
+        // (3) and (4): RFC 6675 NextSeg's last rules, in Recovery with SACK only.
+        if !limited && self.sack && self.tp.ca_state == CaState::Recovery && self.snd_nxt >= self.app_limit {
+            while self.may_send() {
+                if let Some(i) = self.sb.next_unsacked_below_sack(self.high_rxt) {
+                    self.retransmit(now, i, out);
+                    sent = true;
+                } else {
+                    if self.rescue_rxt.is_none_or(|r| self.tp.snd_una > r) {
+                        if let Some(i) = self.sb.highest_unsacked() {
+                            // The rescue retransmission: HighRxt is not updated.
+                            let keep = self.high_rxt;
+                            self.retransmit(now, i, out);
+                            self.high_rxt = keep;
+                            self.rescue_rxt = Some(self.high_seq);
+                            sent = true;
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        if sent || limited {
+            self.cwnd_validate(limited);
+        }
+        // RFC 6298 §5.1 / tcp_event_new_data_sent: arm the timer if data is outstanding.
+        if self.deadline.is_none() && self.sb.packets_out() > 0 {
+            self.deadline = Some(now + self.rto);
+        }
+    }
+
+    /// `tcp_cwnd_restart`: halve cwnd once per RTO of idle, down to the restart window.
+    fn cwnd_restart(&mut self, idle: Nanos) {
+        self.ca.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
+        // tcp_current_ssthresh.
+        let cwnd = self.tp.snd_cwnd;
+        if !self.in_cwnd_reduction() {
+            self.tp.snd_ssthresh = self.tp.snd_ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        }
+        let restart = self.init_cwnd.min(cwnd);
+        let mut c = cwnd;
+        let mut delta = idle as i128;
+        loop {
+            delta -= self.rto as i128;
+            if delta <= 0 || c <= restart {
+                break;
+            }
+            c >>= 1;
+        }
+        self.tp.snd_cwnd = c.max(restart);
+    }
+
+    fn retransmit(&mut self, now: Nanos, i: usize, out: &mut Vec<Packet>) {
+        let s = self.sb.seg(i);
+        self.sb.retransmitted(i, now);
+        self.high_rxt = self.high_rxt.max(s.end());
+        if i == 0 {
+            // Retransmitting the head restarts the timer.
+            self.deadline = Some(now + self.rto);
+        }
+        self.stats.retransmitted_bytes += s.len as u64;
+        self.emit(now, s.seq, s.len, false, out);
+    }
+
+    fn emit(&mut self, now: Nanos, seq: u64, len: u32, new_data: bool, out: &mut Vec<Packet>) {
+        let mut fl = 0u8;
+        // tcp_ecn_send: CWR on the first new data segment after a reduction; a
+        // retransmission is ECT only for algorithms that need ECN (RFC 3168 §6.1.5).
+        let ect = self.ecn && (new_data || self.ca.needs_ecn());
+        if new_data && self.queue_cwr {
+            fl |= flags::CWR;
+            self.queue_cwr = false;
+        }
+        if seq + len as u64 == self.app_limit && self.app_limit < UNLIMITED_FROM {
+            fl |= flags::FIN;
+        }
+        if self.in_cwnd_reduction() {
+            self.prr_out += 1;
+        }
+        self.force_one = false;
+        self.stats.sent_bytes += len as u64;
+        self.stats.sent_segments += 1;
+        self.lsndtime = now;
+        self.sent_any = true;
+        out.push(Packet {
+            flow: self.flow,
+            src: self.src,
+            dst: self.dst,
+            seq,
+            tx_ns: now,
+            payload: len,
+            size: len + TCP_IP_HEADER,
+            kind: Kind::Data,
+            ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
+            flags: fl,
+            dscp: self.segment_dscp(seq),
+        });
+    }
+
+    fn sync_stats(&mut self) {
+        let mss = self.mss as u64;
+        self.stats.cwnd = self.tp.snd_cwnd as u64 * mss;
+        self.stats.ssthresh =
+            if self.tp.snd_ssthresh >= INFINITE_SSTHRESH { u64::MAX } else { self.tp.snd_ssthresh as u64 * mss };
+        self.stats.alpha = self.ca.alpha();
+        self.stats.srtt_ns = (self.rtt.srtt_us >> 3) * NS_PER_US;
+        self.stats.rto_ns = self.rto;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,311 @@
+//! The Linux sender against the RFCs' own examples and hand-computed kernel values.
+
+use super::*;
+use crate::tcp::config::CcKind;
+use crate::tcp::linux::sack_option::SackBlocks;
+use crate::tcp::linux::LinuxReceiver;
+
+const MSS: u64 = 1000;
+
+fn cfg(cc: CcKind, init_cwnd: u32) -> TcpConfig {
+    TcpConfig {
+        cc,
+        mss: MSS as u32,
+        init_cwnd,
+        rto_min: ecnlab_core::units::Duration::from_ms(200),
+        ..TcpConfig::default()
+    }
+}
+
+fn ack(seq: u64, ece: bool, tx: Nanos) -> Packet {
+    Packet { kind: Kind::Ack, seq, tx_ns: tx, flags: if ece { flags::ECE } else { 0 }, ..Packet::default() }
+}
+
+fn sack(blocks: &[(u64, u64)]) -> SackBlocks {
+    let mut b = SackBlocks::default();
+    for &(s, e) in blocks {
+        b.push(s * MSS, e * MSS);
+    }
+    b
+}
+
+/// What one ACK made the sender send, a letter per segment: "N" new data (above `hi`,
+/// the highest byte sent before), "R" a retransmission.
+fn sent(out: &mut Vec<Packet>, hi: &mut u64) -> String {
+    let r = out
+        .iter()
+        .map(|p| {
+            if p.seq >= *hi {
+                *hi = p.seq + p.payload as u64;
+                'N'
+            } else {
+                'R'
+            }
+        })
+        .collect();
+    out.clear();
+    r
+}
+
+/// A sender with `n` segments of the window sent at t = 0 and nothing else queued beyond
+/// `total` segments.
+fn started(cc: CcKind, n: u32, total: u64) -> (LinuxSender, Vec<Packet>) {
+    let mut s = LinuxSender::new(&cfg(cc, n), 0, 0, 1, 0);
+    s.add_data(total * MSS);
+    let mut out = Vec::new();
+    s.poll(0, &mut out);
+    assert_eq!(out.len(), n as usize);
+    out.clear();
+    (s, out)
+}
+
+/// RFC 6937 §5's first example: cwnd 20, one segment lost, Reno (ssthresh = 10), every
+/// other segment delivered and SACKed one per ACK, with more data to send. The first two
+/// duplicate ACKs each release a new segment (Limited Transmit: pipe leaves SACKed
+/// segments out), the third enters recovery and PRR retransmits at once; from then on
+/// PRR sends one new segment per two ACKs, sndcnt = CEIL(prr_delivered · ssthresh /
+/// RecoverFS) - prr_out, with RecoverFS = the window before the reduction (Linux's
+/// `prior_cwnd`). The 19th ACK finds pipe = ssthresh, where the bound ssthresh - pipe
+/// allows nothing: R plus 7 new segments in 17 ACKs, and the flight is ssthresh.
+#[test]
+fn prr_spreads_a_reno_halving_over_the_round_trip_as_rfc6937_shows() {
+    let (mut s, mut out) = started(CcKind::NewReno, 20, 1000);
+    let mut pattern = Vec::new();
+    let mut hi = 20 * MSS;
+    for k in 1..=19u64 {
+        s.on_ack(1000 * k, &ack(0, false, 0), Some(&sack(&[(1, k + 1)])), &mut out);
+        pattern.push(sent(&mut out, &mut hi));
+        if k == 3 {
+            assert_eq!(s.sock().ca_state, CaState::Recovery);
+            assert_eq!((s.sock().snd_ssthresh, s.sock().prior_cwnd), (10, 20));
+        }
+    }
+    let want = ["N", "N", "R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", ""];
+    assert_eq!(pattern, want, "pipe {}", s.pipe());
+    assert_eq!(s.pipe(), 10, "pipe ends at ssthresh");
+    assert_eq!(s.stats().fast_retransmits, 1);
+    // The retransmission is acknowledged with everything above it: recovery ends with
+    // cwnd = ssthresh (tcp_end_cwnd_reduction).
+    s.on_ack(30_000, &ack(22 * MSS, false, 0), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Open);
+    assert_eq!(s.sock().snd_cwnd, 10);
+}
+
+/// PRR's bounded part: when losses take pipe below ssthresh, each ACK may send what was
+/// delivered (PRR-CRB), one more on an ACK that advances snd_una without new loss
+/// (PRR-SSRB), never beyond ssthresh.
+#[test]
+fn prr_rebuilds_to_ssthresh_when_pipe_falls_below_it() {
+    let (mut s, mut out) = started(CcKind::NewReno, 20, 20);
+    // Segments 0..=11 lost: only 12..19 arrive, each SACKed.
+    for k in 12..20u64 {
+        s.on_ack(1000 * k, &ack(0, false, 0), Some(&sack(&[(12, k + 1)])), &mut out);
+    }
+    assert_eq!(s.sock().ca_state, CaState::Recovery);
+    // Recovery began on the third SACK (pipe 5 < ssthresh 10): from then on PRR-CRB sends
+    // what each ACK delivered, one segment per ACK for the six ACKs 14..=19, all lost
+    // segments' retransmissions.
+    assert_eq!(out.len(), 6);
+    assert!(out.iter().all(|p| p.seq < 12 * MSS));
+    assert_eq!(s.pipe(), 6);
+    out.clear();
+    // The retransmission of segment 0 arrives: an ACK that advances snd_una without new
+    // loss. PRR-SSRB: min(ssthresh - pipe = 5, max(prr_delivered - prr_out, 1) + 1 = 2).
+    s.on_ack(30_000, &ack(MSS, false, 0), Some(&sack(&[(12, 20)])), &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(s.pipe(), 7);
+}
+
+/// ECN-Echo in Open: CWR (tcp_enter_cwr), the algorithm's ssthresh, PRR down to it, CWR
+/// flag on the next new segment; the episode ends with cwnd = ssthresh once data above
+/// high_seq is acknowledged.
+#[test]
+fn ecn_echo_enters_cwr_and_prr_reduces_the_window() {
+    let (mut s, mut out) = started(CcKind::EcnStar, 20, 1000);
+    s.on_ack(1000, &ack(MSS, true, 0), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Cwr);
+    assert_eq!(s.sock().snd_ssthresh, 10);
+    assert_eq!(s.stats().ecn_reductions, 1);
+    assert_eq!(out.len(), 1, "PRR's first ACK sends one (ceil(1·10/20))");
+    assert!(out[0].has(flags::CWR), "RFC 3168 §6.1.2: CWR on the first new segment");
+    out.clear();
+    let mut total = 1;
+    for k in 2..=20u64 {
+        s.on_ack(1000 * k, &ack(k * MSS, true, 0), None, &mut out);
+        total += out.len();
+        assert!(out.iter().all(|p| !p.has(flags::CWR)));
+        out.clear();
+    }
+    assert_eq!(s.stats().ecn_reductions, 1, "one reduction per window of data");
+    assert_eq!(total, 10, "20 ACKed, 10 sent: cwnd halved over one round trip");
+    // The ACK of the first segment sent after the reduction ends CWR.
+    s.on_ack(30_000, &ack(21 * MSS, false, 0), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Open);
+    assert_eq!(s.sock().snd_cwnd, 10);
+}
+
+/// RFC 6675 NextSeg rule 4: when the last segment is lost and no new data exists, one
+/// rescue retransmission of the highest unSACKed segment goes out in recovery, not an RTO.
+#[test]
+fn the_rescue_retransmission_repairs_a_lost_tail() {
+    let (mut s, mut out) = started(CcKind::NewReno, 10, 10);
+    // Segments 0 and 9 lost; 1..=8 arrive.
+    let mut rescued = false;
+    for k in 1..=8u64 {
+        s.on_ack(1000 * k, &ack(0, false, 0), Some(&sack(&[(1, k + 1)])), &mut out);
+        rescued |= out.iter().any(|p| p.seq == 9 * MSS);
+        out.clear();
+    }
+    assert!(rescued, "segment 9 was retransmitted by rule 4");
+    assert_eq!(s.stats().timeouts, 0);
+    assert_eq!(s.stats().retransmitted_bytes, 2 * MSS);
+}
+
+/// Without SACK, duplicate ACKs stand for SACKed segments (Linux's Reno emulation): the
+/// third one retransmits the head, each partial ACK the next.
+#[test]
+fn without_sack_three_duplicate_acks_retransmit_the_head() {
+    let mut c = cfg(CcKind::NewReno, 10);
+    c.sack = false;
+    let mut s = LinuxSender::new(&c, 0, 0, 1, 0);
+    s.add_data(10 * MSS);
+    let mut out = Vec::new();
+    s.poll(0, &mut out);
+    out.clear();
+    for k in 1..=3 {
+        s.on_ack(1000 * k, &ack(0, false, 0), None, &mut out);
+    }
+    assert_eq!(s.sock().ca_state, CaState::Recovery);
+    assert!(out.iter().any(|p| p.seq == 0), "fast retransmit of the head");
+    out.clear();
+    // A partial ACK (segment 5 was lost too): its retransmission follows.
+    s.on_ack(5000, &ack(5 * MSS, false, 0), None, &mut out);
+    assert!(out.iter().any(|p| p.seq == 5 * MSS), "{out:?}");
+}
+
+/// tcp_rtt_estimator by hand: the values below are the kernel's arithmetic worked through
+/// on paper (µs; srtt kept << 3, mdev << 2).
+#[test]
+fn the_rto_follows_tcp_rtt_estimator() {
+    // rto_min 100 us. First sample 100 us: srtt = 800 (100 << 3), mdev = 200,
+    // rttvar = max(mdev, rto_min) = 200: RTO = 100 + 200 = 3 RTT.
+    let mut e = RttEstimator { rto_min_us: 100, ..Default::default() };
+    e.sample(100, 0, 10);
+    assert_eq!((e.srtt_us, e.mdev_us, e.rttvar_us, e.rto_us()), (800, 200, 200, 300));
+    // 500 us in a new round: error 400, srtt 1200, mdev = 200 + (400 - 50) = 550 raises
+    // mdev_max and rttvar to 550; the round ends (mdev_max back to rto_min): RTO 150 + 550.
+    e.sample(500, 20, 30);
+    assert_eq!((e.srtt_us, e.mdev_us, e.rttvar_us, e.rto_us()), (1200, 550, 550, 700));
+    // 150 us: error 0, mdev = 550 - 137 = 413 (= the round's max); at the round's end
+    // rttvar decays by (550 - 413) >> 2 = 34 to 516: RTO 150 + 516.
+    e.sample(150, 40, 50);
+    assert_eq!((e.srtt_us, e.mdev_us, e.rttvar_us, e.rto_us()), (1200, 413, 516, 666));
+    // A falling RTT moves mdev with gain 1/32 ("Eifel"): 60 us after srtt 150:
+    // m = -90, |m| - mdev/4 = 90 - 103 < 0, kept as is: mdev = 413 - 13 = 400.
+    e.sample(60, 45, 50);
+    assert_eq!((e.srtt_us, e.mdev_us), (1110, 400));
+    // Linux's default rto_min 200 ms dominates a datacenter RTT: RTO = srtt + 200 ms.
+    let mut e = RttEstimator { rto_min_us: 200_000, ..Default::default() };
+    e.sample(100, 0, 10);
+    e.sample(300, 20, 30);
+    assert_eq!(e.rto_us(), 125 + 200_000);
+}
+
+/// An RTO: Loss state, cwnd = 1, the head retransmitted, the timer backed off; the next
+/// ACK grows cwnd by slow start and the sample ends the backoff.
+#[test]
+fn a_timeout_enters_loss_and_backs_off() {
+    let (mut s, mut out) = started(CcKind::NewReno, 10, 10);
+    let rto = s.rto();
+    assert_eq!(rto, 1_000_000_000, "rto_init 1 s before any sample (TCP_TIMEOUT_INIT)");
+    s.on_timer(rto, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Loss);
+    assert_eq!((s.sock().snd_cwnd, s.sock().snd_ssthresh), (1, 5));
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
+    assert_eq!(s.rto(), 2 * rto);
+    assert_eq!(s.timer(), Some(3 * rto));
+    out.clear();
+    s.on_ack(rto + 100_000, &ack(MSS, false, rto), None, &mut out);
+    assert_eq!(s.sock().snd_cwnd, 2, "slow start in Loss");
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![MSS, 2 * MSS]);
+    assert_eq!(s.rto(), 100_000 + 200_000_000, "srtt + rto_min after the first sample");
+    // Loss ends when everything outstanding at the timeout is acknowledged.
+    s.on_ack(rto + 200_000, &ack(10 * MSS, false, rto), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Open);
+}
+
+/// End to end with a receiver that sends SACK blocks: a window with three losses is
+/// repaired in one recovery, without a timeout, and every byte arrives once in order.
+#[test]
+fn a_burst_of_losses_is_repaired_in_one_recovery() {
+    let c = TcpConfig { delayed_ack: 1, ..cfg(CcKind::NewReno, 20) };
+    let mut s = LinuxSender::new(&c, 0, 0, 1, 0);
+    let mut r = LinuxReceiver::new(&c, 0, 1, 0);
+    s.add_data(100 * MSS);
+    let (mut to_rcv, mut to_snd) = (Vec::new(), Vec::new());
+    let mut now = 0;
+    s.poll(now, &mut to_rcv);
+    let mut dropped = 0;
+    for _round in 0..40 {
+        now += 100_000;
+        for p in std::mem::take(&mut to_rcv) {
+            if !p.has(flags::CWR)
+                && [3, 7, 8].contains(&(p.seq / MSS))
+                && s.stats().retransmitted_bytes == 0
+                && dropped < 3
+            {
+                dropped += 1;
+                continue;
+            }
+            r.on_data(now, &p, &mut to_snd);
+        }
+        now += 100_000;
+        for a in std::mem::take(&mut to_snd) {
+            let blocks = r.sack_log().read(a.payload).copied();
+            s.on_ack(now, &a, blocks.as_ref(), &mut to_rcv);
+        }
+        if s.is_idle() {
+            break;
+        }
+    }
+    assert!(s.is_idle(), "all data acknowledged");
+    assert_eq!(r.delivered_bytes(), 100 * MSS);
+    assert_eq!(dropped, 3);
+    assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (1, 0));
+    assert_eq!(s.stats().retransmitted_bytes, 3 * MSS, "only the lost segments are resent");
+}
+
+/// tcp_is_cwnd_limited: an application-limited flow (2 segments in flight, cwnd 10) does
+/// not grow its window in slow start (cwnd >= 2 · max_packets_out), a cwnd-limited one does.
+#[test]
+fn only_a_cwnd_limited_flow_grows() {
+    let mut s = LinuxSender::new(&cfg(CcKind::NewReno, 10), 0, 0, 1, 0);
+    let mut out = Vec::new();
+    s.add_data(2 * MSS);
+    s.poll(0, &mut out);
+    s.on_ack(1000, &ack(2 * MSS, false, 0), None, &mut out);
+    assert_eq!(s.sock().snd_cwnd, 10, "application-limited: no growth");
+    let (mut s, mut out) = started(CcKind::NewReno, 10, 1000);
+    s.on_ack(1000, &ack(2 * MSS, false, 0), None, &mut out);
+    assert_eq!(s.sock().snd_cwnd, 12, "slow start: +2 for 2 segments delivered");
+}
+
+/// tcp_cwnd_restart: after an idle period, cwnd halves once per RTO that elapsed, down to
+/// the initial window; ssthresh keeps 3/4 of the window that was (tcp_current_ssthresh).
+#[test]
+fn an_idle_period_restarts_the_window() {
+    let (mut s, mut out) = started(CcKind::NewReno, 10, 10);
+    // A window of 40 after a reduction to ssthresh 20, everything acknowledged.
+    s.tp.snd_cwnd = 40;
+    s.tp.snd_ssthresh = 20;
+    s.on_ack(1000, &ack(10 * MSS, false, 0), None, &mut out);
+    let cwnd = s.sock().snd_cwnd;
+    let rto = s.rto();
+    assert!(s.is_idle());
+    // Idle for 2.5 RTO: two halvings (delta - rto > 0 twice), floor 10.
+    s.add_data(100 * MSS);
+    s.poll(1000 + rto * 5 / 2, &mut out);
+    assert_eq!(s.sock().snd_cwnd, (cwnd / 4).max(10));
+    assert_eq!(s.sock().snd_ssthresh, (cwnd >> 1) + (cwnd >> 2), "max(20, 3/4 cwnd)");
+    assert_eq!(out.len() as u32, s.sock().snd_cwnd);
+}
