@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from . import __version__
-from .api import SimulationError, culprit_override, run, validate
+from .api import SimulationError, culprit_override, engine_id, output_dir, resolve, run, validate
 from .scenario import ScenarioError, builtin_names, describe, load
 
 DEFAULT_SCENARIO = "tcn-static"
@@ -59,17 +61,77 @@ def _blame_set(e: ScenarioError, assignments: list[str]) -> ScenarioError:
     return ScenarioError(f"{e} (set by --set {c})") if c else e
 
 
+class _RunProgress:
+    """One line on a terminal's stderr, redrawn twice a second: simulated time, flows done,
+    ETA. Silent when stderr is not a terminal, and for runs shorter than a second."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, now_ns: int, end_ns: int, done: int, started: int) -> None:
+        t = time.monotonic()
+        if t - self.last < 0.5 or t - self.t0 < 1.0:
+            return
+        self.last = t
+        frac = now_ns / end_ns if end_ns else 1.0
+        eta = (t - self.t0) * (1 - frac) / frac if frac > 0 else float("inf")
+        flows = f", {done:,}/{started:,} flows done" if started else ""
+        self.stream.write(f"\r  {now_ns / 1e9:.4f} of {end_ns / 1e9:.4f} s simulated ({frac:.0%}){flows}, "
+                          f"ETA {_hms(eta)}   \x1b[K")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _hms(s: float) -> str:
+    if s == float("inf"):
+        return "?"
+    s = int(s)
+    return f"{s // 3600}:{s // 60 % 60:02}:{s % 60:02}" if s >= 3600 else f"{s // 60}:{s % 60:02}"
+
+
 def _cmd_run(a: argparse.Namespace) -> int:
     name = a.scenario or DEFAULT_SCENARIO
     try:
-        res = run(name, seed=a.seed, overrides=a.set)
+        doc = resolve(name, a.set)
     except ScenarioError as e:
         raise _blame_set(e, a.set) from None
-    out = Path(a.out) if a.out else Path("out") / res.summary["scenario"]
-    res.write(out)
+    # The output directory is checked before the run: an unwritable --out must not cost a
+    # whole simulation. A valid scenario's name is one plain path component, so the default
+    # out/<name> stays under out/.
+    try:
+        validate(doc)
+    except ScenarioError as e:
+        raise _blame_set(_labelled(e, name), a.set) from None
+    prog = _RunProgress() if not a.quiet and sys.stderr.isatty() else None
+    with output_dir(a.out if a.out else Path("out") / doc["name"]) as out:
+        try:
+            res = run(doc, seed=a.seed, progress=prog)
+        except ScenarioError as e:
+            raise _blame_set(_labelled(e, name), a.set) from None
+        finally:
+            if prog:
+                prog.close()
+        res.write(out)
     if not a.quiet:
         _print_summary(res.summary, out)
     return 0
+
+
+def _labelled(e: ScenarioError, name) -> ScenarioError:
+    """An error from a scenario given as a dict, named after its file or built-in."""
+    if str(e).startswith(f"{name}: "):
+        return e
+    err = ScenarioError(f"{name}: {e}")
+    err.field_path = getattr(e, "field_path", None)
+    return err
 
 
 def _flatten(prefix: str, v, out: list) -> None:
@@ -199,7 +261,7 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
-    p.add_argument("--version", action="version", version=f"ecnlab {__version__}")
+    p.add_argument("-V", "--version", action="version", version=f"ecnlab {__version__} (build {engine_id()})")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run one scenario and write its results")
@@ -280,8 +342,29 @@ def _bench(rest: list[str]) -> int:
     return subprocess.call([sys.executable, str(script), *rest])
 
 
+def _stdout_closed() -> int:
+    """The reader of our output went away (`ecnlab list -v | head -1`): not an error. Later
+    writes, the interpreter's final flush included, go to /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _stdout_closed()
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        build_parser().print_help()
+        return 0
     if argv[:1] == ["emulate"]:
         # The emulator has its own option parser (python/ecnlab/emulate.py).
         from .emulate import main as emulate_main
@@ -303,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("ecnlab: interrupted\n")
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
     except BaseException as e:  # noqa: BLE001 - a panic from Rust arrives as PanicException
         if isinstance(e, SystemExit):
             raise

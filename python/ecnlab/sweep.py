@@ -83,6 +83,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from .api import build_info, engine_id
 from .scenario import ScenarioError
 
 __all__ = ["Point", "SweepResult", "sweep", "load_sweep", "points_from_spec", "point_key", "summary_row"]
@@ -119,16 +120,6 @@ class _Resolved:
 
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-
-
-@functools.lru_cache(maxsize=1)
-def engine_id() -> str:
-    """Fingerprint of the simulator build: SHA-256 (16 hex digits) of the compiled core.
-    It is part of every run's key, so that a run store never hands back results that an
-    older (or newer) ecnlab computed, e.g. after an upgrade changed a default."""
-    from . import _core
-
-    return _sha256_of(_core.__file__)[:16]
 
 
 def point_key(doc: dict[str, Any], seed: int) -> str:
@@ -743,6 +734,7 @@ def _params_json(r: _Resolved, attempt: int = 1) -> dict[str, Any]:
         "overrides": list(p.overrides),
         "seed": r.seed,
         "attempt": attempt,
+        "ecnlab": build_info(),
     })
 
 

@@ -5,7 +5,7 @@
 
 use ecnlab_core::marking::SchemeName;
 use ecnlab_core::sched::SchedulerKind;
-use ecnlab_sim::{RunError, Scenario};
+use ecnlab_sim::{RunError, Scenario, Slicing};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -25,16 +25,45 @@ fn validate_json(scenario_json: &str) -> PyResult<()> {
 
 /// Run a scenario (JSON text) with an optional seed; returns the run output as JSON text:
 /// `{"summary": {...}, "flows": [...], "probes": [...], "timeseries": {...}}`.
+///
+/// The simulation runs without the GIL, in slices of about 50 ms of wall-clock time
+/// (`ecnlab_sim::run_sliced`; slicing never changes a result). Between slices it takes the
+/// GIL to run Python's signal handlers, so Ctrl-C raises `KeyboardInterrupt` within a
+/// fraction of a second, and calls `progress(now_ns, end_ns, flows_done, flows_started)`
+/// if given (an exception it raises stops the run too).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None))]
-fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, seed=None, progress=None))]
+fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>, progress: Option<PyObject>) -> PyResult<String> {
     let scn = parse(scenario_json)?;
     let seed = seed.unwrap_or(scn.seed);
-    let out = py.allow_threads(|| ecnlab_sim::run(&scn, seed)).map_err(|e| match e {
-        RunError::Scenario(m) => PyValueError::new_err(m),
-        RunError::Internal(m) => PyRuntimeError::new_err(m),
-    })?;
+    let mut stopped_by: Option<PyErr> = None;
+    let out = py.allow_threads(|| {
+        ecnlab_sim::run_sliced(&scn, seed, Slicing::default(), |p| {
+            Python::with_gil(|py| {
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (p.now_ns, p.end_ns, p.flows_done, p.flows_started)).map(drop),
+                    None => Ok(()),
+                });
+                r.map_err(|e| stopped_by = Some(e)).is_ok()
+            })
+        })
+    });
+    let out = match out {
+        Ok(Some(out)) => out,
+        Ok(None) => return Err(stopped_by.expect("a run stops only on a Python exception")),
+        Err(RunError::Scenario(m)) => return Err(PyValueError::new_err(m)),
+        Err(RunError::Internal(m)) => return Err(PyRuntimeError::new_err(m)),
+    };
     serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Parse a value of one unit kind, `"time"` (-> ns), `"size"` (-> bytes) or `"rate"`
+/// (-> bit/s), with the grammar of scenario files (`ecnlab_core::units`): for command-line
+/// options and sweep files, so that every entry point reads units the same way. Raises
+/// ValueError with one line.
+#[pyfunction]
+fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
+    ecnlab_core::units::parse_kind(kind, text).map_err(PyValueError::new_err)
 }
 
 /// Ideal FCT (us) of each `(src, dst, size)` flow in a scenario's topology, as the run's
@@ -95,5 +124,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

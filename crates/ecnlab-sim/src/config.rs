@@ -6,7 +6,7 @@ use crate::de::{internally_tagged, join_error};
 use crate::tcp::{CcKind, TcpConfig};
 use crate::workload::TrafficSpec;
 use ecnlab_core::port::PortConfig;
-use ecnlab_core::units::{ByteSize, Duration, Rate};
+use ecnlab_core::units::{with_packet_size, ByteSize, Duration, Rate};
 use ecnlab_core::MarkingConfig;
 use serde::{Deserialize, Serialize};
 
@@ -316,8 +316,9 @@ impl Default for MetricsConfig {
 impl Scenario {
     /// Parse a scenario from JSON text; the error names the field path.
     pub fn from_json(text: &str) -> Result<Scenario, String> {
+        let mss = serde_json::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
             let path = e.path().clone();
             let inner = e.into_inner().to_string();
             // serde_json appends " at line L column C" which means nothing to a user of TOML.
@@ -331,8 +332,9 @@ impl Scenario {
 
     /// Parse a scenario from TOML text.
     pub fn from_toml(text: &str) -> Result<Scenario, String> {
+        let mss = toml::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = toml::Deserializer::parse(text).map_err(|e| e.message().to_string())?;
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
             let path = e.path().clone();
             join_error(&path, e.into_inner().message())
         })
@@ -350,6 +352,7 @@ impl Scenario {
 
     /// Checks that need more than one field (serde checks types and names).
     pub fn validate(&self) -> Result<(), String> {
+        check_name(&self.name)?;
         let n = self.n_hosts();
         if n < 2 {
             return Err("topology: needs at least 2 hosts".into());
@@ -554,6 +557,23 @@ impl Scenario {
     }
 }
 
+/// The one field sizes in packets depend on, read before the rest of the scenario.
+#[derive(Deserialize, Default)]
+struct MssOnly {
+    #[serde(default)]
+    transport: MssOfTransport,
+}
+#[derive(Deserialize, Default)]
+struct MssOfTransport {
+    mss: Option<u32>,
+}
+
+/// Bytes of one packet on the wire, for sizes written in packets (`"65p"`): the MSS plus 40
+/// bytes of TCP/IP headers, as the papers' MTU of 1500 B for an MSS of 1460 B.
+pub fn mtu_of(mss: Option<u32>) -> u64 {
+    (mss.unwrap_or(TcpConfig::default().mss) + crate::packet::TCP_IP_HEADER) as u64
+}
+
 /// Host ids are 16-bit in packets.
 pub const MAX_HOSTS: usize = u16::MAX as usize;
 /// Leaf-spine links, a bound that keeps an absurd fabric from exhausting memory.
@@ -564,6 +584,26 @@ pub const MAX_TIME_NS: u64 = 1_000_000 * 1_000_000_000;
 pub const MAX_DELAY_NS: u64 = 10 * 1_000_000_000;
 /// The largest TCP payload of an IPv4 packet: 65535 - 20 (IP) - 20 (TCP).
 pub const MAX_MSS: u32 = 65_495;
+
+/// A scenario's name names its default result directory (`out/<name>`), so it must be one
+/// plain path component: never `..`, an absolute path or a hidden file.
+fn check_name(name: &str) -> Result<(), String> {
+    const MAX: usize = 100;
+    let plain = |c: char| c.is_alphanumeric() || "-_.+=,@".contains(c);
+    if name.is_empty() {
+        return Err("name: empty".into());
+    }
+    if name.chars().count() > MAX {
+        return Err(format!("name: longer than {MAX} characters"));
+    }
+    if name.starts_with('.') || !name.chars().all(plain) {
+        return Err(format!(
+            "name: {} is not a plain name (letters, digits and -_.+=,@, not starting with a dot): it names the result directory",
+            ecnlab_core::units::echo(name)
+        ));
+    }
+    Ok(())
+}
 
 fn positive_rate(field: &str, r: Rate) -> Result<(), String> {
     if r.0 == 0 {

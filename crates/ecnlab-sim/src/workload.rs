@@ -91,7 +91,8 @@ pub struct PoissonSpec {
     /// Format of a CDF file (default: 3 columns = packets, 2 = bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cdf_format: Option<CdfFormat>,
-    /// Offered load in (0, 1] of the limiting edge (see the module docs).
+    /// Offered load in (0, 1] of the limiting edge (see the module docs): `0.6` or `"60%"`.
+    #[serde(deserialize_with = "ecnlab_core::units::fraction")]
     pub load: f64,
     /// Number of flows to generate.
     pub flows: u64,
