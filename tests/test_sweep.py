@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -198,7 +199,8 @@ BAD_SWEEPS = [
      'typo = {"marking.tcn.treshold" = "100us"}\n',
      'cases.variant.typo."marking.tcn.treshold": marking.tcn.treshold: unknown field `treshold`'),
     ('scenario = "tcn-perport"\ntimeout = -1\n', "timeout: -1 must be a positive time"),
-    ('scenario = "tcn-perport"\ntimeout = "fast"\n', "timeout: 'fast' is not a time limit"),
+    ('scenario = "tcn-perport"\ntimeout = "fast"\n', "timeout: `fast` does not start with a number"),
+    ('scenario = "tcn-perport"\ntimeout = "90"\n', "timeout: `90` has no unit: a time needs one"),
     ('scenario = "tcn-perport"\nretries = -1\n', "retries: expected an integer >= 0"),
     ('scenario = "tcn-perport"\n[grid\n', "not valid TOML"),
 ]
@@ -249,7 +251,8 @@ def test_a_sweep_clears_only_what_dead_drivers_left(tmp_path):
 def test_sweep_command_line_limits_are_checked(tmp_path, capsys):
     from ecnlab.cli import main
 
-    for bad, msg in (("0", "must be a positive number of seconds"), ("soon", "is not a number of seconds")):
+    for bad, msg in (("0", "must be a positive time"), ("soon", "`soon` does not start with a number"),
+                     ("10 parsecs", "unknown time unit `parsecs`")):
         with pytest.raises(SystemExit) as e:
             main(["sweep", "x.toml", "--out", str(tmp_path / "o"), "--timeout", bad])
         assert e.value.code == 2
@@ -307,3 +310,17 @@ def test_a_worker_with_another_build_refuses_the_run():
 
     ok, msg = sw._execute_remote({"name": "x"}, 1, None, engine="0123456789abcdef")
     assert ok is False and "another ecnlab build" in msg and "0123456789abcdef" in msg
+
+
+def test_sweep_from_a_plain_script_without_a_main_guard(tmp_path):
+    """`ecnlab.sweep()` at the top level of a script: run processes never re-import it."""
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import ecnlab\n"
+        f"df = ecnlab.sweep([ecnlab.Point('tcn-static', ['duration=5ms', 'metrics.warmup=0s'], seed=s) "
+        f"for s in (1, 2)], out={str(tmp_path / 'out')!r}, jobs=2, progress=False)\n"
+        "print('statuses', sorted(df['status']))\n")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.count("statuses") == 1 and "['ok', 'ok']" in p.stdout
+    assert "Traceback" not in p.stderr

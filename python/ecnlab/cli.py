@@ -199,13 +199,17 @@ _count = _int_at_least(0)
 
 
 def _seconds(text: str) -> float:
+    """A time limit: seconds, or a time with its unit ("90s", "10min")."""
+    from .sweep import time_limit_s
+
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
-    return v
+        v = text
+    try:
+        return time_limit_s(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _cmd_sweep(a: argparse.Namespace) -> int:
@@ -293,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
     sw.add_argument("--cluster", metavar="tcp://HOST:PORT",
                     help="run on this Dask scheduler ('local' starts a LocalCluster); needs ecnlab[cluster]")
-    sw.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+    sw.add_argument("--timeout", type=_seconds, metavar="TIME",
                     help="kill a run that takes longer and record it as failed (default: the sweep file's "
                          "timeout, else none)")
     sw.add_argument("--retries", type=_count, metavar="N",

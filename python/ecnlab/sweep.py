@@ -21,14 +21,15 @@ lost. ``OUT/results.csv`` has one row per point.
 
 Faults
 ------
-Locally, every run gets a fresh process (forked from a server with ecnlab loaded), so
-the driver knows exactly which run a dead process was computing. A run whose process
+Locally, every run gets a fresh interpreter (``_worker_main``; not a fork, so the caller's
+``__main__`` is never re-imported), so the driver knows exactly which run a dead process
+was computing. A run whose process
 dies (a crash, SIGKILL, the OOM killer) is retried in a new process up to ``retries``
 times (default 2); one that raises an error, or exceeds its time limit (``timeout``, then
 it is killed), is not retried: the simulation is deterministic and would do the same
 again. Either way it leaves ``OUT/failed/<key>.json`` (parameters, attempts, a one-line
 error), the other runs go on, and the next sweep tries it again. Run processes die with
-the driver. On Dask, the scheduler reschedules a run whose worker died on another worker
+the driver (``PR_SET_PDEATHSIG``, even when it is killed with SIGKILL). On Dask, the scheduler reschedules a run whose worker died on another worker
 (up to its ``distributed.scheduler.allowed-failures``, set to ``retries`` for
 ``cluster="local"``); with a time limit, each run computes in a child process of its
 worker that is killed when the limit passes.
@@ -69,7 +70,6 @@ import hashlib
 import itertools
 import json
 import math
-import multiprocessing as mp
 import os
 import pickle
 import shutil
@@ -126,8 +126,10 @@ def point_key(doc: dict[str, Any], seed: int) -> str:
     """The store key of a run: SHA-256 (16 hex digits) of the canonical JSON of the
     resolved scenario document, the seed and the simulator build ([`engine_id`]). Files the
     scenario reads (a CDF, a trace) enter by content, not by path: a store moved to another
-    directory or machine is reused, and editing such a file in place is a new run."""
-    ident = {"scenario": _content_addressed(doc), "seed": int(seed), "engine": engine_id()}
+    directory or machine is reused, and editing such a file in place is a new run. The
+    document's own ``seed`` is the one that runs (as its ``scenario.json`` records it), so
+    the key of a stored run is the key of its ``scenario.json``."""
+    ident = {"scenario": _content_addressed(doc | {"seed": int(seed)}), "seed": int(seed), "engine": engine_id()}
     return hashlib.sha256(_canonical(ident).encode()).hexdigest()[:16]
 
 
@@ -288,21 +290,28 @@ def _overrides_of(spec: dict[str, Any], obj: Any, where: str) -> list[tuple[str,
 
 
 def _duration_s(spec: dict[str, Any], name: str, v: Any) -> float:
-    """A time limit in seconds: a number, or a string such as "90s", "500ms", "10min", "2h"."""
+    """A time limit in seconds: a number of seconds, or a time with its unit in the grammar of
+    scenario files ("90s", "10min", "2h"; ``ecnlab._core.parse_unit``)."""
+    try:
+        secs = time_limit_s(v)
+    except ValueError as e:
+        raise _spec_error(spec, name, str(e)) from None
+    return secs
+
+
+def time_limit_s(v: Any) -> float:
+    """A positive time limit in seconds from a number of seconds or a string with a unit;
+    ValueError (one line) otherwise."""
+    from . import _core
+
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         secs = float(v)
     elif isinstance(v, str):
-        units = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-        t = v.strip()
-        num, unit = t.rstrip("abcdefghijklmnopqrstuvwxyz"), t[len(t.rstrip("abcdefghijklmnopqrstuvwxyz")):]
-        try:
-            secs = float(num) * units[unit]
-        except (ValueError, KeyError):
-            raise _spec_error(spec, name, f"'{v}' is not a time limit (seconds, or e.g. \"90s\", \"10min\")") from None
+        secs = _core.parse_unit("time", v) / 1e9
     else:
-        raise _spec_error(spec, name, f"expected seconds or a string such as \"90s\", found {_type_name(v)}")
+        raise ValueError(f"expected seconds or a string such as \"90s\", found {_type_name(v)}")
     if not math.isfinite(secs) or secs <= 0:
-        raise _spec_error(spec, name, f"{v!r} must be a positive time")
+        raise ValueError(f"{v!r} must be a positive time")
     return secs
 
 
@@ -586,29 +595,35 @@ def _death(code: int | None) -> str:
     return f"worker process exited with status {code}"
 
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this process when its parent (the forkserver, which exits with the
-    driver) goes, so a killed driver leaves no run computing for nobody."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL this process when its parent, the driver, goes (even by SIGKILL), so
+    a killed driver leaves no run computing for nobody and no temporary directory written
+    after it. If the driver died before this call, exit at once."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
-def _child(conn, doc: dict[str, Any], seed: int, tmp_dir: str, meta: dict[str, Any]) -> None:
-    """A local worker process: exactly one run, its outcome sent back on ``conn``."""
-    _die_with_parent()
+def _worker_main() -> None:
+    """A local run process (``python -c 'from ecnlab.sweep import _worker_main; ...'``):
+    exactly one run, pickled (driver pid, doc, seed, tmp_dir, meta) on stdin, the pickled
+    outcome on stdout. A fresh interpreter, not a fork: it never imports the driver's
+    ``__main__`` (a plain script without a ``__main__`` guard can call ``ecnlab.sweep``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    parent, doc, seed, tmp_dir, meta = pickle.load(sys.stdin.buffer)
+    _die_with_parent(parent)
     try:
         outcome = _execute(doc, seed, tmp_dir, meta)
     except BaseException as e:  # noqa: BLE001
         outcome = (False, _one_line(e))
-    conn.send(outcome)
-    conn.close()
+    sys.stdout.buffer.write(pickle.dumps(outcome))
+    sys.stdout.buffer.flush()
 
 
 def _sandbox_main() -> None:
@@ -797,14 +812,6 @@ def _is_done(runs: Path, key: str) -> bool:
     return (runs / key / "summary.json").is_file()
 
 
-def _mp_context():
-    method = "forkserver" if sys.platform.startswith("linux") else "spawn"
-    ctx = mp.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload(["ecnlab.api"])
-    return ctx
-
-
 def run_points(
     points: Iterable[Point],
     out: str | os.PathLike,
@@ -911,20 +918,24 @@ def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Call
     """One fresh process per run (forked from a server that has ecnlab loaded): a run that
     crashes, is killed or times out is known exactly, and takes nothing else down."""
     import multiprocessing.connection as mpc
+    import subprocess
 
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    ctx = _mp_context()
     queue: deque[tuple[_Resolved, int]] = deque((r, 1) for r in todo)
     running: list[_Task] = []
+    cmd = [sys.executable, "-c", "from ecnlab.sweep import _worker_main; _worker_main()"]
 
     def start(r: _Resolved, attempt: int) -> _Task:
         tmp = _tmp_dir(runs, r.key)
-        rd, wr = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(wr, r.doc, r.seed, str(tmp), _params_json(r, attempt)),
-                           name=f"ecnlab-run-{r.key}", daemon=True)
-        proc.start()
-        wr.close()  # the child holds the only write end: its exit is EOF here
-        return _Task(r, attempt, tmp, proc, rd, time.monotonic(), limits.of(r)[0])
+        # Its own session: Ctrl-C on the terminal reaches the driver only, which stops it.
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            proc.stdin.write(pickle.dumps((os.getpid(), r.doc, r.seed, str(tmp), _params_json(r, attempt))))
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it died at once: its exit status says why
+        return _Task(r, attempt, tmp, proc, proc.stdout, time.monotonic(), limits.of(r)[0])
 
     try:
         while queue or running:
@@ -932,11 +943,10 @@ def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Call
                 running.append(start(*queue.popleft()))
             now = time.monotonic()
             left = [t.started + t.timeout - now for t in running if t.timeout is not None]
-            ready = set(mpc.wait([t.conn for t in running] + [t.proc.sentinel for t in running],
-                                 timeout=max(0.0, min(left)) if left else None))
+            ready = set(mpc.wait([t.conn for t in running], timeout=max(0.0, min(left)) if left else None))
             now = time.monotonic()
             for t in list(running):
-                if t.conn in ready or t.proc.sentinel in ready:
+                if t.conn in ready:
                     kind, payload = _outcome(t)
                 elif t.timeout is not None and now - t.started >= t.timeout:
                     _stop(t)
@@ -964,34 +974,37 @@ def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Call
 
 
 def _outcome(t: _Task) -> tuple[str, Any]:
-    """("ok", None), ("failed", error) or ("died", why) for a task whose pipe or process
-    became ready."""
+    """("ok", None), ("failed", error) or ("died", why) for a task whose output pipe became
+    ready: the child writes its outcome once, at its end, so this reads to EOF."""
     try:
-        if t.conn.poll():
-            ok, payload = t.conn.recv()
-            t.proc.join(10)
-            if t.proc.is_alive():
-                t.proc.kill()
-                t.proc.join()
-            t.conn.close()
-            return ("ok", None) if ok else ("failed", payload)
-    except (EOFError, OSError):
-        pass  # the child closed the pipe without a result: it is dying
-    t.proc.join(10)
-    if t.proc.is_alive():
-        t.proc.kill()
-        t.proc.join()
+        data = t.conn.read()
+    except OSError:
+        data = b""
     t.conn.close()
-    return "died", _death(t.proc.exitcode)
+    try:
+        code = t.proc.wait(10)
+    except Exception:  # noqa: BLE001 - it hangs after its result: no use to anyone
+        t.proc.kill()
+        code = t.proc.wait()
+    if data:
+        try:
+            ok, payload = pickle.loads(data)
+            return ("ok", None) if ok else ("failed", payload)
+        except Exception:  # noqa: BLE001 - a truncated result: the process died writing it
+            pass
+    return "died", _death(code if code != 0 else None)
 
 
 def _stop(t: _Task) -> None:
     """Kill a run's process at once (time limit, Ctrl-C, SIGTERM)."""
     try:
         t.proc.kill()
-    except (OSError, ValueError):
+    except OSError:
         pass
-    t.proc.join(10)
+    try:
+        t.proc.wait(10)
+    except Exception:  # noqa: BLE001
+        pass
     try:
         t.conn.close()
     except OSError:

@@ -192,7 +192,7 @@ fn parse_duration(s: &str) -> Result<u64, String> {
         "h" => 3600e9,
         u => return Err(format!("unknown time unit {} in {} (use {TIME_UNITS})", echo(u), echo(s))),
     };
-    scaled(v, mult, "time", s)
+    scaled(v, mult, "duration", s)
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
