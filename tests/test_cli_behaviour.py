@@ -150,3 +150,47 @@ def test_result_files_are_group_readable_and_name_their_origin(tmp_path):
     v = run_cli("-V").stdout.split()
     assert s["ecnlab"] == {"version": v[1], "build": v[3].rstrip(")")}
     assert json.loads((out / "scenario.json").read_text())["seed"] == 9
+
+
+def test_special_files_are_refused_at_once(tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    for cmd, path, says in [
+        ("check", fifo, "is not a regular file"),
+        ("check", "/dev/zero", "is not a regular file"),
+        ("check", tmp_path, "is a directory"),
+        ("sweep", fifo, "is not a regular file"),
+    ]:
+        extra = ["--dry-run"] if cmd == "sweep" else []
+        p = subprocess.run([str(ECNLAB), cmd, str(path), *extra], capture_output=True, text=True, timeout=10)
+        assert p.returncode == 2 and says in p.stderr and p.stderr.count("\n") == 1, (path, p.stderr)
+
+
+def test_an_error_message_stays_short_whatever_the_input(tmp_path):
+    huge = "9" * 100_000 + "parsecs"  # an argument is at most 128 KB (execve)
+    p = run_cli("check", "tcn-static", "--set", f"marking.tcn.threshold={huge}", check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert len(p.stderr) < 500, len(p.stderr)
+    bad = tmp_path / "long.toml"
+    bad.write_text((ROOT / "python/ecnlab/scenarios/tcn-static.toml").read_text()
+                   + f'\n[[traffic]]\nkind = "poisson"\ncdf = "{"x" * 1_000_000}.cdf"\nload = 0.5\nflows = 1\n')
+    p = run_cli("check", bad, check=False)
+    assert p.returncode == 2 and len(p.stderr) < 500 and "characters" in p.stderr, p.stderr[:600]
+
+
+@pytest.mark.parametrize("setting, field", [
+    (["topology.hosts=65535"], "topology: this scenario needs at least 3"),
+    (["flows.0.count=4000000000", "flows.1.count=4000000000"], "flows: this scenario needs at least 1600.0 GB"),
+])
+def test_a_scenario_beyond_memory_is_refused_before_it_is_built(setting, field):
+    """Estimated before anything is allocated: `check` answers at once, with one line."""
+    env = dict(os.environ, ECNLAB_MEMORY_LIMIT=str(8 * 10**9))
+    args = [a for s in setting for a in ("--set", s)]
+    t0 = time.monotonic()
+    p = subprocess.run([str(ECNLAB), "check", "tcn-static", *args], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert time.monotonic() - t0 < 5
+    assert p.returncode == 2 and field in p.stderr and "more than the 8.0 GB available" in p.stderr, p.stderr
+    # Without the override the machine's own memory is the bound: still refused, not killed.
+    p = subprocess.run([str(ECNLAB), "check", "tcn-static", *args], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr

@@ -175,6 +175,14 @@ BAD_SWEEPS = [
     ('scenario = "tcn-perport"\nname = 3\n', "name: expected a string, found an integer"),
     ('scenario = "tcn-perport"\nseeds = "3"\n', "seeds: expected a list of seeds or a count, found a string"),
     ('scenario = "tcn-perport"\nseeds = []\n', "seeds: an empty list: no runs"),
+    ('scenario = "tcn-perport"\nseeds = 1000000000000\n', "seeds: 1000000000000 seeds, more than a sweep's 100,000 points"),
+    ('scenario = "tcn-perport"\nseeds = 1000\n[grid]\n"flows.1.count" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n'
+     '"duration" = ["1ms", "2ms", "3ms", "4ms", "5ms", "6ms", "7ms", "8ms", "9ms", "10ms", "11ms"]\n',
+     "grid: 10 x 11 x 1000 seeds = 110,000 points, more than a sweep's 100,000"),
+    ('scenario = "tcn-perport"\n[zip]\n"marking.tcn.threshold" = ["20us", "40us"]\n"marking.threshold.k" = ["30KB"]\n',
+     'zip."marking.threshold.k": 1 values, but zip."marking.tcn.threshold" has 2: zipped lists move together'),
+    ('scenario = "tcn-perport"\n[zip]\n"marking.tcn.threshold" = ["20us", "40"]\n',
+     'zip."marking.tcn.threshold"[1]: marking.tcn.threshold: `40` has no unit'),
     ('scenario = "tcn-perport"\nseeds = 0\n', "seeds: a count must be >= 1"),
     ('scenario = "tcn-perport"\nseeds = [1, "2"]\n', "seeds[1]: expected an integer, found a string"),
     ('scenario = "tcn-perport"\nseeds = [1, -2]\n', "seeds[1]: -2 is not in 0..2^64"),
@@ -324,3 +332,32 @@ def test_sweep_from_a_plain_script_without_a_main_guard(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.count("statuses") == 1 and "['ok', 'ok']" in p.stdout
     assert "Traceback" not in p.stderr
+
+
+ZIPPED = """
+scenario = "tcn-perport"
+set = {"duration" = "5ms", "metrics.warmup" = "0s"}
+[grid]
+"marking.scheme" = ["tcn", "per_queue"]
+[zip]          # level i of each: TCN at 20/40/80 us, per-queue at 30/60/120 KB
+"marking.tcn.threshold" = ["20us", "40us", "80us"]
+"marking.threshold.k" = ["30KB", "60KB", "120KB"]
+"""
+
+
+def test_zipped_axes_move_together_and_dry_run_lists_the_points(tmp_path):
+    spec = _write(tmp_path / "z.toml", ZIPPED)
+    p = run_cli("sweep", spec, "--dry-run")
+    points = [json.loads(line) for line in p.stdout.splitlines()]
+    assert p.stderr.strip() == "6 points" and not (tmp_path / "out").exists()
+    pairs = {(q["marking.scheme"], q["marking.tcn.threshold"], q["marking.threshold.k"]) for q in points}
+    assert pairs == {(s, t, k) for s in ("tcn", "per_queue") for t, k in
+                     (("20us", "30KB"), ("40us", "60KB"), ("80us", "120KB"))}
+    # The points run as listed, each with its own results.csv columns.
+    df = ecnlab.sweep(spec, out=tmp_path / "out", jobs=2, progress=False)
+    assert len(df) == 6 and set(df["status"]) == {"ok"}
+    assert {"marking.scheme", "marking.tcn.threshold", "marking.threshold.k"} <= set(df.columns)
+    for r in _rows(tmp_path / "out"):
+        doc = json.loads((tmp_path / "out" / "runs" / r["key"] / "scenario.json").read_text())
+        assert doc["marking"]["tcn"]["threshold"] == r["marking.tcn.threshold"]
+        assert doc["marking"]["threshold"]["k"] == r["marking.threshold.k"]

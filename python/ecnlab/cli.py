@@ -217,6 +217,13 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
 
     spec = load_sweep(a.sweep)
     points = points_from_spec(spec)
+    if not a.out and not a.dry_run:
+        raise ScenarioError("sweep: --out DIR is required (or --dry-run to list the points)")
+    if a.dry_run:  # the points, checked, one line each; nothing runs or is written
+        for p in points:
+            print(json.dumps({**p.params, "seed": p.seed}, default=str))
+        print(f"{len(points)} points", file=sys.stderr)
+        return 0
     for p in points:  # the command line wins over the sweep file
         if a.timeout is not None:
             p.timeout = a.timeout
@@ -293,7 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sw = sub.add_parser("sweep", help="run a grid of scenarios (SWEEP.toml) in parallel, resumable")
     sw.add_argument("sweep", help="the sweep file (scenario, [grid], [cases.*], seeds; see the README)")
-    sw.add_argument("--out", required=True, help="result directory: results.csv, runs/<key>/, failed/")
+    sw.add_argument("--out", help="result directory: results.csv, runs/<key>/, failed/ (required to run)")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="check the sweep file and print its points (JSON lines), without running")
     sw.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
     sw.add_argument("--cluster", metavar="tcp://HOST:PORT",
                     help="run on this Dask scheduler ('local' starts a LocalCluster); needs ecnlab[cluster]")
@@ -382,7 +391,9 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ScenarioError as e:
-        sys.stderr.write(f"ecnlab: error: {e}\n")
+        from ._core import clip  # a message never exceeds a few hundred characters
+
+        sys.stderr.write(f"ecnlab: error: {clip(str(e))}\n")
         return 2
     except SimulationError as e:
         sys.stderr.write(f"ecnlab: internal error: {e}\n")
@@ -395,8 +406,10 @@ def _main(argv: list[str] | None = None) -> int:
     except BaseException as e:  # noqa: BLE001 - a panic from Rust arrives as PanicException
         if isinstance(e, SystemExit):
             raise
+        from ._core import clip
+
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        sys.stderr.write(f"ecnlab: internal error: {type(e).__name__}: {msg}\n")
+        sys.stderr.write(f"ecnlab: internal error: {type(e).__name__}: {clip(msg)}\n")
         return 1
 
 

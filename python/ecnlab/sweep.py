@@ -84,7 +84,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .api import build_info, engine_id
-from .scenario import ScenarioError
+from .scenario import ScenarioError, read_text_file
 
 __all__ = ["Point", "SweepResult", "sweep", "load_sweep", "points_from_spec", "point_key", "summary_row"]
 
@@ -206,7 +206,11 @@ def _one_line(e: BaseException) -> str:
 # SWEEP.toml
 
 
-_SPEC_KEYS = ("name", "description", "scenario", "seeds", "set", "grid", "cases", "timeout", "retries")
+_SPEC_KEYS = ("name", "description", "scenario", "seeds", "set", "grid", "zip", "cases", "timeout", "retries")
+
+MAX_POINTS = 100_000
+"""The most points a sweep may have (axes x seeds): a grid beyond it is refused before it
+is expanded (a typo such as `seeds = 1000000000` must not exhaust memory)."""
 DEFAULT_RETRIES = 2  # a run whose worker process dies is tried at most 1 + 2 times
 
 
@@ -320,15 +324,7 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     points it describes are found by ``points_from_spec``, and name this file."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such sweep file") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{p}: is a directory, not a sweep file") from None
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not a text file") from None
+        data = tomllib.loads(read_text_file(p, "sweep"))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
     spec = _SweepSpec(data)
@@ -370,6 +366,8 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
     elif isinstance(seeds, int):
         if seeds < 1:
             raise _spec_error(spec, "seeds", f"a count must be >= 1, found {seeds}")
+        if seeds > MAX_POINTS:
+            raise _spec_error(spec, "seeds", f"{seeds} seeds, more than a sweep's {MAX_POINTS:,} points")
         seed_list = list(range(1, seeds + 1))
     else:
         if not seeds:
@@ -404,6 +402,9 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
             except ScenarioError as e:
                 raise _spec_error(spec, f"{_field('grid', k)}[{i}]", str(e)) from None
         axes.append((k, axis))
+    zipped = spec.get("zip")
+    if zipped is not None:
+        axes.append((_ZIP, _zip_axis(spec, zipped, grid)))
     cases = spec.get("cases", {})
     if cases is None:
         cases = {}
@@ -420,15 +421,53 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
         axes.append((ax, [(name, _overrides_of(spec, ov, _field("cases", ax, name))) for name, ov in named.items()]))
     fixed_ovs = [o for _, o in fixed]
     points = []
+    n_points = math.prod(len(vals) for _, vals in axes) * len(seed_list)
+    if n_points > MAX_POINTS:
+        sizes = " x ".join([str(len(vals)) for _, vals in axes] + [f"{len(seed_list)} seeds"])
+        raise _spec_error(spec, "grid", f"{sizes} = {n_points:,} points, more than a sweep's {MAX_POINTS:,}")
     combos = list(itertools.product(*[vals for _, vals in axes]))
     if validate:
         _validate_combos(spec, scenario, fixed, axes, combos)
     for combo in combos:
-        params = {name: v for (name, _), (v, _) in zip(axes, combo)}
+        params: dict[str, Any] = {}
+        for (name, _), (v, _) in zip(axes, combo):
+            params.update(v if name == _ZIP else {name: v})
         ovs = fixed_ovs + [o for _, ovs_ in combo for _, o in ovs_]
         for s in seed_list:
             points.append(Point(scenario, ovs, s, dict(params), timeout=timeout, retries=retries))
     return points
+
+
+_ZIP = "\0zip"  # the axis of [zip]; its values are {key: value} dicts, one column per key
+
+
+def _zip_axis(spec: dict[str, Any], zipped: Any, grid: dict[str, Any]) -> list[tuple[dict, list[tuple[str, str]]]]:
+    """``[zip]``: keys whose equal-length lists move together, one axis whose i-th point sets
+    every key to its i-th value ("TCN at 20/40/80 us, per-queue at 30/60/120 KB" with
+    ``marking.scheme`` in ``[grid]``)."""
+    if not isinstance(zipped, dict) or not zipped:
+        raise _spec_error(spec, "zip", f"expected a table of key = [values] of one length, found {_type_name(zipped)}")
+    n = None
+    for k, vals in zipped.items():
+        if not isinstance(vals, list) or not vals:
+            raise _spec_error(spec, _field("zip", k), f"expected a non-empty list of values, found {_type_name(vals)}")
+        if k in grid:
+            raise _spec_error(spec, _field("zip", k), "the key is also a grid key")
+        if n is not None and len(vals) != n:
+            first = next(iter(zipped))
+            raise _spec_error(spec, _field("zip", k),
+                              f"{len(vals)} values, but {_field('zip', first)} has {n}: zipped lists move together")
+        n = len(vals)
+    axis = []
+    for i in range(n):
+        ovs = []
+        for k, vals in zipped.items():
+            try:
+                ovs.append((f"{_field('zip', k)}[{i}]", override(k, vals[i])))
+            except ScenarioError as e:
+                raise _spec_error(spec, f"{_field('zip', k)}[{i}]", str(e)) from None
+        axis.append(({k: vals[i] for k, vals in zipped.items()}, ovs))
+    return axis
 
 
 def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str, str]],
@@ -493,7 +532,9 @@ def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str,
                     alone[where] = error_of(base, [o])
                 if alone[where] is not None and alone[where] != base_err:
                     raise _spec_error(spec, where, alone[where])
-        params = {name: label for (name, _), (label, _) in zip(axes, combo)}
+        params: dict[str, Any] = {}
+        for (name, _), (label, _) in zip(axes, combo):
+            params.update(label if name == _ZIP else {name: label})
         raise _spec_error(spec, "point " + json.dumps(_jsonable(params), default=str), err)
 
 

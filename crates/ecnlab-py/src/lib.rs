@@ -5,21 +5,51 @@
 
 use ecnlab_core::marking::SchemeName;
 use ecnlab_core::sched::SchedulerKind;
+use ecnlab_sim::de::clip_message;
 use ecnlab_sim::{RunError, Scenario, Slicing};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
+/// A scenario error for Python: one line, bounded whatever the input it quotes.
+fn value_error(msg: String) -> PyErr {
+    PyValueError::new_err(clip_message(&msg))
+}
+
 fn parse(scenario_json: &str) -> PyResult<Scenario> {
-    let scn = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
-    scn.validate().map_err(PyValueError::new_err)?;
+    let scn = Scenario::from_json(scenario_json).map_err(value_error)?;
+    scn.validate().map_err(value_error)?;
+    if let Some(available) = available_memory() {
+        scn.check_memory(available).map_err(value_error)?;
+    }
     Ok(scn)
+}
+
+/// Memory this process may still take: Linux's `MemAvailable` (RAM that can be had without
+/// swapping), or what the cgroup limit leaves if less; `ECNLAB_MEMORY_LIMIT` (bytes) overrides both.
+/// None where neither is known: no check.
+fn available_memory() -> Option<u64> {
+    if let Some(v) = std::env::var("ECNLAB_MEMORY_LIMIT").ok().and_then(|v| v.trim().parse().ok()) {
+        return Some(v);
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().trim_end_matches("kB").trim();
+    let avail = kb.parse::<u64>().ok()?.saturating_mul(1024);
+    let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok()?.trim().parse::<u64>().ok();
+    let cgroup = read("memory.max").map(|max| max.saturating_sub(read("memory.current").unwrap_or(0)));
+    Some(cgroup.map_or(avail, |c| c.min(avail)))
+}
+
+/// `ecnlab_sim::de::clip_message`: for messages Python composes around user input.
+#[pyfunction]
+fn clip(msg: &str) -> String {
+    clip_message(msg)
 }
 
 /// Validate a scenario (JSON text); raises ValueError naming the bad field.
 #[pyfunction]
 fn validate_json(scenario_json: &str) -> PyResult<()> {
     let scn = parse(scenario_json)?;
-    ecnlab_sim::Simulator::new(&scn, scn.seed).map_err(PyValueError::new_err)?;
+    ecnlab_sim::Simulator::new(&scn, scn.seed).map_err(value_error)?;
     Ok(())
 }
 
@@ -51,7 +81,7 @@ fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>, progress: Op
     let out = match out {
         Ok(Some(out)) => out,
         Ok(None) => return Err(stopped_by.expect("a run stops only on a Python exception")),
-        Err(RunError::Scenario(m)) => return Err(PyValueError::new_err(m)),
+        Err(RunError::Scenario(m)) => return Err(value_error(m)),
         Err(RunError::Internal(m)) => return Err(PyRuntimeError::new_err(m)),
     };
     serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
@@ -63,7 +93,7 @@ fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>, progress: Op
 /// ValueError with one line.
 #[pyfunction]
 fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
-    ecnlab_core::units::parse_kind(kind, text).map_err(PyValueError::new_err)
+    ecnlab_core::units::parse_kind(kind, text).map_err(value_error)
 }
 
 /// Ideal FCT (us) of each `(src, dst, size)` flow in a scenario's topology, as the run's
@@ -125,6 +155,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
     m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
+    m.add_function(wrap_pyfunction!(clip, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
