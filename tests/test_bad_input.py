@@ -21,6 +21,13 @@ def _expected(path: Path) -> str:
     return first[len("# expect: "):].strip()
 
 
+@pytest.fixture(autouse=True)
+def _eight_gigabytes(monkeypatch):
+    """The memory a scenario may take is the machine's; these tests fix it at 8 GB so that
+    the cases beyond memory are refused on any machine."""
+    monkeypatch.setenv("ECNLAB_MEMORY_LIMIT", str(8 * 10**9))
+
+
 def test_the_corpus_is_large_enough():
     assert len(FILES) >= 40
 

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -174,6 +175,14 @@ BAD_SWEEPS = [
     ('scenario = "tcn-perport"\nname = 3\n', "name: expected a string, found an integer"),
     ('scenario = "tcn-perport"\nseeds = "3"\n', "seeds: expected a list of seeds or a count, found a string"),
     ('scenario = "tcn-perport"\nseeds = []\n', "seeds: an empty list: no runs"),
+    ('scenario = "tcn-perport"\nseeds = 1000000000000\n', "seeds: 1000000000000 seeds, more than a sweep's 100,000 points"),
+    ('scenario = "tcn-perport"\nseeds = 1000\n[grid]\n"flows.1.count" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n'
+     '"duration" = ["1ms", "2ms", "3ms", "4ms", "5ms", "6ms", "7ms", "8ms", "9ms", "10ms", "11ms"]\n',
+     "grid: 10 x 11 x 1000 seeds = 110,000 points, more than a sweep's 100,000"),
+    ('scenario = "tcn-perport"\n[zip]\n"marking.tcn.threshold" = ["20us", "40us"]\n"marking.threshold.k" = ["30KB"]\n',
+     'zip."marking.threshold.k": 1 values, but zip."marking.tcn.threshold" has 2: zipped lists move together'),
+    ('scenario = "tcn-perport"\n[zip]\n"marking.tcn.threshold" = ["20us", "40"]\n',
+     'zip."marking.tcn.threshold"[1]: marking.tcn.threshold: `40` has no unit'),
     ('scenario = "tcn-perport"\nseeds = 0\n', "seeds: a count must be >= 1"),
     ('scenario = "tcn-perport"\nseeds = [1, "2"]\n', "seeds[1]: expected an integer, found a string"),
     ('scenario = "tcn-perport"\nseeds = [1, -2]\n', "seeds[1]: -2 is not in 0..2^64"),
@@ -198,7 +207,8 @@ BAD_SWEEPS = [
      'typo = {"marking.tcn.treshold" = "100us"}\n',
      'cases.variant.typo."marking.tcn.treshold": marking.tcn.treshold: unknown field `treshold`'),
     ('scenario = "tcn-perport"\ntimeout = -1\n', "timeout: -1 must be a positive time"),
-    ('scenario = "tcn-perport"\ntimeout = "fast"\n', "timeout: 'fast' is not a time limit"),
+    ('scenario = "tcn-perport"\ntimeout = "fast"\n', "timeout: `fast` does not start with a number"),
+    ('scenario = "tcn-perport"\ntimeout = "90"\n', "timeout: `90` has no unit: a time needs one"),
     ('scenario = "tcn-perport"\nretries = -1\n', "retries: expected an integer >= 0"),
     ('scenario = "tcn-perport"\n[grid\n', "not valid TOML"),
 ]
@@ -249,7 +259,8 @@ def test_a_sweep_clears_only_what_dead_drivers_left(tmp_path):
 def test_sweep_command_line_limits_are_checked(tmp_path, capsys):
     from ecnlab.cli import main
 
-    for bad, msg in (("0", "must be a positive number of seconds"), ("soon", "is not a number of seconds")):
+    for bad, msg in (("0", "must be a positive time"), ("soon", "`soon` does not start with a number"),
+                     ("10 parsecs", "unknown time unit `parsecs`")):
         with pytest.raises(SystemExit) as e:
             main(["sweep", "x.toml", "--out", str(tmp_path / "o"), "--timeout", bad])
         assert e.value.code == 2
@@ -307,3 +318,46 @@ def test_a_worker_with_another_build_refuses_the_run():
 
     ok, msg = sw._execute_remote({"name": "x"}, 1, None, engine="0123456789abcdef")
     assert ok is False and "another ecnlab build" in msg and "0123456789abcdef" in msg
+
+
+def test_sweep_from_a_plain_script_without_a_main_guard(tmp_path):
+    """`ecnlab.sweep()` at the top level of a script: run processes never re-import it."""
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import ecnlab\n"
+        f"df = ecnlab.sweep([ecnlab.Point('tcn-static', ['duration=5ms', 'metrics.warmup=0s'], seed=s) "
+        f"for s in (1, 2)], out={str(tmp_path / 'out')!r}, jobs=2, progress=False)\n"
+        "print('statuses', sorted(df['status']))\n")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.count("statuses") == 1 and "['ok', 'ok']" in p.stdout
+    assert "Traceback" not in p.stderr
+
+
+ZIPPED = """
+scenario = "tcn-perport"
+set = {"duration" = "5ms", "metrics.warmup" = "0s"}
+[grid]
+"marking.scheme" = ["tcn", "per_queue"]
+[zip]          # level i of each: TCN at 20/40/80 us, per-queue at 30/60/120 KB
+"marking.tcn.threshold" = ["20us", "40us", "80us"]
+"marking.threshold.k" = ["30KB", "60KB", "120KB"]
+"""
+
+
+def test_zipped_axes_move_together_and_dry_run_lists_the_points(tmp_path):
+    spec = _write(tmp_path / "z.toml", ZIPPED)
+    p = run_cli("sweep", spec, "--dry-run")
+    points = [json.loads(line) for line in p.stdout.splitlines()]
+    assert p.stderr.strip() == "6 points" and not (tmp_path / "out").exists()
+    pairs = {(q["marking.scheme"], q["marking.tcn.threshold"], q["marking.threshold.k"]) for q in points}
+    assert pairs == {(s, t, k) for s in ("tcn", "per_queue") for t, k in
+                     (("20us", "30KB"), ("40us", "60KB"), ("80us", "120KB"))}
+    # The points run as listed, each with its own results.csv columns.
+    df = ecnlab.sweep(spec, out=tmp_path / "out", jobs=2, progress=False)
+    assert len(df) == 6 and set(df["status"]) == {"ok"}
+    assert {"marking.scheme", "marking.tcn.threshold", "marking.threshold.k"} <= set(df.columns)
+    for r in _rows(tmp_path / "out"):
+        doc = json.loads((tmp_path / "out" / "runs" / r["key"] / "scenario.json").read_text())
+        assert doc["marking"]["tcn"]["threshold"] == r["marking.tcn.threshold"]
+        assert doc["marking"]["threshold"]["k"] == r["marking.threshold.k"]

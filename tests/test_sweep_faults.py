@@ -81,8 +81,15 @@ def _children(pid: int) -> list[int]:
 
 
 def _run_processes(driver: int) -> list[int]:
-    """The processes computing runs: each a child of the driver's forkserver."""
-    return [g for c in _children(driver) for g in _children(c)]
+    """The processes computing runs: each a child of the driver (a fresh interpreter)."""
+    return [c for c in _children(driver) if b"_worker_main" in _cmdline(c)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _alive(pid: int) -> bool:
@@ -250,6 +257,34 @@ def test_killed_driver_leaves_no_partial_run_and_resumes_without_repeats(referen
     assert watcher.checks > 20 and not watcher.problems, watcher.problems[:5]
     assert not [d for d in (out / "runs").iterdir() if d.name.startswith(".tmp-")]
     _assert_same_results(out, ref)
+
+
+LONG_RUNS = """
+scenario = "tcn-buffer"
+seeds = [1, 2]
+set = {"duration" = "30s"}
+"""
+
+
+def test_a_killed_driver_takes_long_runs_with_it(tmp_path):
+    """Runs of a minute or more: SIGKILL of the driver stops them at once (they do not go on
+    computing, nor later write temporary run directories beside the finished ones)."""
+    spec = tmp_path / "long.toml"
+    spec.write_text(LONG_RUNS)
+    out = tmp_path / "out"
+    proc = _sweep_cli(spec, out, "--jobs", "2")
+    _wait_for_run_in_flight(proc, min_age=1.0)
+    time.sleep(0.5)
+    in_flight = _run_processes(proc.pid)
+    assert len(in_flight) == 2
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    t0 = time.monotonic()
+    while any(_alive(p) for p in in_flight):
+        assert time.monotonic() - t0 < 1.0, "run processes outlived the driver"
+        time.sleep(0.02)
+    time.sleep(2)
+    assert [d.name for d in (out / "runs").iterdir()] == []
 
 
 def test_sigterm_stops_the_sweep_at_once_and_cleans_up(reference, tmp_path):

@@ -8,15 +8,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
+import hashlib
 import json
 import os
-import shutil
-import tempfile
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from . import _core
 from .scenario import ScenarioError, load, to_json, with_overrides
@@ -80,10 +82,11 @@ class RunResult:
         if self.pcaps:  # pcap/<port>.pcap, the port named as in summary.json
             (out / "pcap").mkdir(exist_ok=True)
             for port, data in self.pcaps.items():
-                fd, tmp = tempfile.mkstemp(dir=out / "pcap", prefix=".pcap.")
+                path = out / "pcap" / f"{port}.pcap"
+                fd, tmp = _open_temp(path)  # group-readable like the other result files
                 with os.fdopen(fd, "wb") as f:
                     f.write(data)
-                os.replace(tmp, out / "pcap" / f"{port}.pcap")
+                os.replace(tmp, path)
         _write_atomic(out / "summary.json", json.dumps(self.summary, indent=2) + "\n")
         return out
 
@@ -94,8 +97,20 @@ FLOW_COLUMNS = [
 ]
 
 
+def _open_temp(path: Path) -> tuple[int, str]:
+    """A new file beside ``path`` to be renamed over it. Unlike ``mkstemp`` (mode 0600), its
+    mode is 0666 less the umask, as every other file the user creates: results are as
+    readable by the group as the directory holding them."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, tmp = _open_temp(path)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
@@ -107,7 +122,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _write_csv(path: Path, columns: list[str], rows: Iterable[dict[str, Any]]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, tmp = _open_temp(path)
     try:
         with os.fdopen(fd, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
@@ -118,6 +133,59 @@ def _write_csv(path: Path, columns: list[str], rows: Iterable[dict[str, Any]]) -
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        raise
+
+
+@functools.lru_cache(maxsize=1)
+def engine_id() -> str:
+    """Fingerprint of the simulator build: SHA-256 (16 hex digits) of the compiled core.
+    It is part of every sweep run's key, so that a run store never hands back results that
+    an older (or newer) ecnlab computed, e.g. after an upgrade changed a default."""
+    h = hashlib.sha256()
+    with open(_core.__file__, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def build_info() -> dict[str, str]:
+    """What every result file names as its origin: the ecnlab version and build (the
+    fingerprint of the compiled core, [`engine_id`])."""
+    return {"version": _core.VERSION, "build": engine_id()}
+
+
+@contextlib.contextmanager
+def output_dir(out: str | os.PathLike) -> Iterator[Path]:
+    """Make sure ``out`` can hold results before anything runs: create it and write a file
+    there, or refuse it with one line (ScenarioError). If the block fails (a bad scenario,
+    Ctrl-C), the directories created here are removed again: a refused or interrupted run
+    leaves no result directory."""
+    out = Path(out)
+    created = []
+    p = out
+    while not p.exists() and not p.is_symlink() and p.parent != p:
+        created.append(p)
+        p = p.parent
+
+    def undo() -> None:
+        for d in created:  # deepest first; only what is still empty
+            try:
+                d.rmdir()
+            except OSError:
+                break
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _open_temp(out / "write-test")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        undo()
+        raise ScenarioError(f"--out {out}: cannot write there: {e.strerror or e}") from None
+    try:
+        yield out
+    except BaseException:
+        undo()
         raise
 
 
@@ -171,21 +239,23 @@ def run(
     overrides: Iterable[str] = (),
     pcap: Iterable[str] = (),
     pcap_limit_bytes: int = PCAP_LIMIT_BYTES,
+    progress: Callable[[int, int, int, int], None] | None = None,
 ) -> RunResult:
     """Run a scenario (built-in name, TOML path, or a dict) and return its results.
+
     ``pcap``: switch ports to capture (names as in ``summary.json``, or ``"all"``), at most
-    ``pcap_limit_bytes`` together (ecnlab_sim::pcap); the captures never change the run."""
+    ``pcap_limit_bytes`` together (ecnlab_sim::pcap); the captures never change the run.
+    ``progress(now_ns, end_ns, flows_done, flows_started)`` is called about 20 times a
+    second of wall-clock time; Ctrl-C (or an exception ``progress`` raises) stops the run
+    within a fraction of a second."""
     pcap = list(pcap)
     doc = resolve(scenario, overrides)
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")
     t0 = time.perf_counter()
     try:
-        if pcap:
-            text, caps, truncated = _core.run_json_pcap(to_json(doc), None if seed is None else int(seed), pcap,
-                                                        int(pcap_limit_bytes))
-        else:
-            text, caps, truncated = _core.run_json(to_json(doc), None if seed is None else int(seed)), [], False
+        text, caps, truncated = _core.run_json(to_json(doc), None if seed is None else int(seed), progress,
+                                               pcap, int(pcap_limit_bytes) if pcap else 0)
     except ValueError as e:
         raise _scenario_error(scenario, str(e)) from None
     except RuntimeError as e:
@@ -194,8 +264,11 @@ def run(
     out = json.loads(text)
     summary = out["summary"]
     summary["wall_time_s"] = wall
+    summary["ecnlab"] = build_info()
     # Keep the contract's keys in a stable, readable order.
     order = ["scenario", "seed", "sim_time_s", "wall_time_s", "events", "packet_hops"]
     summary = {k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order}
-    return RunResult(doc, summary, out["flows"], out["probes"], out["timeseries"],
+    # scenario.json records the seed that ran (the file's, or the one given here).
+    ran = doc | {"seed": summary["seed"]}
+    return RunResult(ran, summary, out["flows"], out["probes"], out["timeseries"],
                      pcaps={name: data for name, data, _ in caps}, pcap_truncated=truncated)

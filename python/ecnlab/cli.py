@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from . import __version__
-from .api import SimulationError, culprit_override, run, validate
+from .api import SimulationError, culprit_override, engine_id, output_dir, resolve, run, validate
 from .scenario import ScenarioError, builtin_names, describe, load
 
 DEFAULT_SCENARIO = "tcn-static"
@@ -59,14 +61,66 @@ def _blame_set(e: ScenarioError, assignments: list[str]) -> ScenarioError:
     return ScenarioError(f"{e} (set by --set {c})") if c else e
 
 
+class _RunProgress:
+    """One line on a terminal's stderr, redrawn twice a second: simulated time, flows done,
+    ETA. Silent when stderr is not a terminal, and for runs shorter than a second."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, now_ns: int, end_ns: int, done: int, started: int) -> None:
+        t = time.monotonic()
+        if t - self.last < 0.5 or t - self.t0 < 1.0:
+            return
+        self.last = t
+        frac = now_ns / end_ns if end_ns else 1.0
+        eta = (t - self.t0) * (1 - frac) / frac if frac > 0 else float("inf")
+        flows = f", {done:,}/{started:,} flows done" if started else ""
+        self.stream.write(f"\r  {now_ns / 1e9:.4f} of {end_ns / 1e9:.4f} s simulated ({frac:.0%}){flows}, "
+                          f"ETA {_hms(eta)}   \x1b[K")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _hms(s: float) -> str:
+    if s == float("inf"):
+        return "?"
+    s = int(s)
+    return f"{s // 3600}:{s // 60 % 60:02}:{s % 60:02}" if s >= 3600 else f"{s // 60}:{s % 60:02}"
+
+
 def _cmd_run(a: argparse.Namespace) -> int:
     name = a.scenario or DEFAULT_SCENARIO
     try:
-        res = run(name, seed=a.seed, overrides=a.set, **_pcap_args(a))
+        doc = resolve(name, a.set)
     except ScenarioError as e:
         raise _blame_set(e, a.set) from None
-    out = Path(a.out) if a.out else Path("out") / res.summary["scenario"]
-    res.write(out)
+    # The output directory is checked before the run: an unwritable --out must not cost a
+    # whole simulation. A valid scenario's name is one plain path component, so the default
+    # out/<name> stays under out/.
+    try:
+        validate(doc)
+    except ScenarioError as e:
+        raise _blame_set(_labelled(e, name), a.set) from None
+    pcap = _pcap_args(a)
+    prog = _RunProgress() if not a.quiet and sys.stderr.isatty() else None
+    with output_dir(a.out if a.out else Path("out") / doc["name"]) as out:
+        try:
+            res = run(doc, seed=a.seed, progress=prog, **pcap)
+        except ScenarioError as e:
+            raise _blame_set(_labelled(e, name), a.set) from None
+        finally:
+            if prog:
+                prog.close()
+        res.write(out)
     if res.pcap_truncated:
         sys.stderr.write(f"ecnlab: warning: the packet captures reached --pcap-limit {a.pcap_limit} and stop "
                          f"there; {out}/pcap/ holds the run's beginning\n")
@@ -83,7 +137,7 @@ def _pcap_args(a: argparse.Namespace) -> dict:
     from . import _core
 
     try:
-        limit = _core.parse_unit("bytes", a.pcap_limit)
+        limit = _core.parse_unit("size", a.pcap_limit)
     except ValueError as e:
         raise ScenarioError(f"--pcap-limit: {e}") from None
     return {"pcap": a.pcap, "pcap_limit_bytes": limit}
@@ -100,6 +154,15 @@ def _write_report(out: Path, quiet: bool) -> None:
 def _cmd_report(a: argparse.Namespace) -> int:
     _write_report(Path(a.dir), a.quiet)
     return 0
+
+
+def _labelled(e: ScenarioError, name) -> ScenarioError:
+    """An error from a scenario given as a dict, named after its file or built-in."""
+    if str(e).startswith(f"{name}: "):
+        return e
+    err = ScenarioError(f"{name}: {e}")
+    err.field_path = getattr(e, "field_path", None)
+    return err
 
 
 def _flatten(prefix: str, v, out: list) -> None:
@@ -167,13 +230,17 @@ _count = _int_at_least(0)
 
 
 def _seconds(text: str) -> float:
+    """A time limit: seconds, or a time with its unit ("90s", "10min")."""
+    from .sweep import time_limit_s
+
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
-    return v
+        v = text
+    try:
+        return time_limit_s(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _cmd_sweep(a: argparse.Namespace) -> int:
@@ -181,6 +248,13 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
 
     spec = load_sweep(a.sweep)
     points = points_from_spec(spec)
+    if not a.out and not a.dry_run:
+        raise ScenarioError("sweep: --out DIR is required (or --dry-run to list the points)")
+    if a.dry_run:  # the points, checked, one line each; nothing runs or is written
+        for p in points:
+            print(json.dumps({**p.params, "seed": p.seed}, default=str))
+        print(f"{len(points)} points", file=sys.stderr)
+        return 0
     for p in points:  # the command line wins over the sweep file
         if a.timeout is not None:
             p.timeout = a.timeout
@@ -237,7 +311,7 @@ def _cmd_advise(a: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
-    p.add_argument("--version", action="version", version=f"ecnlab {__version__}")
+    p.add_argument("-V", "--version", action="version", version=f"ecnlab {__version__} (build {engine_id()})")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run one scenario and write its results")
@@ -276,11 +350,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sw = sub.add_parser("sweep", help="run a grid of scenarios (SWEEP.toml) in parallel, resumable")
     sw.add_argument("sweep", help="the sweep file (scenario, [grid], [cases.*], seeds; see the README)")
-    sw.add_argument("--out", required=True, help="result directory: results.csv, runs/<key>/, failed/")
+    sw.add_argument("--out", help="result directory: results.csv, runs/<key>/, failed/ (required to run)")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="check the sweep file and print its points (JSON lines), without running")
     sw.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
     sw.add_argument("--cluster", metavar="tcp://HOST:PORT",
                     help="run on this Dask scheduler ('local' starts a LocalCluster); needs ecnlab[cluster]")
-    sw.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+    sw.add_argument("--timeout", type=_seconds, metavar="TIME",
                     help="kill a run that takes longer and record it as failed (default: the sweep file's "
                          "timeout, else none)")
     sw.add_argument("--retries", type=_count, metavar="N",
@@ -335,8 +411,29 @@ def _bench(rest: list[str]) -> int:
     return subprocess.call([sys.executable, str(script), *rest])
 
 
+def _stdout_closed() -> int:
+    """The reader of our output went away (`ecnlab list -v | head -1`): not an error. Later
+    writes, the interpreter's final flush included, go to /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _stdout_closed()
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        build_parser().print_help()
+        return 0
     if argv[:1] == ["emulate"]:
         # The emulator has its own option parser (python/ecnlab/emulate.py).
         from .emulate import main as emulate_main
@@ -357,7 +454,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ScenarioError as e:
-        sys.stderr.write(f"ecnlab: error: {e}\n")
+        from ._core import clip  # a message never exceeds a few hundred characters
+
+        sys.stderr.write(f"ecnlab: error: {clip(str(e))}\n")
         return 2
     except SimulationError as e:
         sys.stderr.write(f"ecnlab: internal error: {e}\n")
@@ -365,11 +464,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("ecnlab: interrupted\n")
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
     except BaseException as e:  # noqa: BLE001 - a panic from Rust arrives as PanicException
         if isinstance(e, SystemExit):
             raise
+        from ._core import clip
+
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        sys.stderr.write(f"ecnlab: internal error: {type(e).__name__}: {msg}\n")
+        sys.stderr.write(f"ecnlab: internal error: {type(e).__name__}: {clip(msg)}\n")
         return 1
 
 

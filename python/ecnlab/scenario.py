@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import os
+import stat
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -45,18 +47,40 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
             near = difflib.get_close_matches(name, builtin_names(), n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else f" (built-in: {', '.join(builtin_names())})"
             raise ScenarioError(f"no scenario file or built-in scenario named '{name}'{hint}")
-    if p.is_dir():
-        raise ScenarioError(f"{p}: is a directory, not a scenario file")
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
+    text = read_text_file(p, "scenario")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
     _resolve_paths(doc, p.resolve().parent)
     return doc
+
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest scenario or sweep file read (CDF and trace files: the core's own bound)."""
+
+
+def read_text_file(p: Path, what: str) -> str:
+    """The text of a scenario or sweep file: a regular file of bounded size, never a FIFO,
+    a device such as /dev/zero or a directory (reading those blocks or never ends)."""
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: no such {what} file") from None
+    except OSError as e:
+        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ScenarioError(f"{p}: is a directory, not a {what} file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ScenarioError(f"{p}: is not a regular file (a FIFO, socket or device), not a {what} file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ScenarioError(f"{p}: {st.st_size >> 20} MB, larger than a {what} file can be ({MAX_FILE_BYTES >> 20} MB)")
+    try:
+        return p.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not a text file") from None
 
 
 def _resolve_paths(doc: dict[str, Any], base: Path) -> None:
@@ -68,15 +92,18 @@ def _resolve_paths(doc: dict[str, Any], base: Path) -> None:
             v = t.get(key)
             if isinstance(v, str) and ("/" in v or "." in v) and not Path(v).is_absolute():
                 cand = base / v
-                if cand.exists():
-                    t[key] = str(cand)
+                try:
+                    if cand.exists():
+                        t[key] = str(cand)
+                except OSError:  # e.g. a name too long for a path: the core says what is wrong
+                    pass
 
 
 def _parse_value(text: str) -> Any:
     """A TOML literal (number, bool, string, array, inline table), else the raw string."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except ValueError:  # not TOML (TOMLDecodeError), or an integer of more than 4300 digits
         return text
 
 

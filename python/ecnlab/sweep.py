@@ -22,14 +22,15 @@ combination, each metric's mean and 95 % interval over the seeds (``ecnlab.repor
 
 Faults
 ------
-Locally, every run gets a fresh process (forked from a server with ecnlab loaded), so
-the driver knows exactly which run a dead process was computing. A run whose process
+Locally, every run gets a fresh interpreter (``_worker_main``; not a fork, so the caller's
+``__main__`` is never re-imported), so the driver knows exactly which run a dead process
+was computing. A run whose process
 dies (a crash, SIGKILL, the OOM killer) is retried in a new process up to ``retries``
 times (default 2); one that raises an error, or exceeds its time limit (``timeout``, then
 it is killed), is not retried: the simulation is deterministic and would do the same
 again. Either way it leaves ``OUT/failed/<key>.json`` (parameters, attempts, a one-line
 error), the other runs go on, and the next sweep tries it again. Run processes die with
-the driver. On Dask, the scheduler reschedules a run whose worker died on another worker
+the driver (``PR_SET_PDEATHSIG``, even when it is killed with SIGKILL). On Dask, the scheduler reschedules a run whose worker died on another worker
 (up to its ``distributed.scheduler.allowed-failures``, set to ``retries`` for
 ``cluster="local"``); with a time limit, each run computes in a child process of its
 worker that is killed when the limit passes.
@@ -70,7 +71,6 @@ import hashlib
 import itertools
 import json
 import math
-import multiprocessing as mp
 import os
 import pickle
 import shutil
@@ -84,7 +84,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .scenario import ScenarioError
+from .api import build_info, engine_id
+from .scenario import ScenarioError, read_text_file
 
 __all__ = ["Point", "SweepResult", "sweep", "load_sweep", "points_from_spec", "point_key", "summary_row"]
 
@@ -122,22 +123,14 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
-@functools.lru_cache(maxsize=1)
-def engine_id() -> str:
-    """Fingerprint of the simulator build: SHA-256 (16 hex digits) of the compiled core.
-    It is part of every run's key, so that a run store never hands back results that an
-    older (or newer) ecnlab computed, e.g. after an upgrade changed a default."""
-    from . import _core
-
-    return _sha256_of(_core.__file__)[:16]
-
-
 def point_key(doc: dict[str, Any], seed: int) -> str:
     """The store key of a run: SHA-256 (16 hex digits) of the canonical JSON of the
     resolved scenario document, the seed and the simulator build ([`engine_id`]). Files the
     scenario reads (a CDF, a trace) enter by content, not by path: a store moved to another
-    directory or machine is reused, and editing such a file in place is a new run."""
-    ident = {"scenario": _content_addressed(doc), "seed": int(seed), "engine": engine_id()}
+    directory or machine is reused, and editing such a file in place is a new run. The
+    document's own ``seed`` is the one that runs (as its ``scenario.json`` records it), so
+    the key of a stored run is the key of its ``scenario.json``."""
+    ident = {"scenario": _content_addressed(doc | {"seed": int(seed)}), "seed": int(seed), "engine": engine_id()}
     return hashlib.sha256(_canonical(ident).encode()).hexdigest()[:16]
 
 
@@ -214,7 +207,11 @@ def _one_line(e: BaseException) -> str:
 # SWEEP.toml
 
 
-_SPEC_KEYS = ("name", "description", "scenario", "seeds", "set", "grid", "cases", "timeout", "retries")
+_SPEC_KEYS = ("name", "description", "scenario", "seeds", "set", "grid", "zip", "cases", "timeout", "retries")
+
+MAX_POINTS = 100_000
+"""The most points a sweep may have (axes x seeds): a grid beyond it is refused before it
+is expanded (a typo such as `seeds = 1000000000` must not exhaust memory)."""
 DEFAULT_RETRIES = 2  # a run whose worker process dies is tried at most 1 + 2 times
 
 
@@ -298,21 +295,28 @@ def _overrides_of(spec: dict[str, Any], obj: Any, where: str) -> list[tuple[str,
 
 
 def _duration_s(spec: dict[str, Any], name: str, v: Any) -> float:
-    """A time limit in seconds: a number, or a string such as "90s", "500ms", "10min", "2h"."""
+    """A time limit in seconds: a number of seconds, or a time with its unit in the grammar of
+    scenario files ("90s", "10min", "2h"; ``ecnlab._core.parse_unit``)."""
+    try:
+        secs = time_limit_s(v)
+    except ValueError as e:
+        raise _spec_error(spec, name, str(e)) from None
+    return secs
+
+
+def time_limit_s(v: Any) -> float:
+    """A positive time limit in seconds from a number of seconds or a string with a unit;
+    ValueError (one line) otherwise."""
+    from . import _core
+
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         secs = float(v)
     elif isinstance(v, str):
-        units = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-        t = v.strip()
-        num, unit = t.rstrip("abcdefghijklmnopqrstuvwxyz"), t[len(t.rstrip("abcdefghijklmnopqrstuvwxyz")):]
-        try:
-            secs = float(num) * units[unit]
-        except (ValueError, KeyError):
-            raise _spec_error(spec, name, f"'{v}' is not a time limit (seconds, or e.g. \"90s\", \"10min\")") from None
+        secs = _core.parse_unit("time", v) / 1e9
     else:
-        raise _spec_error(spec, name, f"expected seconds or a string such as \"90s\", found {_type_name(v)}")
+        raise ValueError(f"expected seconds or a string such as \"90s\", found {_type_name(v)}")
     if not math.isfinite(secs) or secs <= 0:
-        raise _spec_error(spec, name, f"{v!r} must be a positive time")
+        raise ValueError(f"{v!r} must be a positive time")
     return secs
 
 
@@ -321,15 +325,7 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     points it describes are found by ``points_from_spec``, and name this file."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such sweep file") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{p}: is a directory, not a sweep file") from None
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not a text file") from None
+        data = tomllib.loads(read_text_file(p, "sweep"))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p}: not valid TOML: {e}") from None
     spec = _SweepSpec(data)
@@ -371,6 +367,8 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
     elif isinstance(seeds, int):
         if seeds < 1:
             raise _spec_error(spec, "seeds", f"a count must be >= 1, found {seeds}")
+        if seeds > MAX_POINTS:
+            raise _spec_error(spec, "seeds", f"{seeds} seeds, more than a sweep's {MAX_POINTS:,} points")
         seed_list = list(range(1, seeds + 1))
     else:
         if not seeds:
@@ -405,6 +403,9 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
             except ScenarioError as e:
                 raise _spec_error(spec, f"{_field('grid', k)}[{i}]", str(e)) from None
         axes.append((k, axis))
+    zipped = spec.get("zip")
+    if zipped is not None:
+        axes.append((_ZIP, _zip_axis(spec, zipped, grid)))
     cases = spec.get("cases", {})
     if cases is None:
         cases = {}
@@ -421,15 +422,53 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
         axes.append((ax, [(name, _overrides_of(spec, ov, _field("cases", ax, name))) for name, ov in named.items()]))
     fixed_ovs = [o for _, o in fixed]
     points = []
+    n_points = math.prod(len(vals) for _, vals in axes) * len(seed_list)
+    if n_points > MAX_POINTS:
+        sizes = " x ".join([str(len(vals)) for _, vals in axes] + [f"{len(seed_list)} seeds"])
+        raise _spec_error(spec, "grid", f"{sizes} = {n_points:,} points, more than a sweep's {MAX_POINTS:,}")
     combos = list(itertools.product(*[vals for _, vals in axes]))
     if validate:
         _validate_combos(spec, scenario, fixed, axes, combos)
     for combo in combos:
-        params = {name: v for (name, _), (v, _) in zip(axes, combo)}
+        params: dict[str, Any] = {}
+        for (name, _), (v, _) in zip(axes, combo):
+            params.update(v if name == _ZIP else {name: v})
         ovs = fixed_ovs + [o for _, ovs_ in combo for _, o in ovs_]
         for s in seed_list:
             points.append(Point(scenario, ovs, s, dict(params), timeout=timeout, retries=retries))
     return points
+
+
+_ZIP = "\0zip"  # the axis of [zip]; its values are {key: value} dicts, one column per key
+
+
+def _zip_axis(spec: dict[str, Any], zipped: Any, grid: dict[str, Any]) -> list[tuple[dict, list[tuple[str, str]]]]:
+    """``[zip]``: keys whose equal-length lists move together, one axis whose i-th point sets
+    every key to its i-th value ("TCN at 20/40/80 us, per-queue at 30/60/120 KB" with
+    ``marking.scheme`` in ``[grid]``)."""
+    if not isinstance(zipped, dict) or not zipped:
+        raise _spec_error(spec, "zip", f"expected a table of key = [values] of one length, found {_type_name(zipped)}")
+    n = None
+    for k, vals in zipped.items():
+        if not isinstance(vals, list) or not vals:
+            raise _spec_error(spec, _field("zip", k), f"expected a non-empty list of values, found {_type_name(vals)}")
+        if k in grid:
+            raise _spec_error(spec, _field("zip", k), "the key is also a grid key")
+        if n is not None and len(vals) != n:
+            first = next(iter(zipped))
+            raise _spec_error(spec, _field("zip", k),
+                              f"{len(vals)} values, but {_field('zip', first)} has {n}: zipped lists move together")
+        n = len(vals)
+    axis = []
+    for i in range(n):
+        ovs = []
+        for k, vals in zipped.items():
+            try:
+                ovs.append((f"{_field('zip', k)}[{i}]", override(k, vals[i])))
+            except ScenarioError as e:
+                raise _spec_error(spec, f"{_field('zip', k)}[{i}]", str(e)) from None
+        axis.append(({k: vals[i] for k, vals in zipped.items()}, ovs))
+    return axis
 
 
 def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str, str]],
@@ -494,7 +533,9 @@ def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str,
                     alone[where] = error_of(base, [o])
                 if alone[where] is not None and alone[where] != base_err:
                     raise _spec_error(spec, where, alone[where])
-        params = {name: label for (name, _), (label, _) in zip(axes, combo)}
+        params: dict[str, Any] = {}
+        for (name, _), (label, _) in zip(axes, combo):
+            params.update(label if name == _ZIP else {name: label})
         raise _spec_error(spec, "point " + json.dumps(_jsonable(params), default=str), err)
 
 
@@ -603,29 +644,35 @@ def _death(code: int | None) -> str:
     return f"worker process exited with status {code}"
 
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this process when its parent (the forkserver, which exits with the
-    driver) goes, so a killed driver leaves no run computing for nobody."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL this process when its parent, the driver, goes (even by SIGKILL), so
+    a killed driver leaves no run computing for nobody and no temporary directory written
+    after it. If the driver died before this call, exit at once."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
-def _child(conn, doc: dict[str, Any], seed: int, tmp_dir: str, meta: dict[str, Any]) -> None:
-    """A local worker process: exactly one run, its outcome sent back on ``conn``."""
-    _die_with_parent()
+def _worker_main() -> None:
+    """A local run process (``python -c 'from ecnlab.sweep import _worker_main; ...'``):
+    exactly one run, pickled (driver pid, doc, seed, tmp_dir, meta) on stdin, the pickled
+    outcome on stdout. A fresh interpreter, not a fork: it never imports the driver's
+    ``__main__`` (a plain script without a ``__main__`` guard can call ``ecnlab.sweep``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    parent, doc, seed, tmp_dir, meta = pickle.load(sys.stdin.buffer)
+    _die_with_parent(parent)
     try:
         outcome = _execute(doc, seed, tmp_dir, meta)
     except BaseException as e:  # noqa: BLE001
         outcome = (False, _one_line(e))
-    conn.send(outcome)
-    conn.close()
+    sys.stdout.buffer.write(pickle.dumps(outcome))
+    sys.stdout.buffer.flush()
 
 
 def _sandbox_main() -> None:
@@ -751,6 +798,7 @@ def _params_json(r: _Resolved, attempt: int = 1) -> dict[str, Any]:
         "overrides": list(p.overrides),
         "seed": r.seed,
         "attempt": attempt,
+        "ecnlab": build_info(),
     })
 
 
@@ -811,14 +859,6 @@ def _record_failure(failed_dir: Path, r: _Resolved, error: str, attempts: int = 
 
 def _is_done(runs: Path, key: str) -> bool:
     return (runs / key / "summary.json").is_file()
-
-
-def _mp_context():
-    method = "forkserver" if sys.platform.startswith("linux") else "spawn"
-    ctx = mp.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload(["ecnlab.api"])
-    return ctx
 
 
 def run_points(
@@ -928,20 +968,24 @@ def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Call
     """One fresh process per run (forked from a server that has ecnlab loaded): a run that
     crashes, is killed or times out is known exactly, and takes nothing else down."""
     import multiprocessing.connection as mpc
+    import subprocess
 
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    ctx = _mp_context()
     queue: deque[tuple[_Resolved, int]] = deque((r, 1) for r in todo)
     running: list[_Task] = []
+    cmd = [sys.executable, "-c", "from ecnlab.sweep import _worker_main; _worker_main()"]
 
     def start(r: _Resolved, attempt: int) -> _Task:
         tmp = _tmp_dir(runs, r.key)
-        rd, wr = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(wr, r.doc, r.seed, str(tmp), _params_json(r, attempt)),
-                           name=f"ecnlab-run-{r.key}", daemon=True)
-        proc.start()
-        wr.close()  # the child holds the only write end: its exit is EOF here
-        return _Task(r, attempt, tmp, proc, rd, time.monotonic(), limits.of(r)[0])
+        # Its own session: Ctrl-C on the terminal reaches the driver only, which stops it.
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            proc.stdin.write(pickle.dumps((os.getpid(), r.doc, r.seed, str(tmp), _params_json(r, attempt))))
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it died at once: its exit status says why
+        return _Task(r, attempt, tmp, proc, proc.stdout, time.monotonic(), limits.of(r)[0])
 
     try:
         while queue or running:
@@ -949,11 +993,10 @@ def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Call
                 running.append(start(*queue.popleft()))
             now = time.monotonic()
             left = [t.started + t.timeout - now for t in running if t.timeout is not None]
-            ready = set(mpc.wait([t.conn for t in running] + [t.proc.sentinel for t in running],
-                                 timeout=max(0.0, min(left)) if left else None))
+            ready = set(mpc.wait([t.conn for t in running], timeout=max(0.0, min(left)) if left else None))
             now = time.monotonic()
             for t in list(running):
-                if t.conn in ready or t.proc.sentinel in ready:
+                if t.conn in ready:
                     kind, payload = _outcome(t)
                 elif t.timeout is not None and now - t.started >= t.timeout:
                     _stop(t)
@@ -981,34 +1024,37 @@ def _run_local(todo: list[_Resolved], runs: Path, jobs: int | None, finish: Call
 
 
 def _outcome(t: _Task) -> tuple[str, Any]:
-    """("ok", None), ("failed", error) or ("died", why) for a task whose pipe or process
-    became ready."""
+    """("ok", None), ("failed", error) or ("died", why) for a task whose output pipe became
+    ready: the child writes its outcome once, at its end, so this reads to EOF."""
     try:
-        if t.conn.poll():
-            ok, payload = t.conn.recv()
-            t.proc.join(10)
-            if t.proc.is_alive():
-                t.proc.kill()
-                t.proc.join()
-            t.conn.close()
-            return ("ok", None) if ok else ("failed", payload)
-    except (EOFError, OSError):
-        pass  # the child closed the pipe without a result: it is dying
-    t.proc.join(10)
-    if t.proc.is_alive():
-        t.proc.kill()
-        t.proc.join()
+        data = t.conn.read()
+    except OSError:
+        data = b""
     t.conn.close()
-    return "died", _death(t.proc.exitcode)
+    try:
+        code = t.proc.wait(10)
+    except Exception:  # noqa: BLE001 - it hangs after its result: no use to anyone
+        t.proc.kill()
+        code = t.proc.wait()
+    if data:
+        try:
+            ok, payload = pickle.loads(data)
+            return ("ok", None) if ok else ("failed", payload)
+        except Exception:  # noqa: BLE001 - a truncated result: the process died writing it
+            pass
+    return "died", _death(code if code != 0 else None)
 
 
 def _stop(t: _Task) -> None:
     """Kill a run's process at once (time limit, Ctrl-C, SIGTERM)."""
     try:
         t.proc.kill()
-    except (OSError, ValueError):
+    except OSError:
         pass
-    t.proc.join(10)
+    try:
+        t.proc.wait(10)
+    except Exception:  # noqa: BLE001
+        pass
     try:
         t.conn.close()
     except OSError:

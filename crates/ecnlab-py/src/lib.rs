@@ -5,61 +5,110 @@
 
 use ecnlab_core::marking::SchemeName;
 use ecnlab_core::sched::SchedulerKind;
-use ecnlab_sim::{RunError, Scenario};
+use ecnlab_sim::de::clip_message;
+use ecnlab_sim::{CaptureSpec, RunError, Scenario, Slicing};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+/// A scenario error for Python: one line, bounded whatever the input it quotes.
+fn value_error(msg: String) -> PyErr {
+    PyValueError::new_err(clip_message(&msg))
+}
+
 fn parse(scenario_json: &str) -> PyResult<Scenario> {
-    let scn = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
-    scn.validate().map_err(PyValueError::new_err)?;
+    let scn = Scenario::from_json(scenario_json).map_err(value_error)?;
+    scn.validate().map_err(value_error)?;
+    if let Some(available) = available_memory() {
+        scn.check_memory(available).map_err(value_error)?;
+    }
     Ok(scn)
+}
+
+/// Memory this process may still take: Linux's `MemAvailable` (RAM that can be had without
+/// swapping), or what the cgroup limit leaves if less; `ECNLAB_MEMORY_LIMIT` (bytes) overrides both.
+/// None where neither is known: no check.
+fn available_memory() -> Option<u64> {
+    if let Some(v) = std::env::var("ECNLAB_MEMORY_LIMIT").ok().and_then(|v| v.trim().parse().ok()) {
+        return Some(v);
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().trim_end_matches("kB").trim();
+    let avail = kb.parse::<u64>().ok()?.saturating_mul(1024);
+    let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok()?.trim().parse::<u64>().ok();
+    let cgroup = read("memory.max").map(|max| max.saturating_sub(read("memory.current").unwrap_or(0)));
+    Some(cgroup.map_or(avail, |c| c.min(avail)))
+}
+
+/// `ecnlab_sim::de::clip_message`: for messages Python composes around user input.
+#[pyfunction]
+fn clip(msg: &str) -> String {
+    clip_message(msg)
 }
 
 /// Validate a scenario (JSON text); raises ValueError naming the bad field.
 #[pyfunction]
 fn validate_json(scenario_json: &str) -> PyResult<()> {
     let scn = parse(scenario_json)?;
-    ecnlab_sim::Simulator::new(&scn, scn.seed).map_err(PyValueError::new_err)?;
+    ecnlab_sim::Simulator::new(&scn, scn.seed).map_err(value_error)?;
     Ok(())
 }
 
-/// Run a scenario (JSON text) with an optional seed; returns the run output as JSON text:
-/// `{"summary": {...}, "flows": [...], "probes": [...], "timeseries": {...}}`.
+/// Run a scenario (JSON text) with an optional seed; returns `(output, captures,
+/// truncated)`: the run output as JSON text (`{"summary": {...}, "flows": [...],
+/// "probes": [...], "timeseries": {...}}`), the pcap captures of the switch ports
+/// `pcap_ports` (names as in `summary.json`, or `"all"`; at most `pcap_limit` bytes
+/// together) as `(port, pcap bytes, packets)`, and whether the limit cut them.
+///
+/// The simulation runs without the GIL, in slices of about 50 ms of wall-clock time
+/// (`ecnlab_sim::run_sliced`; slicing never changes a result). Between slices it takes the
+/// GIL to run Python's signal handlers, so Ctrl-C raises `KeyboardInterrupt` within a
+/// fraction of a second, and calls `progress(now_ns, end_ns, flows_done, flows_started)`
+/// if given (an exception it raises stops the run too).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None))]
-fn run_json(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
-    let scn = parse(scenario_json)?;
-    let seed = seed.unwrap_or(scn.seed);
-    let out = py.allow_threads(|| ecnlab_sim::run(&scn, seed)).map_err(|e| match e {
-        RunError::Scenario(m) => PyValueError::new_err(m),
-        RunError::Internal(m) => PyRuntimeError::new_err(m),
-    })?;
-    serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
-}
-
-/// [`run_json`] with packet captures of the switch ports `ports` (names as in
-/// `summary.json`, or `"all"`), at most `limit_bytes` together: returns the run output,
-/// the captures as `(port, pcap bytes, packets)` and whether the limit cut them.
-#[pyfunction]
-fn run_json_pcap<'py>(
+#[pyo3(signature = (scenario_json, seed=None, progress=None, pcap_ports=Vec::new(), pcap_limit=0))]
+fn run_json<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
-    ports: Vec<String>,
-    limit_bytes: u64,
+    progress: Option<PyObject>,
+    pcap_ports: Vec<String>,
+    pcap_limit: u64,
 ) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>, u64)>, bool)> {
     let scn = parse(scenario_json)?;
     let seed = seed.unwrap_or(scn.seed);
-    let (out, caps) =
-        py.allow_threads(|| ecnlab_sim::run_captured(&scn, seed, &ports, limit_bytes)).map_err(|e| match e {
-            RunError::Scenario(m) => PyValueError::new_err(m),
-            RunError::Internal(m) => PyRuntimeError::new_err(m),
-        })?;
+    let capture = CaptureSpec { ports: pcap_ports, limit_bytes: pcap_limit };
+    let mut stopped_by: Option<PyErr> = None;
+    let out = py.allow_threads(|| {
+        ecnlab_sim::run_sliced(&scn, seed, &capture, Slicing::default(), |p| {
+            Python::with_gil(|py| {
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (p.now_ns, p.end_ns, p.flows_done, p.flows_started)).map(drop),
+                    None => Ok(()),
+                });
+                r.map_err(|e| stopped_by = Some(e)).is_ok()
+            })
+        })
+    });
+    let (out, caps) = match out {
+        Ok(Some(out)) => out,
+        Ok(None) => return Err(stopped_by.expect("a run stops only on a Python exception")),
+        Err(RunError::Scenario(m)) => return Err(value_error(m)),
+        Err(RunError::Internal(m)) => return Err(PyRuntimeError::new_err(m)),
+    };
     let text = serde_json::to_string(&out).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     let (caps, truncated) = caps.unwrap_or_default();
     let caps = caps.into_iter().map(|c| (c.name, PyBytes::new(py, &c.bytes), c.packets)).collect();
     Ok((text, caps, truncated))
+}
+
+/// Parse a value of one unit kind, `"time"` (-> ns), `"size"` (-> bytes) or `"rate"`
+/// (-> bit/s), with the grammar of scenario files (`ecnlab_core::units`): for command-line
+/// options and sweep files, so that every entry point reads units the same way. Raises
+/// ValueError with one line.
+#[pyfunction]
+fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
+    ecnlab_core::units::parse_kind(kind, text).map_err(value_error)
 }
 
 /// Ideal FCT (us) of each `(src, dst, size)` flow in a scenario's topology, as the run's
@@ -127,22 +176,6 @@ fn defaults_json() -> String {
     .to_string()
 }
 
-/// A value with its unit as the scenario files write it (`"30us"`, `"96KB"`, `"65p"` is not
-/// one: packets need the scenario's MTU), in ecnlab's base unit: `kind` = `"duration"`
-/// (ns), `"bytes"` or `"rate"` (bit/s). The one parser of units, for the Python side
-/// (`ecnlab advise` reads RTTs and link rates); a bad value raises `ValueError`.
-#[pyfunction]
-fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
-    use ecnlab_core::units::{ByteSize, Duration, Rate};
-    let r = match kind {
-        "duration" => text.parse::<Duration>().map(|v| v.0),
-        "bytes" => text.parse::<ByteSize>().map(|v| v.0),
-        "rate" => text.parse::<Rate>().map(|v| v.0),
-        _ => Err(format!("unknown unit kind `{kind}` (duration, bytes, rate)")),
-    };
-    r.map_err(PyValueError::new_err)
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
@@ -152,6 +185,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
     m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
-    m.add_function(wrap_pyfunction!(run_json_pcap, m)?)?;
+    m.add_function(wrap_pyfunction!(clip, m)?)?;
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

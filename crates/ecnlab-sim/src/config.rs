@@ -6,7 +6,7 @@ use crate::de::{internally_tagged, join_error};
 use crate::tcp::{CcKind, TcpConfig};
 use crate::workload::TrafficSpec;
 use ecnlab_core::port::PortConfig;
-use ecnlab_core::units::{ByteSize, Duration, Rate};
+use ecnlab_core::units::{with_packet_size, ByteSize, Duration, Rate};
 use ecnlab_core::MarkingConfig;
 use serde::{Deserialize, Serialize};
 
@@ -316,8 +316,9 @@ impl Default for MetricsConfig {
 impl Scenario {
     /// Parse a scenario from JSON text; the error names the field path.
     pub fn from_json(text: &str) -> Result<Scenario, String> {
+        let mss = serde_json::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
             let path = e.path().clone();
             let inner = e.into_inner().to_string();
             // serde_json appends " at line L column C" which means nothing to a user of TOML.
@@ -331,8 +332,9 @@ impl Scenario {
 
     /// Parse a scenario from TOML text.
     pub fn from_toml(text: &str) -> Result<Scenario, String> {
+        let mss = toml::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = toml::Deserializer::parse(text).map_err(|e| e.message().to_string())?;
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
             let path = e.path().clone();
             join_error(&path, e.into_inner().message())
         })
@@ -350,6 +352,7 @@ impl Scenario {
 
     /// Checks that need more than one field (serde checks types and names).
     pub fn validate(&self) -> Result<(), String> {
+        check_name(&self.name)?;
         let n = self.n_hosts();
         if n < 2 {
             return Err("topology: needs at least 2 hosts".into());
@@ -439,6 +442,7 @@ impl Scenario {
                     return Err(format!("flows[{i}].{name}: later than the longest run, {}", Duration(MAX_TIME_NS)));
                 }
             }
+            stops_after_start(&format!("flows[{i}]"), f.start, f.stop)?;
         }
         for (i, p) in self.probes.iter().enumerate() {
             for (name, h) in [("src", p.src), ("dst", p.dst)] {
@@ -452,6 +456,17 @@ impl Scenario {
             if p.interval.0 == 0 {
                 return Err(format!("probes[{i}].interval: must be larger than 0"));
             }
+            if p.class >= 64 {
+                return Err(format!("probes[{i}].class: DSCP {} is not in 0..63", p.class));
+            }
+            if !(MIN_PROBE_BYTES..=MAX_PACKET_BYTES).contains(&p.size.0) {
+                return Err(format!(
+                    "probes[{i}].size: {} is not in {MIN_PROBE_BYTES}..{MAX_PACKET_BYTES} B (IPv4 and ICMP echo headers \
+                     to the largest IPv4 packet)",
+                    p.size
+                ));
+            }
+            stops_after_start(&format!("probes[{i}]"), p.start, p.stop)?;
             for (name, t) in [("interval", Some(p.interval)), ("start", Some(p.start)), ("stop", p.stop)] {
                 if t.is_some_and(|t| t.0 > MAX_TIME_NS) {
                     return Err(format!("probes[{i}].{name}: longer than the longest run, {}", Duration(MAX_TIME_NS)));
@@ -480,6 +495,28 @@ impl Scenario {
         }
         if self.host.pias_thresholds.windows(2).any(|w| w[1] <= w[0]) {
             return Err("host.pias_thresholds: must be increasing".into());
+        }
+        let pias = self.host.pias_thresholds.len();
+        if pias > crate::tcp::sender::MAX_PIAS_LEVELS {
+            return Err(format!(
+                "host.pias_thresholds: {pias} thresholds, at most {} (PIAS tags DSCP 0..{})",
+                crate::tcp::sender::MAX_PIAS_LEVELS,
+                crate::tcp::sender::MAX_PIAS_LEVELS
+            ));
+        }
+        let dscps = self.switch.dscp_to_queue.len();
+        if dscps > 64 {
+            return Err(format!("switch.dscp_to_queue: {dscps} entries, but DSCP has 64 values (0..63)"));
+        }
+        for (i, t) in self.traffic.iter().enumerate() {
+            let start = match t {
+                TrafficSpec::Poisson(p) => p.start,
+                TrafficSpec::Incast(p) => p.start,
+                TrafficSpec::Trace(_) => continue,
+            };
+            if start.0 > MAX_TIME_NS {
+                return Err(format!("traffic[{i}].start: later than the longest run, {}", Duration(MAX_TIME_NS)));
+            }
         }
         Ok(())
     }
@@ -559,6 +596,23 @@ impl Scenario {
     }
 }
 
+/// The one field sizes in packets depend on, read before the rest of the scenario.
+#[derive(Deserialize, Default)]
+struct MssOnly {
+    #[serde(default)]
+    transport: MssOfTransport,
+}
+#[derive(Deserialize, Default)]
+struct MssOfTransport {
+    mss: Option<u32>,
+}
+
+/// Bytes of one packet on the wire, for sizes written in packets (`"65p"`): the MSS plus 40
+/// bytes of TCP/IP headers, as the papers' MTU of 1500 B for an MSS of 1460 B.
+pub fn mtu_of(mss: Option<u32>) -> u64 {
+    mss.unwrap_or(TcpConfig::default().mss) as u64 + crate::packet::TCP_IP_HEADER as u64
+}
+
 /// Host ids are 16-bit in packets.
 pub const MAX_HOSTS: usize = u16::MAX as usize;
 /// Leaf-spine links, a bound that keeps an absurd fabric from exhausting memory.
@@ -569,6 +623,129 @@ pub const MAX_TIME_NS: u64 = 1_000_000 * 1_000_000_000;
 pub const MAX_DELAY_NS: u64 = 10 * 1_000_000_000;
 /// The largest TCP payload of an IPv4 packet: 65535 - 20 (IP) - 20 (TCP).
 pub const MAX_MSS: u32 = 65_495;
+
+/// A lower bound of the memory a run takes, its largest part named by the field that
+/// causes it: checked against the memory available before anything is built, so that a
+/// scenario that cannot fit is refused with one line instead of an allocation failure or
+/// the OOM killer. Only what grows with the scenario is counted, at the smallest size it
+/// takes (per-item costs measured on this build are higher), so a refusal is certain, not a
+/// guess; a scenario just under the bound may still not fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryEstimate {
+    pub bytes: u64,
+    /// The field that accounts for most of it, and what it is.
+    pub field: String,
+    pub what: String,
+}
+
+impl Scenario {
+    pub fn memory_estimate(&self) -> MemoryEstimate {
+        let hosts = self.n_hosts() as u64;
+        let (switches, links) = match &self.topology {
+            Topology::Star { hosts, .. } => (1u64, 2 * *hosts as u64),
+            Topology::Dumbbell { left, right, .. } => (2, 2 * (*left as u64 + *right as u64 + 1)),
+            Topology::LeafSpine { leaves, spines, hosts_per_leaf, .. } => {
+                let (l, s, h) = (*leaves as u64, *spines as u64, *hosts_per_leaf as u64);
+                (l + s, 2 * l.saturating_mul(h) + 2 * l.saturating_mul(s))
+            }
+        };
+        let nodes = hosts.saturating_add(switches);
+        let queues = self.switch.queues.max(1) as u64;
+        let mut flows: u64 = self.flows.iter().map(|f| f.count as u64).sum();
+        let mut biggest_traffic: Option<(usize, u64)> = None;
+        for (i, t) in self.traffic.iter().enumerate() {
+            let n = match t {
+                TrafficSpec::Poisson(p) => p.flows,
+                TrafficSpec::Incast(p) => p.queries.saturating_mul(p.fanout.unwrap_or(p.senders.len()).max(1) as u64),
+                TrafficSpec::Trace(_) => 0, // bounded by the file size (workload::MAX_INPUT_FILE_BYTES)
+            };
+            flows = flows.saturating_add(n);
+            if biggest_traffic.is_none_or(|(_, m)| n > m) {
+                biggest_traffic = Some((i, n));
+            }
+        }
+        let samples = if self.metrics.timeseries { self.duration.0 / self.metrics.sample_interval.0.max(1) } else { 0 };
+        let parts = [
+            // Routing: one (first, len) pair of u32 per node and destination host.
+            (
+                nodes.saturating_mul(hosts).saturating_mul(8),
+                "topology".to_string(),
+                format!("routes of {nodes} nodes to {hosts} hosts"),
+            ),
+            // An egress port per directed link with its queues' FIFOs and counters.
+            (links.saturating_mul(256 + 128 * queues), "topology".into(), format!("{links} egress ports")),
+            // A flow's arrival, its state and its record: at least 200 B each.
+            (
+                flows.saturating_mul(200),
+                match biggest_traffic {
+                    Some((i, n)) if n.saturating_mul(2) > flows => format!("traffic[{i}].flows"),
+                    _ => "flows".into(),
+                },
+                format!("{flows} flows"),
+            ),
+            // Time series: 8 numbers of 8 B per sample and switch queue.
+            (
+                samples.saturating_mul(links).saturating_mul(queues).saturating_mul(64),
+                "metrics.sample_interval".into(),
+                format!("{samples} time-series samples of {} queues", links.saturating_mul(queues)),
+            ),
+        ];
+        let bytes = parts.iter().fold(0u64, |a, p| a.saturating_add(p.0));
+        let (_, field, what) = parts.into_iter().max_by_key(|p| p.0).expect("four parts");
+        MemoryEstimate { bytes, field, what }
+    }
+
+    /// Refuse a scenario whose [`memory_estimate`](Self::memory_estimate) exceeds
+    /// `available` bytes.
+    pub fn check_memory(&self, available: u64) -> Result<(), String> {
+        let m = self.memory_estimate();
+        if m.bytes <= available {
+            return Ok(());
+        }
+        let gb = |b: u64| b as f64 / 1e9;
+        Err(format!(
+            "{}: this scenario needs at least {:.1} GB of memory ({}), more than the {:.1} GB available",
+            m.field,
+            gb(m.bytes),
+            m.what,
+            gb(available)
+        ))
+    }
+}
+
+/// The smallest probe: an IPv4 header and an ICMP echo header (20 + 8 B).
+pub const MIN_PROBE_BYTES: u64 = 28;
+/// The largest IPv4 packet.
+pub const MAX_PACKET_BYTES: u64 = 65_535;
+
+/// `stop`, when given, must come after `start`: a flow or probe that stops before it starts
+/// would silently do nothing.
+fn stops_after_start(what: &str, start: Duration, stop: Option<Duration>) -> Result<(), String> {
+    match stop {
+        Some(stop) if stop <= start => Err(format!("{what}.stop: {stop} is not after start = {start}")),
+        _ => Ok(()),
+    }
+}
+
+/// A scenario's name names its default result directory (`out/<name>`), so it must be one
+/// plain path component: never `..`, an absolute path or a hidden file.
+fn check_name(name: &str) -> Result<(), String> {
+    const MAX: usize = 100;
+    let plain = |c: char| c.is_alphanumeric() || "-_.+=,@".contains(c);
+    if name.is_empty() {
+        return Err("name: empty".into());
+    }
+    if name.chars().count() > MAX {
+        return Err(format!("name: longer than {MAX} characters"));
+    }
+    if name.starts_with('.') || !name.chars().all(plain) {
+        return Err(format!(
+            "name: {} is not a plain name (letters, digits and -_.+=,@, not starting with a dot): it names the result directory",
+            ecnlab_core::units::echo(name)
+        ));
+    }
+    Ok(())
+}
 
 fn positive_rate(field: &str, r: Rate) -> Result<(), String> {
     if r.0 == 0 {

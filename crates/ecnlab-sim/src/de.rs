@@ -238,3 +238,52 @@ mod tests {
         assert_eq!((p.as_str(), m.as_str()), ("a", "plain"));
     }
 }
+
+/// The longest message an error may be (a few lines' worth), whatever the input.
+pub const MAX_MESSAGE_CHARS: usize = 400;
+
+/// An error message bounded whatever the input it quotes: every quoted run (between
+/// backticks, single or double quotes) longer than 60 characters is cut to its first 40,
+/// and the whole to [`MAX_MESSAGE_CHARS`]. Every message that leaves the core passes here,
+/// so no message echoes a 1 MB value (the unit parser already bounds its own echoes).
+pub fn clip_message(msg: &str) -> String {
+    const LONG: usize = 60;
+    const KEEP: usize = 40;
+    let chars: Vec<char> = msg.chars().collect();
+    let mut out = String::with_capacity(msg.len().min(MAX_MESSAGE_CHARS * 4));
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        out.push(c);
+        i += 1;
+        if matches!(c, '`' | '\'' | '"') {
+            if let Some(len) = chars[i..].iter().position(|&d| d == c) {
+                if len > LONG {
+                    out.extend(&chars[i..i + KEEP]);
+                    out.push_str(&format!("...({len} characters)"));
+                    i += len;
+                }
+            }
+        }
+    }
+    if out.chars().count() > MAX_MESSAGE_CHARS {
+        out = out.chars().take(MAX_MESSAGE_CHARS - 3).collect::<String>() + "...";
+    }
+    out
+}
+
+#[cfg(test)]
+mod clip_tests {
+    use super::*;
+
+    #[test]
+    fn long_quoted_values_are_cut_and_short_ones_kept() {
+        let huge = "x".repeat(1_000_000);
+        let m = clip_message(&format!("traffic[0].cdf: cannot read '{huge}': No such file (echoed `{huge}`)"));
+        assert!(m.len() < 300, "{}", m.len());
+        assert!(m.starts_with("traffic[0].cdf: cannot read 'xxxxxxxx") && m.contains("(1000000 characters)"), "{m}");
+        let short = "marking.tcn.threshold: unknown time unit `parsecs` in `10parsecs`";
+        assert_eq!(clip_message(short), short);
+        assert!(clip_message(&"y".repeat(5000)).chars().count() <= MAX_MESSAGE_CHARS);
+    }
+}

@@ -91,7 +91,8 @@ pub struct PoissonSpec {
     /// Format of a CDF file (default: 3 columns = packets, 2 = bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cdf_format: Option<CdfFormat>,
-    /// Offered load in (0, 1] of the limiting edge (see the module docs).
+    /// Offered load in (0, 1] of the limiting edge (see the module docs): `0.6` or `"60%"`.
+    #[serde(deserialize_with = "ecnlab_core::units::fraction")]
     pub load: f64,
     /// Number of flows to generate.
     pub flows: u64,
@@ -168,6 +169,24 @@ pub struct IncastSpec {
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
     pub file: String,
+}
+
+/// The largest CDF or trace file read (a trace of ~10 million flows).
+pub const MAX_INPUT_FILE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Read a CDF or trace file: a regular file of bounded size, never a FIFO, a device such as
+/// `/dev/zero` or a directory (reading those would block or never end).
+pub(crate) fn read_input_file(path: &str) -> Result<String, String> {
+    let shown = ecnlab_core::units::echo(path);
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() { "a directory" } else { "not a regular file" };
+        return Err(format!("{shown} is {kind}"));
+    }
+    if meta.len() > MAX_INPUT_FILE_BYTES {
+        return Err(format!("{shown} is larger than {} MB", MAX_INPUT_FILE_BYTES >> 20));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))
 }
 
 /// What the generator needs to know about the hosts.

@@ -38,7 +38,7 @@ max_cwnd = 100000
 [[flows]]
 src = 1
 dst = 0
-size = 1022000
+size = "1022000B"
 "#,
     );
     let out = run(&scn, 1).unwrap();

@@ -95,7 +95,7 @@ def build_scenario(inp: Inputs, starts: list[Start], flows: int) -> dict[str, An
     for s in starts:
         for k, v in s.params.items():
             if k.endswith(("k", "min_th", "max_th")):
-                largest = max(largest, _core.parse_unit("bytes", str(v)))
+                largest = max(largest, _core.parse_unit("size", str(v)))
     buffer = inp.buffer or f"{max(4 * largest * 2, 1_000_000)}B"  # above every threshold of the sweep (x2)
     sched: dict[str, Any] = {"kind": inp.scheduler, "quantum": "1.5KB"}
     if inp.scheduler.startswith("sp_"):
@@ -133,9 +133,9 @@ def _scaled(start: Start, f: float) -> list[str]:
     for k in start.scale_keys:
         v = str(start.params[k])
         if k.endswith(("target", "threshold", "interval")):
-            out.append(f"{k}={_core.parse_unit('duration', v) * f / 1e3:.3f}us")
+            out.append(f"{k}={_core.parse_unit('time', v) * f / 1e3:.3f}us")
         else:
-            out.append(f"{k}={max(int(_core.parse_unit('bytes', v) * f), 1500)}B")
+            out.append(f"{k}={max(int(_core.parse_unit('size', v) * f), 1500)}B")
     return out
 
 
@@ -238,7 +238,7 @@ def advise(inp: Inputs, out: str | os.PathLike, progress: bool = True) -> dict[s
     from .platforms import write_configs
 
     order = [(e["scheme"], e["validated"]["params"]) for e in ranked] or [(s.scheme, s.params) for s in starts]
-    buffer_bytes = _core.parse_unit("bytes", scenario["switch"]["buffer"])
+    buffer_bytes = _core.parse_unit("size", scenario["switch"]["buffer"])
     advice["config"] = write_configs(out / "config", list(inp.platforms), order, inp.queues,
                                      scenario["switch"]["scheduler"], buffer_bytes)
     (out / "advice.json").write_text(json.dumps(advice, indent=2, default=str) + "\n")

@@ -36,11 +36,11 @@ CODEL_TICK_NS = 1024  # kernel codel_time_t: ns >> CODEL_SHIFT (10)
 
 
 def _b(v: Any) -> int:
-    return _core.parse_unit("bytes", str(v))
+    return _core.parse_unit("size", str(v))
 
 
 def _ns(v: Any) -> int:
-    return _core.parse_unit("duration", str(v))
+    return _core.parse_unit("time", str(v))
 
 
 def _codel_us(v: Any) -> str:

@@ -43,7 +43,7 @@ class RttProfile:
 
 def _us(text: str, where: str) -> float:
     try:
-        return _core.parse_unit("duration", text.strip().replace("µs", "us")) / 1e3
+        return _core.parse_unit("time", text.strip().replace("µs", "us")) / 1e3
     except ValueError as e:
         raise ScenarioError(f"{where}: {e}") from None
 

@@ -124,7 +124,7 @@ pub fn load_cdf(name_or_path: &str, format: Option<CdfFormat>) -> Result<Cdf, St
         };
         return Err(format!("no built-in CDF named '{name_or_path}'{hint}"));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{name_or_path}': {e}"))?;
+    let text = super::read_input_file(name_or_path)?;
     Cdf::parse(&text, format, &format!("'{name_or_path}'"))
 }
 

@@ -189,7 +189,7 @@ fn cdf_names_files_and_formats() {
     assert!(e.contains("is in packets format"), "{e}");
     assert!(load_cdf("websearch", Some(CdfFormat::Packets)).is_ok());
     let e = load_cdf("/nonexistent/dir/x.cdf", None).unwrap_err();
-    assert!(e.starts_with("cannot read '/nonexistent/dir/x.cdf'"), "{e}");
+    assert!(e.starts_with("cannot read `/nonexistent/dir/x.cdf`"), "{e}");
 
     // A user file with comments: 2 columns detected as bytes; forcing packets fails.
     let f = TempFile::new("user.cdf", "# my CDF\n100 0  # trailing comment\n\n300 1\n");
@@ -419,7 +419,7 @@ fn incast_queries_are_synchronized() {
 
     // fanout below the sender count: distinct random senders; above: spread over all.
     let f = gen(
-        &[json!({"kind": "incast", "receiver": 0, "senders": senders, "size_min": 1000, "size_max": 1000,
+        &[json!({"kind": "incast", "receiver": 0, "senders": senders, "size_min": "1000B", "size_max": "1000B",
                  "queries": 10, "interval": "1ms", "fanout": 5})],
         &h,
         6,
@@ -433,7 +433,7 @@ fn incast_queries_are_synchronized() {
     }
     assert!(f.chunks(5).any(|c| c[0].src != f[0].src), "the chosen senders vary");
     let f = gen(
-        &[json!({"kind": "incast", "receiver": 0, "senders": senders, "size_min": 3000, "size_max": 60000,
+        &[json!({"kind": "incast", "receiver": 0, "senders": senders, "size_min": "3000B", "size_max": "60000B",
                  "queries": 1, "start": "4s", "fanout": 100})],
         &h,
         6,
@@ -450,22 +450,24 @@ fn incast_queries_are_synchronized() {
 fn incast_validation() {
     let h = hosts(4, 10_000_000_000);
     let e = gen_err(
-        &[json!({"kind": "incast", "receiver": 0, "senders": [1, 0], "size_min": 1, "size_max": 2, "queries": 1})],
+        &[
+            json!({"kind": "incast", "receiver": 0, "senders": [1, 0], "size_min": "1B", "size_max": "2B", "queries": 1}),
+        ],
         &h,
     );
     assert_eq!(e, "traffic[0].senders[1]: host 0 is the receiver");
     let e = gen_err(
-        &[json!({"kind": "incast", "receiver": 0, "senders": [1], "size_min": 5, "size_max": 2, "queries": 1})],
+        &[json!({"kind": "incast", "receiver": 0, "senders": [1], "size_min": "5B", "size_max": "2B", "queries": 1})],
         &h,
     );
     assert!(e.starts_with("traffic[0].size_max: 2B is below size_min 5B"), "{e}");
     let e = gen_err(
-        &[json!({"kind": "incast", "receiver": 0, "senders": [1], "size_min": 1, "size_max": 2, "queries": 3})],
+        &[json!({"kind": "incast", "receiver": 0, "senders": [1], "size_min": "1B", "size_max": "2B", "queries": 3})],
         &h,
     );
     assert!(e.starts_with("traffic[0].interval: required"), "{e}");
     let e = gen_err(
-        &[json!({"kind": "incast", "receiver": 9, "senders": [1], "size_min": 1, "size_max": 2, "queries": 1})],
+        &[json!({"kind": "incast", "receiver": 9, "senders": [1], "size_min": "1B", "size_max": "2B", "queries": 1})],
         &h,
     );
     assert_eq!(e, "traffic[0].receiver: host 9 does not exist (4 hosts)");
@@ -514,7 +516,7 @@ fn bad_trace_rows_are_named_by_line_and_column() {
         assert!(e.starts_with(&want), "got `{e}`\nwant `{want}`");
     }
     let e = gen_err(&[json!({"kind": "trace", "file": "/nonexistent/flows.csv"})], &h);
-    assert!(e.starts_with("traffic[0].file: cannot read '/nonexistent/flows.csv'"), "{e}");
+    assert!(e.starts_with("traffic[0].file: cannot read `/nonexistent/flows.csv`"), "{e}");
 }
 
 // ---------------------------------------------------------------- config and errors
@@ -600,7 +602,7 @@ fn toml_config_parses_with_defaults_and_rejects_unknown_keys() {
 
     for bad in [
         json!({"kind": "poisson", "cdf": "cache", "load": 0.1, "flows": 1, "lod": 2}),
-        json!({"kind": "incast", "receiver": 0, "senders": [1], "size_min": 1, "size_max": 2, "queries": 1, "qps": 3}),
+        json!({"kind": "incast", "receiver": 0, "senders": [1], "size_min": "1B", "size_max": "2B", "queries": 1, "qps": 3}),
         json!({"kind": "trace", "file": "x", "offset": 1}),
         json!({"kind": "poison", "cdf": "cache", "load": 0.1, "flows": 1}),
         json!({"kind": "poisson", "cdf": "cache", "load": 0.1}),

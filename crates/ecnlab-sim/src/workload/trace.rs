@@ -27,7 +27,7 @@ const COLUMNS: [&str; 5] = ["start", "src", "dst", "size", "class"];
 
 /// Read and validate a trace file.
 pub(super) fn read_trace(path: &str, n_hosts: usize) -> Result<Vec<TraceRow>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+    let text = super::read_input_file(path)?;
     parse_trace(&text, path, n_hosts)
 }
 
@@ -73,6 +73,10 @@ pub(super) fn parse_trace(text: &str, path: &str, n_hosts: usize) -> Result<Vec<
         };
         let (s, loc) = at(0);
         let start_ns = parse_start(s).map_err(|e| format!("{loc}: {e}"))?;
+        if start_ns > crate::config::MAX_TIME_NS {
+            let longest = ecnlab_core::units::Duration(crate::config::MAX_TIME_NS);
+            return Err(format!("{loc}: start {s} is later than the longest run, {longest}"));
+        }
         let host = |k: usize| -> Result<u16, String> {
             let (s, loc) = at(k);
             let h: usize = s.parse().map_err(|_| format!("{loc}: cannot parse '{s}' as a host index"))?;

@@ -1,0 +1,196 @@
+"""How the command line behaves around a run (issue 20): Ctrl-C, progress, closed pipes,
+units, the output directory, and what the result files say about their origin."""
+
+import json
+import os
+import pty
+import select
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ECNLAB, ROOT, run_cli, summary
+
+# A run long enough to interrupt (about a minute of wall-clock time).
+LONG = ["tcn-leafspine"]
+SHORT = ["tcn-static", "--set", "duration=5ms", "--set", "metrics.warmup=0s"]
+
+
+def test_ctrl_c_stops_a_run_within_a_second(tmp_path):
+    out = tmp_path / "o"
+    p = subprocess.Popen([str(ECNLAB), "run", *LONG, "--out", str(out)], stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    time.sleep(3)  # well into the simulation (set-up takes a fraction of this)
+    assert p.poll() is None, "the run ended before it could be interrupted"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=30)
+    took = time.monotonic() - t0
+    err = p.stderr.read()
+    assert rc == 130, err
+    assert took < 1.0, f"took {took:.2f} s to stop"
+    assert err.strip() == "ecnlab: interrupted"
+    assert not out.exists(), "an interrupted run must leave no result directory"
+
+
+def _run_on_a_terminal(args, seconds):
+    """Run ecnlab with stderr (and stdout) on a pseudo-terminal for a while; return what it
+    printed there, then interrupt it."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([str(ECNLAB), *args], stdout=slave, stderr=slave, cwd=ROOT)
+    os.close(slave)
+    text = b""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                text += os.read(master, 4096)
+            except OSError:
+                break
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=30)
+    os.close(master)
+    return text.decode(errors="replace")
+
+
+def test_a_long_run_shows_progress_on_a_terminal_only(tmp_path):
+    text = _run_on_a_terminal(["run", *LONG, "--out", str(tmp_path / "t")], 4)
+    assert "s simulated" in text and "ETA" in text and "flows done" in text, text
+    quiet = _run_on_a_terminal(["run", *LONG, "-q", "--out", str(tmp_path / "q")], 3)
+    assert "simulated" not in quiet, quiet
+    # Not a terminal: nothing on stderr but the result (the short run finishes).
+    p = run_cli("run", *SHORT, "--out", tmp_path / "p")
+    assert p.stderr == ""
+
+
+@pytest.mark.parametrize("setting, says", [
+    ("marking.tcn.threshold=100", "`100` has no unit: a time needs one, e.g. `100us`"),
+    ("topology.link_rate=25", "`25` has no unit: a rate needs one, e.g. `25Gbps`"),
+    ("switch.buffer=1500", "`1500` has no unit: a size needs one"),
+    ("topology.link_rate='1GBps'", "bytes per second"),
+])
+def test_a_bare_number_where_a_unit_belongs_is_refused(setting, says, tmp_path):
+    p = run_cli("run", "tcn-static", "--set", setting, "--out", tmp_path / "o", check=False)
+    assert p.returncode == 2, p.stderr
+    assert says in p.stderr and f"(set by --set {setting})" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_units_a_user_would_type_are_accepted(tmp_path):
+    """25G, 1min, 78µs, 10%, and sizes in packets of the scenario's MTU."""
+    out = tmp_path / "o"
+    run_cli("run", *SHORT, "--set", "topology.link_rate=10G", "--set", "marking.tcn.threshold=78µs",
+            "--set", "duration=0.001min", "--set", "switch.buffer=200p", "-q", "--out", out)
+    s = summary(out)
+    assert s["sim_time_s"] == pytest.approx(0.06)
+    p = run_cli("check", "ecnsharp-star", "--set", "traffic.0.load=40%")
+    assert p.returncode == 0
+    # 200 packets of 1500 B is 300 KB: a threshold of 300KB is at the buffer, refused.
+    p = run_cli("check", "tcn-perport", "--set", "switch.buffer=200p", "--set", "marking.scheme=per_queue",
+                "--set", "marking.threshold.k=300KB", check=False)
+    assert p.returncode == 2 and "not below the port buffer switch.buffer = 300KB" in p.stderr, p.stderr
+    # ... and with jumbo frames (MSS 8960, MTU 9000) the same 200p is 1.8 MB.
+    run_cli("check", "tcn-perport", "--set", "switch.buffer=200p", "--set", "transport.mss=8960",
+            "--set", "marking.scheme=per_queue", "--set", "marking.threshold.k=300KB")
+
+
+def test_a_closed_pipe_is_no_error():
+    for cmd in ([str(ECNLAB), "list", "-v"], [str(ECNLAB), "list", "--keys"]):
+        p = subprocess.run(" ".join(cmd) + " | head -1", shell=True, capture_output=True, text=True, cwd=ROOT,
+                           executable="/bin/bash")
+        assert p.stderr == "", p.stderr
+        assert len(p.stdout.splitlines()) == 1
+        p = subprocess.run(" ".join(cmd) + " | head -1 >/dev/null; echo ${PIPESTATUS[0]}", shell=True,
+                           capture_output=True, text=True, cwd=ROOT, executable="/bin/bash")
+        assert p.stdout.strip() == "0" and p.stderr == ""
+
+
+def test_bare_command_prints_help_and_version_works():
+    p = run_cli()
+    assert p.stdout.startswith("usage: ecnlab") and "run" in p.stdout and p.returncode == 0
+    v = run_cli("-V").stdout
+    assert v.startswith("ecnlab 0.") and "build" in v
+    assert run_cli("--version").stdout == v
+
+
+def test_an_unwritable_out_is_refused_before_the_run(tmp_path):
+    afile = tmp_path / "file"
+    afile.write_text("")
+    t0 = time.monotonic()
+    p = run_cli("run", *LONG, "--out", afile / "o", check=False)
+    assert time.monotonic() - t0 < 10, "the whole run happened first"
+    assert p.returncode == 2
+    assert p.stderr == f"ecnlab: error: --out {afile / 'o'}: cannot write there: Not a directory\n"
+
+
+def test_a_name_never_leaves_the_output_root(tmp_path):
+    for name in ["../escaped", "/tmp/abs", ".hidden", "a/b", ""]:
+        p = subprocess.run([str(ECNLAB), "run", *SHORT, "--set", f"name='{name}'", "-q"], capture_output=True,
+                           text=True, cwd=tmp_path)
+        assert p.returncode == 2, (name, p.stderr)
+        assert "name: " in p.stderr
+    assert list(tmp_path.iterdir()) == [] and not Path("/tmp/abs").exists()
+
+
+def test_result_files_are_group_readable_and_name_their_origin(tmp_path):
+    out = tmp_path / "o"
+    old = os.umask(0o022)
+    try:
+        run_cli("run", *SHORT, "--seed", "9", "-q", "--out", out)
+    finally:
+        os.umask(old)
+    for f in out.iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o644, f
+    s = summary(out)
+    v = run_cli("-V").stdout.split()
+    assert s["ecnlab"] == {"version": v[1], "build": v[3].rstrip(")")}
+    assert json.loads((out / "scenario.json").read_text())["seed"] == 9
+
+
+def test_special_files_are_refused_at_once(tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    for cmd, path, says in [
+        ("check", fifo, "is not a regular file"),
+        ("check", "/dev/zero", "is not a regular file"),
+        ("check", tmp_path, "is a directory"),
+        ("sweep", fifo, "is not a regular file"),
+    ]:
+        extra = ["--dry-run"] if cmd == "sweep" else []
+        p = subprocess.run([str(ECNLAB), cmd, str(path), *extra], capture_output=True, text=True, timeout=10)
+        assert p.returncode == 2 and says in p.stderr and p.stderr.count("\n") == 1, (path, p.stderr)
+
+
+def test_an_error_message_stays_short_whatever_the_input(tmp_path):
+    huge = "9" * 100_000 + "parsecs"  # an argument is at most 128 KB (execve)
+    p = run_cli("check", "tcn-static", "--set", f"marking.tcn.threshold={huge}", check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert len(p.stderr) < 500, len(p.stderr)
+    bad = tmp_path / "long.toml"
+    bad.write_text((ROOT / "python/ecnlab/scenarios/tcn-static.toml").read_text()
+                   + f'\n[[traffic]]\nkind = "poisson"\ncdf = "{"x" * 1_000_000}.cdf"\nload = 0.5\nflows = 1\n')
+    p = run_cli("check", bad, check=False)
+    assert p.returncode == 2 and len(p.stderr) < 500 and "characters" in p.stderr, p.stderr[:600]
+
+
+@pytest.mark.parametrize("setting, field", [
+    (["topology.hosts=65535"], "topology: this scenario needs at least 3"),
+    (["flows.0.count=4000000000", "flows.1.count=4000000000"], "flows: this scenario needs at least 1600.0 GB"),
+])
+def test_a_scenario_beyond_memory_is_refused_before_it_is_built(setting, field):
+    """Estimated before anything is allocated: `check` answers at once, with one line."""
+    env = dict(os.environ, ECNLAB_MEMORY_LIMIT=str(8 * 10**9))
+    args = [a for s in setting for a in ("--set", s)]
+    t0 = time.monotonic()
+    p = subprocess.run([str(ECNLAB), "check", "tcn-static", *args], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert time.monotonic() - t0 < 5
+    assert p.returncode == 2 and field in p.stderr and "more than the 8.0 GB available" in p.stderr, p.stderr
+    # Without the override the machine's own memory is the bound: still refused, not killed.
+    p = subprocess.run([str(ECNLAB), "check", "tcn-static", *args], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
