@@ -14,3 +14,14 @@ def test_ecnsharp_sched_tcn_long_flow_is_switch_bound():
     s = r.summary
     assert s["drops"] == 0, s["drops_by_reason"]
     assert s["long_flows"]["goodput_bps"][0] > 9.0e9, s["long_flows"]
+
+
+def test_tcn_static_ideal_oracle_keeps_wfq_equal_share():
+    # TCN §6.1.1: queues 2 and 3 share what the 500 Mbps strict flow leaves under WFQ with
+    # equal weights; ideal ECN/RED knows their capacities (250 Mbps, K = 8 KB). The oracle
+    # gives each queue the capacity granted over time, so marking does not undo WFQ. The
+    # per-instant share it used before gave queue 2 97 Mbps and queue 3 376.
+    r = api.run("tcn-static", overrides=['marking.scheme="ideal"'])
+    g = {q["queue"]: q["goodput_bps"] for q in r.summary["queues"] if q["port"] == "s0->h0"}
+    assert abs(g[1] - g[2]) <= 0.10 * max(g[1], g[2]), g
+    assert g[1] + g[2] > 0.9 * (1e9 - g[0]) * 1460 / 1500, g
