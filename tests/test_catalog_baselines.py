@@ -25,3 +25,27 @@ def test_tcn_static_ideal_oracle_keeps_wfq_equal_share():
     g = {q["queue"]: q["goodput_bps"] for q in r.summary["queues"] if q["port"] == "s0->h0"}
     assert abs(g[1] - g[2]) <= 0.10 * max(g[1], g[2]), g
     assert g[1] + g[2] > 0.9 * (1e9 - g[0]) * 1460 / 1500, g
+
+
+def _bytes(v):
+    return float(str(v).strip('"').rstrip("B"))
+
+
+def test_dualq_equal_moves_only_the_minimum_thresholds():
+    # Dual AQM §IV-C, Fig. 10: "we scale the maximum marking probability by
+    # MinThresh_Reno/BDP and altered only the minimum threshold": both RED slopes keep the
+    # 2 BDP width of the Figs. 7-9 configuration while min_th_Reno = m BDP moves, with
+    # max_p_Reno = 0.1 / m and max_p_DCTCP = 0.2 / m. (The catalog used to widen them, 2 m BDP.)
+    from ecnlab.reproduce import CATALOG
+    from ecnlab.reproduce.dualq import BDP
+
+    pts = CATALOG["dualq-equal"].points("quick", [1])
+    assert len({p.params["min_th_reno"] for p in pts}) >= 5
+    for p in pts:
+        m = p.params["min_th_reno"]
+        doc = api.validate(p.scenario, p.overrides)["marking"]["dualq"]
+        c, s = doc["classic"], doc["scalable"]
+        assert abs(_bytes(c["min_th"]) - m * BDP) <= 1 and abs(_bytes(s["min_th"]) - m / 2 * BDP) <= 1, m
+        for red in (c, s):
+            assert abs(_bytes(red["max_th"]) - _bytes(red["min_th"]) - 2 * BDP) <= 1, (m, red)
+        assert abs(float(c["max_p"]) - 0.1 / m) < 1e-9 and abs(float(s["max_p"]) - min(1.0, 0.2 / m)) < 1e-9

@@ -24,9 +24,11 @@ def _dur(scale):
     return [override("duration", "120s" if scale == "quick" else "600s"), override("metrics.warmup", "20s")]
 
 
-def _classic(m_bdp: float, max_p: float = 0.1):
+def _classic(m_bdp: float, max_p: float = 0.1, width_bdp: float | None = None):
+    """Reno's RED: min_th = m BDP and max_th = 3 min_th (§IV-A), or min_th + width."""
     mn = m_bdp * BDP
-    return [override("marking.dualq.classic.min_th", _b(mn)), override("marking.dualq.classic.max_th", _b(3 * mn)),
+    mx = 3 * mn if width_bdp is None else mn + width_bdp * BDP
+    return [override("marking.dualq.classic.min_th", _b(mn)), override("marking.dualq.classic.max_th", _b(mx)),
             override("marking.dualq.classic.max_p", max_p), override("marking.dualq.classic.w", 0.002)]
 
 
@@ -326,11 +328,18 @@ register(Experiment(
 # dualq-equal (Fig. 10)
 
 
+EQUAL_WIDTH_BDP = 2.0  # max_th - min_th of both RED slopes in Figs. 7-9 (Reno: 3 BDP - BDP)
+
+
 def _equal_points(scale, seeds):
     ms = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0] if scale == "quick" else [round(0.2 + 0.05 * i, 2) for i in range(17)]
 
+    # §IV-C: "we scale the maximum marking probability by MinThresh_Reno/BDP and altered
+    # only the minimum threshold": from the Figs. 7-9 configuration (min_th_Reno = BDP,
+    # both slopes 2 BDP wide) only the minimum thresholds move, so both widths stay 2 BDP.
     def ovs(m):
-        return _classic(m, 0.1 / m) + _slope(m / 2 * BDP, m / 2 * BDP + 2 * m * BDP, min(1.0, 0.2 / m))
+        return (_classic(m, 0.1 / m, width_bdp=EQUAL_WIDTH_BDP)
+                + _slope(m / 2 * BDP, m / 2 * BDP + EQUAL_WIDTH_BDP * BDP, min(1.0, 0.2 / m)))
 
     return grid("dualq-equal", seeds, [axis("min_th_reno", ms, ovs)], fixed=_dur(scale))
 
@@ -377,7 +386,7 @@ register(Experiment(
     ],
     points=_equal_points, analyze=_equal_analyze,
     notes=["Scenario dualq-equal: max_p_Reno = 0.1 / m, max_p_DCTCP = 0.2 / m (capped at 1), min_th_DCTCP = m / 2, "
-           "max_th_Reno = 3 m, and max_th_DCTCP = min_th_DCTCP + 2 m (our choice: the paper does not state it for "
-           "Fig. 10; §IV-C keeps equal distances), w = 0.002 for both, m = min_th_Reno in BDPs from 0.2 (below, "
-           "0.2/m would exceed 1)."],
+           "w = 0.002 for both, m = min_th_Reno in BDPs from 0.2 (below, 0.2/m would exceed 1). Both slopes keep "
+           "the width of the Figs. 7-9 configuration, max_th = min_th + 2 BDP, at every m: §IV-C 'altered only the "
+           "minimum threshold' (an earlier version widened them with m, 2 m BDP)."],
 ))
