@@ -2,6 +2,8 @@
 a built-in scenario that a fix changed and checks the behaviour the paper's set-up implies,
 so that it fails on the old scenario or rule."""
 
+import json
+
 from ecnlab import api
 
 
@@ -49,3 +51,85 @@ def test_dualq_equal_moves_only_the_minimum_thresholds():
         for red in (c, s):
             assert abs(_bytes(red["max_th"]) - _bytes(red["min_th"]) - 2 * BDP) <= 1, (m, red)
         assert abs(float(c["max_p"]) - 0.1 / m) < 1e-9 and abs(float(s["max_p"]) - min(1.0, 0.2 / m)) < 1e-9
+
+
+# --------------------------------------------------------------------------------------
+# The guard (ecnlab/reproduce/guard.py): per-run facts, and the claims resting on them.
+
+
+def test_guard_flags_a_nic_bound_sender(tmp_path):
+    from conftest import run_cli
+
+    from ecnlab.reproduce import guard
+
+    for nic_marking, bound in ((False, True), (True, False)):
+        out = tmp_path / str(nic_marking)
+        run_cli("run", "ecnsharp-sched", "--set", 'marking.scheme="tcn"', "--set", 'duration="0.1s"',
+                "--set", f"host.nic_marking={str(nic_marking).lower()}", "--out", out)
+        facts = guard.run_facts(out)
+        assert ("nic" in facts) == bound, facts
+        if bound:  # the lone long flow's own NIC, h1 -> s0, with its drops
+            assert "h1->s0 dropped 2" in facts["nic"][0], facts
+
+
+def test_guard_share_unfinished_and_rto_rules():
+    import pandas as pd
+
+    from ecnlab.reproduce import guard
+
+    scen = {"switch": {"queues": 3, "scheduler": {"kind": "sp_dwrr", "strict": 1, "weights": [2, 1]}},
+            "transport": {"rto_min": "5ms"}}
+    rows = []
+    for i in range(10):
+        t = 0.01 * (i + 1)
+        rows += [(t, "s0->h0", 0, 5e8, 0.0),  # strict: not judged
+                 (t, "s0->h0", 1, 3e9, 20e3), (t, "s0->h0", 2, 3e9, 20e3)]  # 50/50 against 2:1
+    ts = pd.DataFrame(rows, columns=["t_s", "port", "queue", "goodput_bps", "avg_qlen_bytes"])
+    f = guard.share_facts(scen, ts)
+    assert len(f) == 2 and "queue 1 got 50.0%" in f[0] and "configured 66.7%" in f[0], f
+    ok = ts.assign(goodput_bps=[5e8, 4e9, 2e9] * 10)
+    assert guard.share_facts(scen, ok) == []
+    # Not every weighted queue backlogged: WFQ/DWRR owe no share, nothing to judge.
+    assert guard.share_facts(scen, ts.assign(avg_qlen_bytes=[0.0, 20e3, 100.0] * 10)) == []
+    assert guard.unfinished_facts({"flows": {"unfinished": 2, "completed": 97}, "sim_time_s": 0.4})
+    assert not guard.unfinished_facts({"flows": {"unfinished": 0}})
+    # 10 flows of 10 ms each = 0.1 s of flow time; 2 timeouts x 5 ms = 10 %: a storm; 1 is not.
+    flows = pd.DataFrame({"start_s": [0.0] * 10, "finish_s": [0.01] * 10})
+    assert guard.rto_facts({"flows": {"timeouts": 2}, "sim_time_s": 1.0}, scen, flows)
+    assert not guard.rto_facts({"flows": {"timeouts": 1}, "sim_time_s": 1.0}, scen, flows)
+
+
+def test_claims_resting_on_an_unsound_run_are_marked(tmp_path):
+    from ecnlab.reproduce import CATALOG, reproduce
+    from ecnlab.reproduce.base import ClaimDef, Experiment, cases, grid, register
+    from ecnlab.reproduce.report import reproduction_markdown
+
+    def points(scale, seeds):
+        return grid("ecnsharp-sched", seeds, [cases("scheme", {
+            "tcn": ['marking.scheme="tcn"', "host.nic_marking=false"],
+            "ecn_sharp": ['marking.scheme="ecn_sharp"', "host.nic_marking=true"]})], fixed=['duration="0.1s"'])
+
+    def analyze(ctx):
+        for s in ("tcn", "ecn_sharp"):
+            v = float(ctx.rows(scheme=s)["long_goodput_bps_total"].mean())
+            ctx.claim(s, v, True, "goodput", rests_on={"scheme": [s]})
+        ctx.claim("both", 1.0, True, "both")
+
+    exp = register(Experiment(id="test-guard", paper="test", figures="-", title="guard", points=points,
+                              analyze=analyze, claims=[ClaimDef("tcn", "t", 1), ClaimDef("ecn_sharp", "e", 1),
+                                                       ClaimDef("both", "b", 1)]))
+    try:
+        r = reproduce("test-guard", out=tmp_path, seeds=2, progress=False)
+    finally:
+        CATALOG.pop(exp.id)
+    claims = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())}
+    # TCN's lone long flow overflows its unmarked NIC; ECN#'s NIC marks.
+    assert claims["tcn"]["unsound"] and all("NIC-bound: h1->s0" in u for u in claims["tcn"]["unsound"])
+    assert "unsound" not in claims["ecn_sharp"], claims["ecn_sharp"]
+    assert claims["both"]["unsound"] == claims["tcn"]["unsound"]
+    assert len(claims["tcn"]["ci95"]) == 2 and "seed_mean" in claims["tcn"]
+    html = (tmp_path / "report.html").read_text()
+    assert "Baseline soundness" in html and "(unsound baseline)" in html
+    md = reproduction_markdown(list(r.manifests.values()), [{"experiment": "test-guard"} | c for c in claims.values()],
+                               "cmd")
+    assert "| yes ⚠ |" in md and "**Unsound baseline: scheme=tcn, seed 1: NIC-bound" in md

@@ -173,7 +173,6 @@ register(Experiment(
            "between the 1/2 and 1 BDP rows).",
            "Utilization is the bottleneck's wire utilization; occupancy the time-average queue; both from 20 s on.",
            "Quick: 120 s runs, K / min_th in steps of 0.25; paper: 600 s, steps of 0.1."],
-    seeds={"quick": 1, "paper": 3},
 ))
 
 

@@ -78,7 +78,6 @@ register(Experiment(
     notes=["Scenario tcn-perport: RTT ~250 us and a 1 MB buffer (the paper states neither; the TCN testbed's RTT). "
            "TCN's T = 240 us is the same 30 KB expressed as time at 1 Gbps.",
            "Quick: N = 2, 4, 8, 16; paper: N = 2..16 step 2."],
-    seeds={"quick": 1, "paper": 3},
 ))
 
 
@@ -261,7 +260,6 @@ register(Experiment(
     points=_buffer_points, analyze=_buffer_analyze,
     notes=["Scenario tcn-buffer: 1 MB buffer (not stated; large enough not to clip the slow-start peak), "
            "RTO_min 10 ms. The runs are identical at both scales (the paper's own sizes are small)."],
-    seeds={"quick": 1, "paper": 1},
 ))
 
 
@@ -353,7 +351,6 @@ register(Experiment(
            "(§6.1); ideal ECN/RED uses the oracle capacities (\"prior knowledge of queue capacities\").",
            "Goodput is the payload rate. The scenario's 500 Mbps limit applies to the application's payload, so "
            "queue 1 carries 500 Mbps of goodput here, where the paper's 500 Mbps flow (on the wire) gives ~470."],
-    seeds={"quick": 1, "paper": 3},
 ))
 
 
