@@ -133,3 +133,37 @@ def test_claims_resting_on_an_unsound_run_are_marked(tmp_path):
     md = reproduction_markdown(list(r.manifests.values()), [{"experiment": "test-guard"} | c for c in claims.values()],
                                "cmd")
     assert "| yes ⚠ |" in md and "**Unsound baseline: scheme=tcn, seed 1: NIC-bound" in md
+
+
+# --------------------------------------------------------------------------------------
+# Rules judged on what the claim is about.
+
+
+def _judge(exp_id, df, tmp_path):
+    from ecnlab.reproduce import CATALOG
+    from ecnlab.reproduce.base import Context
+
+    exp = CATALOG[exp_id]
+    df = df.assign(status="ok", key="k")
+    ctx = Context(exp, tmp_path, df, "quick", sorted(set(df["seed"])), record=False)
+    exp.analyze(ctx)
+    return ctx.claims
+
+
+def test_tcn_perport_judges_service_2s_share_not_its_mbps(tmp_path):
+    import pandas as pd
+
+    # 700 Mbps is within 15 % of the paper's 670 Mbps, but of a link carrying 800 Mbps it is
+    # an 87.5 % share, not the paper's 670 / 941 = 71.2 %; of 973 Mbps it is 71.9 %.
+    rows = []
+    for total in (800e6, 973e6):
+        for s in ("per_port", "per_queue", "tcn"):
+            for n in (8, 16):
+                rows.append({"scheme": s, "flows": n, "seed": 1, "total": total,
+                             "goodput_bps[s0->h0:0]": total - 700e6, "goodput_bps[s0->h0:1]": 700e6})
+    df = pd.DataFrame(rows)
+    small = _judge("tcn-perport", df[df["total"] == 800e6], tmp_path)["perport8"]
+    full = _judge("tcn-perport", df[df["total"] == 973e6], tmp_path)["perport8"]
+    assert abs(small.ecnlab - 87.5) < 0.01 and small.status == "not shown"
+    assert abs(full.ecnlab - 71.94) < 0.01 and full.status == "shown"
+    assert small.rests_on == {"scheme": ["per_port"], "flows": [8]}
