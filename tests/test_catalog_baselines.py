@@ -167,3 +167,42 @@ def test_tcn_perport_judges_service_2s_share_not_its_mbps(tmp_path):
     assert abs(small.ecnlab - 87.5) < 0.01 and small.status == "not shown"
     assert abs(full.ecnlab - 71.94) < 0.01 and full.status == "shown"
     assert small.rests_on == {"scheme": ["per_port"], "flows": [8]}
+
+
+def _dualq_rows(**cols):
+    """Result rows of a dualq entry with the columns its analysis reads, from per-run
+    (Reno Mbps, DCTCP Mbps, utilization, occupancy in BDPs)."""
+    import pandas as pd
+
+    from ecnlab.reproduce.dualq import BDP
+
+    rows = []
+    for params, (reno, dctcp, util, occ) in cols["runs"]:
+        rows.append(params | {"seed": 1, "goodput_bps[s1->h3:0]": reno * 1e6, "goodput_bps[s1->h2:0]": dctcp * 1e6,
+                              "utilization[s0->s1]": util, "avg_qlen_bytes[s0->s1:0]": occ * BDP})
+    return pd.DataFrame(rows)
+
+
+def test_dualq_step_judges_the_measured_points_around_equal_sharing(tmp_path):
+    # Reno/DCTCP falls from 4 to 1/4 between K/min_th 1.25 and 1.5; utilization there is
+    # 0.97 and 0.99. Interpolating in log ratio puts equal sharing at K/min_th 1.375 with a
+    # utilization of 0.98 that no run had; the two runs are judged instead.
+    runs = [({"min_th": "1/2", "k_over_m": k}, v) for k, v in
+            ((1.0, (8, 1, 0.95, 0.4)), (1.25, (4, 1, 0.97, 0.5)), (1.5, (1, 4, 0.99, 0.6)), (1.75, (1, 8, 1.0, 0.7)))]
+    c = _judge("dualq-step", _dualq_rows(runs=runs), tmp_path)["k_1_2"]
+    assert c.status == "not shown" and c.ecnlab in (1.25, 1.5), (c.ecnlab, c.note)
+    assert "K/min_th 1.25: Reno/DCTCP 4.00, utilization 0.970" in c.note and "K/min_th 1.5:" in c.note
+    assert c.rests_on == {"min_th": ["1/2"], "k_over_m": [1.25, 1.5]} or c.rests_on == {
+        "min_th": ["1/2"], "k_over_m": [1.5, 1.25]}
+
+
+def test_dualq_slope_error_is_bounded_near_x_1_and_grid_reaches_below_it(tmp_path):
+    from ecnlab.reproduce.dualq import _maxp_grid
+
+    for scale in ("quick", "paper"):  # the lower min_th values cross at max_p_DCTCP <= max_p_Reno
+        assert min(_maxp_grid(scale)) <= 0.05
+    # min_th_DCTCP = BDP/2 crossing at x = 1.01: y = x/(x-1) = 101 against 2 (an error of
+    # 4950 %); in 1/y the error is |0.0099 - 0.5| = 0.49.
+    runs = [({"min_th_dctcp": "1/2", "max_p": p}, v) for p, v in ((0.1, (1.1, 1, 1.0, 1.0)), (0.102, (1, 1.1, 1.0, 1.0)))]
+    c = _judge("dualq-slope", _dualq_rows(runs=runs), tmp_path)["rule"]
+    assert abs(c.ecnlab - abs((1 - 1 / 1.01) - 0.5)) < 1e-3, c.ecnlab
