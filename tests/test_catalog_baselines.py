@@ -206,3 +206,17 @@ def test_dualq_slope_error_is_bounded_near_x_1_and_grid_reaches_below_it(tmp_pat
     runs = [({"min_th_dctcp": "1/2", "max_p": p}, v) for p, v in ((0.1, (1.1, 1, 1.0, 1.0)), (0.102, (1, 1.1, 1.0, 1.0)))]
     c = _judge("dualq-slope", _dualq_rows(runs=runs), tmp_path)["rule"]
     assert abs(c.ecnlab - abs((1 - 1 / 1.01) - 0.5)) < 1e-3, c.ecnlab
+
+
+def test_ecnsharp_incast_no_drops_arithmetic_and_the_authors_16_flow_query():
+    from ecnlab.reproduce import CATALOG
+    from ecnlab.reproduce.ecnsharp import _first_rtt_burst_kb
+
+    # E[min(U(3, 60) KB, IW 14.6 KB)] = (14.6^2 - 3^2) / 114 + 14.6 x 45.4 / 57 = 13.42 KB of
+    # payload, 13.79 KB on the wire: 100 flows put ~1.38 MB into a 375 KB buffer in one RTT.
+    assert abs(_first_rtt_burst_kb(100, 3000, 60000, 14600, 1460) - 1379) < 2
+    assert _first_rtt_burst_kb(16, 3000, 60000, 14600, 1460) < 375
+    exp = CATALOG["ecnsharp-incast"]
+    assert {"drops_ecnsharp16"} <= {c.id for c in exp.claims} and "rto" in exp.guard_expected
+    for scale in ("quick", "paper"):
+        assert 16 in {p.params["n"] for p in exp.points(scale, [1])}
