@@ -220,3 +220,20 @@ def test_ecnsharp_incast_no_drops_arithmetic_and_the_authors_16_flow_query():
     assert {"drops_ecnsharp16"} <= {c.id for c in exp.claims} and "rto" in exp.guard_expected
     for scale in ("quick", "paper"):
         assert 16 in {p.params["n"] for p in exp.points(scale, [1])}
+
+
+def test_ecnsharp_star_codel_much_worse_is_judged_per_load(tmp_path):
+    import pandas as pd
+
+    # CoDel 50 % worse than ECN# at 30 % load and equal at 90 %: 25 % on the mean over
+    # loads (shown by a mean rule), not "much worse" at 90 %.
+    rows = []
+    for s in ("tail", "avg", "codel", "ecn_sharp"):
+        for load in (0.3, 0.9):
+            small = 150.0 if (s, load) == ("codel", 0.3) else 100.0
+            rows.append({"study": "fig9_10", "variation": "3x", "workload": "websearch", "scheme": s, "load": load,
+                         "seed": 1, "fct_all_avg_us": 1e3, "fct_small_avg_us": small, "fct_small_p99_us": 500.0,
+                         "fct_large_avg_us": 1e5, "timeouts": 0, "drops": 0, "flows_unfinished": 0})
+    c = _judge("ecnsharp-star", pd.DataFrame(rows), tmp_path)["ws_codel"]
+    assert c.ecnlab == 0.0 and c.status == "not shown", (c.ecnlab, c.note)
+    assert "30%: +50.0 %" in c.note and "90%: +0.0 %" in c.note
