@@ -237,3 +237,20 @@ def test_ecnsharp_star_codel_much_worse_is_judged_per_load(tmp_path):
     c = _judge("ecnsharp-star", pd.DataFrame(rows), tmp_path)["ws_codel"]
     assert c.ecnlab == 0.0 and c.status == "not shown", (c.ecnlab, c.note)
     assert "30%: +50.0 %" in c.note and "90%: +0.0 %" in c.note
+
+
+def test_start_jitter_makes_seeds_differ_within_its_bound():
+    # tcn-static's flows start at fixed times, so without jitter every seed is the same run
+    # (its traffic has no random part): seeds would be copies, not samples.
+    def starts(seed, extra=()):
+        r = api.run("tcn-static", seed=seed, overrides=['duration="0.6s"', *extra])
+        return [f["start_s"] for f in r.flows], r.summary["queues"]
+
+    nominal = [0.0, 0.2, 0.4, 0.4, 0.4, 0.4]
+    (s1, q1), (s2, q2) = starts(1), starts(2)
+    assert s1 != s2 and q1 != q2
+    for s in (s1, s2):
+        assert all(n <= x < n + 1e-3 for x, n in zip(s, nominal)), s
+    off = [f"flows.{i}.start_jitter=\"0s\"" for i in range(3)]
+    (z1, p1), (z2, p2) = starts(1, off), starts(2, off)
+    assert z1 == z2 == nominal and p1 == p2
