@@ -128,9 +128,15 @@ def _step_analyze(ctx):
             if name not in g.index.get_level_values(0):
                 continue
             s = g.loc[name]
-            axes[0][0].semilogy(s.index, s["ratio"], marker="o", ms=3, label=f"BDP*{name}")
+            line = axes[0][0].semilogy(s.index, s["ratio"], marker="o", ms=3, label=f"BDP*{name}")[0]
             axes[0][1].plot(s.index, s["util"], marker="o", ms=3)
             axes[0][2].plot(s.index, s["occ"], marker="o", ms=3)
+            # Table I: the paper's equal-sharing K/min_th with its utilization and occupancy
+            k, u, o = _TABLE1[name]
+            axes[0][0].plot([k], [1.0], "*", ms=10, color=line.get_color(), mec="k")
+            axes[0][1].plot([k], [u], "*", ms=10, color=line.get_color(), mec="k")
+            axes[0][2].plot([k], [o], "*", ms=10, color=line.get_color(), mec="k")
+        axes[0][0].plot([], [], "k*", label="paper (Table I)")
         axes[0][0].axhline(1, color="k", ls=":", lw=0.8)
         for ax, t in zip(axes[0], ["throughput ratio Reno/DCTCP", "utilization", "queue occupancy (BDPs)"]):
             ax.set_xlabel("K / min_th_Reno")

@@ -704,6 +704,9 @@ def _sched_analyze(ctx):
                 t, g = d["t_s"].values, d["goodput_bps"].values / 1e9
                 if s == "ecn_sharp":
                     ax.plot(t, g, label=f"queue {q + 1}")
+        for (ph, q, paper) in [(0, 0, 9.6), (1, 0, 6.42), (1, 1, 3.18), (2, 0, 4.82), (2, 1, 2.40), (2, 2, 2.40)]:
+            ax.hlines(paper, *phases[ph], colors=f"C{q}", linestyles="--", lw=1.2)  # §5.4.3's goodputs
+        ax.plot([], [], "k--", label="paper")
         ax.set_xlabel("time (s)")
         ax.set_ylabel("goodput (Gbps)")
         ax.set_title("(a) ECN#: goodput", fontsize=10)
