@@ -171,7 +171,7 @@ def reproduce(
     such directory per id under ``out`` plus ``out/index.html`` and ``out/claims.csv``;
     ``markdown`` also writes the REPRODUCTION.md table there. ``scale``: ``"quick"`` (a few
     minutes per entry on a laptop) or ``"paper"`` (the paper's sizes). ``seeds``: number of
-    seeds (default: the entry's, 1 at quick scale). Runs already in ``out`` are reused."""
+    seeds (default: the entry's, 3). Runs already in ``out`` are reused."""
     import pandas as pd
 
     if scale not in SCALES:
