@@ -200,13 +200,7 @@ mod tests {
     use super::*;
 
     fn sock(cwnd: u32, ssthresh: u32) -> CaSock {
-        CaSock {
-            snd_cwnd: cwnd,
-            snd_ssthresh: ssthresh,
-            snd_cwnd_clamp: u32::MAX,
-            is_cwnd_limited: true,
-            ..Default::default()
-        }
+        CaSock { snd_cwnd: cwnd, snd_ssthresh: ssthresh, snd_cwnd_clamp: u32::MAX, is_cwnd_limited: true, ..Default::default() }
     }
 
     #[test]
