@@ -62,7 +62,7 @@ def test_entry_writes_results_claims_figures_report(buffer_report):
     out = buffer_report
     rows = (out / "results.csv").read_text().splitlines()
     assert rows[0].startswith("scheme,seed,key,status,error,")
-    assert len(rows) == 1 + 3  # enqueue ECN/RED, dequeue ECN/RED, TCN
+    assert len(rows) == 1 + 3 * 3  # enqueue ECN/RED, dequeue ECN/RED, TCN x the default 3 seeds
     claims = json.loads((out / "claims.json").read_text())
     assert len(claims) >= 4
     for c in claims:

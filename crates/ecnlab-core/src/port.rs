@@ -386,15 +386,15 @@ impl<P: PortPacket> Port<P> {
 
     fn view(&mut self, queue: usize, pool: &BufferPool, extra: u64) -> QueueState {
         let occ = self.occ[queue];
-        let oracle_share = if self.needs_oracle {
+        let (oracle_share, strict_above) = if self.needs_oracle {
             // The oracle sees the queue as backlogged, as it is once this packet joins.
             let saved = self.occ[queue].pkts;
             self.occ[queue].pkts = saved.max(1);
             let share = self.sched.share(queue, &self.occ);
             self.occ[queue].pkts = saved;
-            share
+            (share, self.sched.strict_above(queue))
         } else {
-            1.0
+            (1.0, 0)
         };
         QueueState {
             queue,
@@ -407,6 +407,7 @@ impl<P: PortPacket> Port<P> {
             quantum: if self.needs_round { self.sched.quantum(queue) } else { None },
             round_time_ns: if self.needs_round { self.sched.round_time_ns() } else { None },
             oracle_share,
+            strict_above,
         }
     }
 

@@ -198,13 +198,15 @@ fn marking_config(n: usize) -> impl Strategy<Value = MarkingConfig> {
         bytes_any(),
         prop_oneof![Just(0.0), Just(0.875), Just(0.999_999), 0.0f64..1.0],
         any::<bool>(),
+        prop_oneof![Just(1u64), nanos_any()],
     )
-        .prop_map(|(k, oracle, dq_thresh, eps, baiwei)| IdealParams {
+        .prop_map(|(k, oracle, dq_thresh, eps, baiwei, window)| IdealParams {
             k: ByteSize(k),
             estimator: if oracle { Estimator::Oracle } else { Estimator::DepartureRate },
             dq_thresh: ByteSize(dq_thresh),
             eps,
             variant: if baiwei { Variant::Baiwei0427 } else { Variant::Paper },
+            oracle_window: Duration(window),
         });
     let codel = (
         nanos_any(),
@@ -937,6 +939,7 @@ proptest! {
                 quantum: e.quantum,
                 round_time_ns: e.round_time_ns,
                 oracle_share: e.oracle_share,
+                strict_above: e.queue,
             };
             let pkt = PacketView { size: e.size, ect: e.ect };
             let d = if e.dequeue { s.on_dequeue(e.now, pkt, &q, e.sojourn) } else { s.on_enqueue(e.now, pkt, &q) };
@@ -1006,6 +1009,7 @@ fn red_idle_start_near_the_end_of_the_clock() {
             quantum: None,
             round_time_ns: None,
             oracle_share: 1.0,
+            strict_above: 0,
         };
         let pkt = PacketView { size: 1500, ect: true };
         assert_eq!(s.on_dequeue(u64::MAX - 1, pkt, &empty, 0), Decision::Pass);
@@ -1034,6 +1038,7 @@ fn ideal_baiwei_cycle_near_the_end_of_the_clock() {
         quantum: None,
         round_time_ns: None,
         oracle_share: 1.0,
+        strict_above: 0,
     };
     for now in [u64::MAX - 2000, u64::MAX - 1000, u64::MAX] {
         assert_eq!(s.on_dequeue(now, PacketView { size: 1500, ect: true }, &q, 0), Decision::Pass);
@@ -1123,6 +1128,7 @@ fn one_queue_view() -> QueueState {
         quantum: None,
         round_time_ns: None,
         oracle_share: 1.0,
+        strict_above: 0,
     }
 }
 

@@ -247,6 +247,11 @@ pub struct FlowSpec {
     pub count: u32,
     #[serde(default)]
     pub start: Duration,
+    /// Each flow of this entry starts at `start` plus a delay drawn uniformly from
+    /// [0, start_jitter) from the run's seed (a stream of its own): flows whose start times
+    /// are otherwise fixed give different runs for different seeds. None: exactly `start`.
+    #[serde(default)]
+    pub start_jitter: Option<Duration>,
     /// When the application stops writing (long-lived flows); none = end of run.
     #[serde(default)]
     pub stop: Option<Duration>,

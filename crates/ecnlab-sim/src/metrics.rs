@@ -347,6 +347,26 @@ pub(crate) fn summary(
                    "utilization": bytes as f64 * 8e9 / (l.spec.rate_bps as f64 * window_ns as f64)})
         })
         .collect();
+    // Host NICs (a host's own uplink queue), so that a reader can tell a run whose flows are
+    // bound by their sender's NIC rather than by the switch under study (the catalog's
+    // soundness guard): the window's drops and time-averaged queue, and the peak.
+    let nics: Vec<Value> = sim
+        .links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0))
+        .map(|(i, l)| {
+            let (mut drops, mut byte_ns, mut max_bytes) = (0u64, 0u128, 0u64);
+            for (q, s) in l.port.stats().iter().enumerate() {
+                let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
+                drops += diff(&s.drops, &snap.drops).iter().sum::<u64>();
+                byte_ns += s.byte_ns - snap.byte_ns;
+                max_bytes = max_bytes.max(s.max_bytes);
+            }
+            json!({"port": port_name(&sim.net, i), "drops": drops,
+                   "avg_qlen_bytes": byte_ns as f64 / window_ns as f64, "max_qlen_bytes": max_bytes})
+        })
+        .collect();
     // Long-lived flows: goodput in the window and Jain's fairness index over them.
     let long_goodputs: Vec<f64> = sim
         .flows
@@ -383,6 +403,7 @@ pub(crate) fn summary(
         "unmarkable_by_reason": by_reason(&unmarkable_total),
         "queues": queues,
         "ports": ports,
+        "nics": nics,
         "long_flows": {"goodput_bps": long_goodputs, "jain_index": jain},
         "probes": probe_summary,
         "probe_rtt": fct_stats(all_rtts),

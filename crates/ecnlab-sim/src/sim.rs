@@ -397,7 +397,9 @@ impl Simulator {
         sim.last_sample = vec![Vec::new(); n_links];
         sim.owed_seq = vec![0; n_links];
 
-        // Listed flows: each on its own connection.
+        // Listed flows: each on its own connection. Start jitter comes from a stream of its
+        // own, drawn only for entries that ask for it, so other runs are unchanged.
+        let mut jitter_rng = Rng::stream(seed, 6_000_000);
         for (si, f) in scn.flows.iter().enumerate() {
             let mut cfg = scn.transport.clone();
             if let Some(cc) = f.cc {
@@ -407,6 +409,7 @@ impl Simulator {
                 let c = sim.new_conn(&cfg, f.src as u16, f.dst as u16, f.class);
                 sim.conns[c as usize].app_gap = f.rate.map(|r| tx_time_ns(cfg.mss as u64, r.0).max(1));
                 let id = sim.flows.len() as u32;
+                let start = f.start.0 + f.start_jitter.filter(|j| j.0 > 0).map_or(0, |j| jitter_rng.below(j.0));
                 sim.flows.push(Flow {
                     conn: c,
                     spec: si as u32,
@@ -414,7 +417,7 @@ impl Simulator {
                     dst: f.dst as u16,
                     class: f.class,
                     size: f.size.map(|s| s.0),
-                    start: f.start.0,
+                    start,
                     seq_start: 0,
                     finish: None,
                     timeouts_at_start: 0,
@@ -422,7 +425,7 @@ impl Simulator {
                     timeouts: 0,
                     retransmits: 0,
                 });
-                sim.events.push(f.start.0, Ev::FlowStart(id));
+                sim.events.push(start, Ev::FlowStart(id));
                 if let Some(stop) = f.stop {
                     sim.events.push(stop.0, Ev::FlowStop(id));
                 }

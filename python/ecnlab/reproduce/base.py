@@ -46,8 +46,11 @@ class Experiment:
     scenario: str | None = None
     requires: Callable[[], str | None] | None = None
     notes: list[str] = field(default_factory=list)
-    seeds: dict[str, int] = field(default_factory=lambda: {"quick": 1, "paper": 3})
+    seeds: dict[str, int] = field(default_factory=lambda: {"quick": 3, "paper": 3})
     scale_notes: dict[str, str] = field(default_factory=dict)
+    #: Guard kinds (``guard.KINDS``) that are what this experiment measures, so not a flaw
+    #: of its runs (an incast's drops and timeouts).
+    guard_expected: tuple[str, ...] = ()
 
 
 CATALOG: dict[str, Experiment] = {}
@@ -149,6 +152,10 @@ class Claim:
     #: With several seeds: the claim judged on each seed's runs alone,
     #: ``[{"seed", "ecnlab", "status"}]`` (see ``runner.run_experiment``).
     per_seed: list[dict[str, Any]] | None = None
+    #: The runs the claim rests on, as params -> allowed values (None: every run).
+    rests_on: dict[str, list[Any]] | None = None
+    #: What makes the runs it rests on unsound baselines (``guard``), one line each.
+    unsound: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         d = {"id": self.id, "claim": self.claim, "paper": self.paper, "ecnlab": _clean(self.ecnlab),
@@ -158,7 +165,32 @@ class Claim:
             d["seeds_shown"] = sum(p["status"] == "shown" for p in judged)
             d["seeds_judged"] = len(judged)
             d["per_seed"] = [p | {"ecnlab": _clean(p["ecnlab"])} for p in self.per_seed]
+            ci = ci95([p["ecnlab"] for p in self.per_seed])
+            if ci is not None:
+                d["seed_mean"], d["ci95"] = _clean(ci[0]), [_clean(ci[1]), _clean(ci[2])]
+        if self.unsound:
+            d["unsound"] = list(self.unsound)
         return d
+
+
+# Student's t, two-sided 95 %, by degrees of freedom (1..30); beyond 30, 1.96 is within 4 %.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def ci95(values: Sequence[Any]) -> tuple[float, float, float] | None:
+    """(mean, low, high): the 95 % confidence interval of the mean of the per-seed values
+    (Student's t; seeds are independent draws of the same experiment). None with fewer than
+    two numeric values."""
+    xs = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v)]
+    if len(xs) < 2:
+        return None
+    n = len(xs)
+    mean = sum(xs) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    h = t * sd / math.sqrt(n)
+    return mean, mean - h, mean + h
 
 
 def _clean(v: Any) -> Any:
@@ -251,11 +283,16 @@ class Context:
         finally:
             plt.close(fig)
 
-    def claim(self, id: str, ecnlab: Any, shown: bool, note: str = "") -> None:
+    def claim(self, id: str, ecnlab: Any, shown: bool, note: str = "",
+              rests_on: dict[str, Sequence[Any]] | None = None) -> None:
+        """Record a claim's outcome. ``rests_on``: the runs its value comes from, as
+        params -> allowed values (e.g. ``{"scheme": ["tcn"]}``); default every run. The
+        guard marks the claim when one of those runs is an unsound baseline."""
         c = self.claims[id]
         c.ecnlab, c.shown = ecnlab, bool(shown)
         c.status = "shown" if shown else "not shown"
         c.note = note
+        c.rests_on = {k: list(v) for k, v in rests_on.items()} if rests_on else None
 
     def unavailable(self, id: str, note: str) -> None:
         """A claim that this run cannot evaluate (e.g. a scale without the needed points)."""

@@ -78,6 +78,27 @@ def _seed_values(c: dict[str, Any]) -> str:
     return "; ".join(f"seed {p['seed']}: {fmt(p['ecnlab'])} ({p['status']})" for p in c.get("per_seed", []))
 
 
+def value_cell(c: dict[str, Any]) -> str:
+    """ecnlab's value, and with several seeds the mean of the per-seed values with its 95 %
+    confidence interval, e.g. '59.1 (seeds 59.2, CI 58.7-59.8)'."""
+    v = fmt(c.get("ecnlab"))
+    if "ci95" in c:
+        lo, hi = c["ci95"]
+        v += f" (seeds {fmt(c['seed_mean'])}, CI {fmt(lo)} to {fmt(hi)})"
+    return v
+
+
+UNSOUND_SHOWN = 3  # guard lines shown per claim in the tables (claims.json has them all)
+
+
+def unsound_text(c: dict[str, Any]) -> str:
+    u = c.get("unsound") or []
+    if not u:
+        return ""
+    more = f"; and {len(u) - UNSOUND_SHOWN} more (claims.json)" if len(u) > UNSOUND_SHOWN else ""
+    return "Unsound baseline: " + "; ".join(u[:UNSOUND_SHOWN]) + more + ". "
+
+
 def claims_table(claims: list[dict[str, Any]], with_exp: bool = False) -> str:
     per_seed = any("seeds_judged" in c for c in claims)
     head = ("<tr>" + ("<th>experiment</th>" if with_exp else "")
@@ -88,13 +109,16 @@ def claims_table(claims: list[dict[str, Any]], with_exp: bool = False) -> str:
     for c in claims:
         cls = _STATUS_CLASS.get(c.get("status", ""), "")
         shown = {"shown": "yes", "not shown": "no"}.get(c.get("status"), c.get("status", ""))
+        if c.get("unsound"):
+            shown += " (unsound baseline)"
         exp = ""
         if with_exp:
             exp = f"<td><a href=\"{_e(c['experiment'])}/report.html\">{_e(c['experiment'])}</a></td>"
         rows.append(f"<tr class=\"{cls}\">{exp}<td>{_e(c['claim'])}</td><td class=\"num\">{_e(fmt(c['paper']))}</td>"
-                    f"<td class=\"num\">{_e(fmt(c['ecnlab']))}</td><td>{_e(shown)}</td>"
+                    f"<td class=\"num\">{_e(value_cell(c))}</td><td>{_e(shown)}</td>"
                     + (f"<td class=\"num\" title=\"{_e(_seed_values(c))}\">{_seeds_cell(c)}</td>" if per_seed else "")
-                    + f"<td>{_e(c.get('note', ''))}</td></tr>")
+                    + f"<td>{'<b>' + _e(unsound_text(c)) + '</b>' if c.get('unsound') else ''}"
+                    f"{_e(c.get('note', ''))}</td></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -121,6 +145,8 @@ def write_report(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any
         parts.append(f"<p class=\"notshown\">Analysis failed: {_e(m['analysis_error'])}</p>")
     parts.append("<h2>Claims</h2>")
     parts.append(claims_table(claims))
+    if m.get("status") == "ran":
+        parts.append(guard_section(m.get("guard", [])))
     if m.get("figures_drawn"):
         parts.append("<h2>Figures</h2>")
         for f in m["figures_drawn"]:
@@ -141,6 +167,23 @@ def write_report(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any
     path = out / "report.html"
     path.write_text("".join(parts))
     return path
+
+
+def guard_section(flagged: list[dict[str, Any]]) -> str:
+    """The runs the guard flags (``guard.py``: NIC-bound, scheduler shares off by > 10 %,
+    cut by duration, RTO storm), or a line saying none is."""
+    parts = ["<h2>Baseline soundness</h2>"]
+    if not flagged:
+        parts.append("<p>No run is flagged (NIC-bound flows, scheduler shares off by more than 10 % with every "
+                     "weighted queue backlogged, flows cut by the run's duration, RTO storms; see "
+                     "<code>ecnlab/reproduce/guard.py</code>).</p>")
+        return "".join(parts)
+    parts.append("<table><tr><th>run</th><th>seed</th><th>what makes it unsound</th></tr>")
+    for f in flagged:
+        parts.append(f"<tr><td>{_e(json.dumps(f['params']))} <code>{_e(f['key'])}</code></td><td>{f['seed']}</td>"
+                     f"<td>{'<br>'.join(_e(x) for x in f['facts'])}</td></tr>")
+    parts.append("</table>")
+    return "".join(parts)
 
 
 def write_index(out: Path, manifests: list[dict[str, Any]], claims: list[dict[str, Any]], command: str) -> Path:
@@ -196,6 +239,12 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
         f"{len(claims)} claims: {n['shown']} shown, {n['not shown']} not shown, {n['not evaluated']} not evaluated, "
         f"{n['not run']} not run.",
         "",
+        f"⚠: the claim rests on a run that is not a sound baseline ({sum(1 for c in claims if c.get('unsound'))} "
+        "claims; the note says which run and why): a flow bound by its own NIC, a scheduler whose measured shares "
+        "differ from its configured ones by more than 10 % with every weighted queue backlogged, flows cut by the "
+        "run's duration, or an RTO storm (timeouts x rto_min at least 10 % of the flows' time); "
+        "`python/ecnlab/reproduce/guard.py` says why each is unsound.",
+        "",
     ]
     per_seed = any("seeds_judged" in c for c in claims)
     if per_seed:
@@ -210,9 +259,12 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
         lines += ["| experiment | claim | paper | ecnlab | shown | note |", "|---|---|---|---|---|---|"]
     for c in claims:
         shown = {"shown": "yes", "not shown": "**no**"}.get(c["status"], c["status"])
+        if c.get("unsound"):
+            shown += " ⚠"
         seeds_cell = f" {c['seeds_shown']}/{c['seeds_judged']} |" if "seeds_judged" in c else (" - |" if per_seed else "")
-        lines.append(f"| {_md(c['experiment'])} | {_md(c['claim'])} | {_md(fmt(c['paper']))} | {_md(fmt(c['ecnlab']))} "
-                     f"| {shown} |{seeds_cell} {_md(c.get('note', ''))} |")
+        unsound = f"**{_md(unsound_text(c))}**" if c.get("unsound") else ""
+        lines.append(f"| {_md(c['experiment'])} | {_md(c['claim'])} | {_md(fmt(c['paper']))} | {_md(value_cell(c))} "
+                     f"| {shown} |{seeds_cell} {unsound}{_md(c.get('note', ''))} |")
     lines += ["", "## Experiments", "",
               "Run time: the simulations' wall-clock time summed over the runs (one core each).", "",
               "| experiment | paper | status | runs | run time |", "|---|---|---|---|---|"]

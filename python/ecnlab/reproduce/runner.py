@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..scenario import ScenarioError
 from ..sweep import run_points
-from . import report
+from . import guard, report
 from .base import CATALOG, SCALES, Context, Experiment, not_run_claims
 
 
@@ -90,6 +90,7 @@ def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jo
                     c.note = f"analysis failed: {type(e).__name__}: {e}"
         if len(seed_list) > 1:
             _judge_per_seed(exp, out, results, scale, seed_list, ctx)
+        manifest["guard"] = _guard(exp, out, ctx, list(points[0].params))
     manifest["figures_drawn"] = [{"name": f.name, "caption": f.caption} for f in ctx.figures]
     manifest["analysis_notes"] = ctx.notes
     manifest["wall_time_s"] = time.monotonic() - t0
@@ -115,6 +116,32 @@ def _judge_per_seed(exp: Experiment, out: Path, results: Any, scale: str, seed_l
             per_seed[cid].append({"seed": s, "ecnlab": c.ecnlab, "status": c.status})
     for cid, c in ctx.claims.items():
         c.per_seed = per_seed[cid]
+
+
+def _guard(exp: Experiment, out: Path, ctx: Context, param_names: list[str]) -> list[dict[str, Any]]:
+    """The guard's facts for every ok run (``guard.run_facts``), and each claim marked with
+    those of the runs it rests on. Returns the runs that have facts, for the report."""
+    flagged = []
+    for _, r in ctx.df.iterrows():
+        try:
+            facts = guard.run_facts(ctx.run_dir(r["key"]), skip=exp.guard_expected)
+        except (OSError, ValueError, KeyError) as e:  # a run without its files: say so, do not guess
+            facts = {"files": [f"guard could not read the run: {type(e).__name__}: {e}"]}
+        if facts:
+            params = {k: _py(r[k]) for k in param_names if k in r}
+            flagged.append({"key": r["key"], "params": params, "seed": _py(r["seed"]),
+                            "facts": [f for v in facts.values() for f in v]})
+    for c in ctx.claims.values():
+        if c.status not in ("shown", "not shown"):
+            continue
+        hits = [f for f in flagged
+                if not c.rests_on or all(f["params"].get(k) in v for k, v in c.rests_on.items())]
+        c.unsound = [f"{_label(f['params'])}seed {f['seed']}: {x}" for f in hits for x in f["facts"]]
+    return flagged
+
+
+def _label(params: dict[str, Any]) -> str:
+    return "".join(f"{k}={v}, " for k, v in params.items())
 
 
 def _py(v: Any) -> Any:
@@ -144,7 +171,7 @@ def reproduce(
     such directory per id under ``out`` plus ``out/index.html`` and ``out/claims.csv``;
     ``markdown`` also writes the REPRODUCTION.md table there. ``scale``: ``"quick"`` (a few
     minutes per entry on a laptop) or ``"paper"`` (the paper's sizes). ``seeds``: number of
-    seeds (default: the entry's, 1 at quick scale). Runs already in ``out`` are reused."""
+    seeds (default: the entry's, 3). Runs already in ``out`` are reused."""
     import pandas as pd
 
     if scale not in SCALES:

@@ -19,8 +19,19 @@
 //!   transmission time, the next cycle re-arms at once while the queue is still at least
 //!   `dq_thresh` (starting when that packet has been serialized), and the first sample seeds
 //!   `avg_rate`.
-//! - `oracle`: `C_i = oracle_share x C`, the share the scheduler would give the queue if
-//!   the backlog stayed as it is (TCN §3.1's definition, which no switch can compute).
+//! - `oracle`: the capacity the scheduler grants the queue over time, "assuming the prior
+//!   knowledge of queue capacities" (TCN §6.1.1), which no switch has:
+//!   `C_i = s_i x (C - R_strict)`, where `R_strict` is the rate the queues served before it
+//!   by strict priority take (their departures, averaged over `oracle_window`) and `s_i` its
+//!   configured weight share among the backlogged queues of its own priority level
+//!   (`QueueState::oracle_share`), averaged over the same window. In TCN §6.1.1 (SP/WFQ, a
+//!   500 Mbps strict flow, two equal WFQ queues at 1 Gbps) this is 250 Mbps, K_i = 8 KB for
+//!   k = 32 KB, at every instant. An earlier version used the share *at the instant* (0
+//!   while a strict packet waited, else the share among the queues busy then), which flips
+//!   K_i between 0 and 2 x 8 KB and broke WFQ's equal share (queue 2 got 97 Mbps, queue 3
+//!   376). Both averages are exponentially weighted in time (weight `e^(-dt/window)`); the
+//!   share is sampled at the queue's own enqueues and held in between; before the first
+//!   strict departure `R_strict` is 0.
 //!
 //! Marking is at enqueue, strict `queue_bytes > K_i` with the arriving packet counted, as
 //! in DCTCP-RED (REFERENCE-IMPLEMENTATIONS §2.2) ([`Reason::IdealThreshold`]).
@@ -32,10 +43,12 @@
 //! algorithm as published, kept on purpose (TCN Fig. 2 shows overestimation).
 //!
 //! Defaults: k = 97 500 B (65 packets at 10 Gbps, TCN §6.2), dq_thresh = 10 KB (PIE's value,
-//! "recommended by \[25\]" in TCN §3.3), eps = 0.875 (TCN §3.3).
+//! "recommended by \[25\]" in TCN §3.3), eps = 0.875 (TCN §3.3), oracle_window = 10 ms (ours:
+//! long against the RTTs of TCN's set-ups, 100-250 us, so one window spans many rounds and
+//! strict packets; short against the 0.2 s phases of its static-flow experiment).
 
 use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
-use crate::units::{tx_time_ns, ByteSize, Nanos, NS_PER_S};
+use crate::units::{tx_time_ns, ByteSize, Duration, Nanos, NS_PER_S};
 use serde::{Deserialize, Serialize};
 
 /// How ideal ECN/RED learns C_i.
@@ -75,6 +88,8 @@ pub struct IdealParams {
     pub eps: f64,
     /// Algorithm 1 as printed (`paper`, default) or as the authors' code does it (`baiwei0427`, REF-IMPL §2.4).
     pub variant: Variant,
+    /// Oracle estimator: the time over which it averages what the scheduler grants; default 10 ms.
+    pub oracle_window: Duration,
 }
 
 impl Default for IdealParams {
@@ -85,6 +100,7 @@ impl Default for IdealParams {
             dq_thresh: ByteSize(10_000),
             eps: 0.875,
             variant: Variant::Paper,
+            oracle_window: Duration::from_ms(10),
         }
     }
 }
@@ -99,6 +115,25 @@ struct RateEstimate {
     avg_rate: Option<f64>,
 }
 
+/// The oracle's per-queue averages (exponentially weighted in time over `oracle_window`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Granted {
+    /// Departed bits, each weighted by `e^(-age/window)` (as of `dep_at`): rate x window in
+    /// the steady state.
+    dep_bits: f64,
+    dep_at: Nanos,
+    /// Time-averaged share within the priority level; `None` before the first enqueue.
+    share_avg: Option<f64>,
+    /// The share last seen, held until the next enqueue.
+    share_held: f64,
+    share_at: Nanos,
+}
+
+/// `e^(-dt/window)`: the weight of what happened `dt` ago (1 for a clock that went back).
+fn decay(dt: Nanos, window: f64) -> f64 {
+    (-(dt as f64) / window).exp()
+}
+
 /// Ideal ECN/RED on each queue of a port.
 #[derive(Clone, Debug)]
 pub struct IdealEcn {
@@ -110,7 +145,11 @@ pub struct IdealEcn {
     link_rate_bps: u64,
     /// Algorithm 1 state per queue (departure-rate estimator).
     rate: Vec<RateEstimate>,
-    /// Last oracle share seen per queue (oracle estimator), for [`IdealEcn::capacity_estimate_bps`].
+    /// Oracle averaging time (ns).
+    window: f64,
+    /// Oracle state per queue.
+    granted: Vec<Granted>,
+    /// Last oracle capacity C_i / C per queue, for [`IdealEcn::capacity_estimate_bps`].
     share: Vec<Option<f64>>,
 }
 
@@ -128,6 +167,9 @@ impl IdealEcn {
         if ctx.link_rate_bps == 0 {
             return Err("link rate must be larger than 0".into());
         }
+        if p.oracle_window.0 == 0 {
+            return Err("oracle_window: must be larger than 0".into());
+        }
         Ok(IdealEcn {
             k: p.k.0 as f64,
             estimator: p.estimator,
@@ -136,6 +178,8 @@ impl IdealEcn {
             variant: p.variant,
             link_rate_bps: ctx.link_rate_bps,
             rate: vec![RateEstimate::default(); ctx.n_queues],
+            window: p.oracle_window.0 as f64,
+            granted: vec![Granted::default(); ctx.n_queues],
             share: vec![None; ctx.n_queues],
         })
     }
@@ -156,6 +200,37 @@ impl IdealEcn {
             Some(c) => (c / self.link_rate_bps as f64).clamp(0.0, 1.0) * self.k,
             None => self.k,
         }
+    }
+
+    /// The oracle's C_i / C for the queue `q` describes, at `now` (TCN §3.1 with §6.1.1's
+    /// "prior knowledge of queue capacities"; see the module doc).
+    fn oracle_fraction(&mut self, now: Nanos, q: &QueueState) -> f64 {
+        let window = self.window;
+        let g = &mut self.granted[q.queue];
+        let share = q.oracle_share.clamp(0.0, 1.0);
+        g.share_avg = Some(match g.share_avg {
+            None => share,
+            Some(avg) => {
+                let w = decay(now.saturating_sub(g.share_at), window);
+                w * avg + (1.0 - w) * g.share_held
+            }
+        });
+        g.share_held = share;
+        g.share_at = g.share_at.max(now);
+        let strict_bits: f64 = self.granted[..q.strict_above.min(self.granted.len())]
+            .iter()
+            .map(|h| h.dep_bits * decay(now.saturating_sub(h.dep_at), window))
+            .sum();
+        let strict_rate = strict_bits * NS_PER_S as f64 / window;
+        let left = (1.0 - strict_rate / self.link_rate_bps as f64).clamp(0.0, 1.0);
+        self.granted[q.queue].share_avg.unwrap_or(share) * left
+    }
+
+    /// The oracle's record of a departure from `queue` (the rate of the strict queues).
+    fn oracle_departure(&mut self, now: Nanos, queue: usize, size: u32) {
+        let g = &mut self.granted[queue];
+        g.dep_bits = g.dep_bits * decay(now.saturating_sub(g.dep_at), self.window) + size as f64 * 8.0;
+        g.dep_at = g.dep_at.max(now);
     }
 
     /// TCN Algorithm 1, upon the departure of `size` bytes leaving `qlen` bytes in the queue.
@@ -199,9 +274,10 @@ impl IdealEcn {
 }
 
 impl MarkingScheme for IdealEcn {
-    fn on_enqueue(&mut self, _now: Nanos, _pkt: PacketView, q: &QueueState) -> Decision {
+    fn on_enqueue(&mut self, now: Nanos, _pkt: PacketView, q: &QueueState) -> Decision {
         if self.estimator == Estimator::Oracle {
-            self.share[q.queue] = Some(q.oracle_share);
+            let f = self.oracle_fraction(now, q);
+            self.share[q.queue] = Some(f);
         }
         if q.queue_bytes as f64 > self.threshold_bytes(q.queue) {
             Decision::Mark(Reason::IdealThreshold)
@@ -211,8 +287,9 @@ impl MarkingScheme for IdealEcn {
     }
 
     fn on_dequeue(&mut self, now: Nanos, pkt: PacketView, q: &QueueState, _sojourn: Nanos) -> Decision {
-        if self.estimator == Estimator::DepartureRate {
-            self.on_departure(now, q.queue, pkt.size, q.queue_bytes);
+        match self.estimator {
+            Estimator::DepartureRate => self.on_departure(now, q.queue, pkt.size, q.queue_bytes),
+            Estimator::Oracle => self.oracle_departure(now, q.queue, pkt.size),
         }
         Decision::Pass
     }
@@ -221,13 +298,14 @@ impl MarkingScheme for IdealEcn {
         self.estimator == Estimator::Oracle
     }
 
-    /// Marks at enqueue; the departure-rate estimator samples at dequeue.
+    /// Marks at enqueue; both estimators learn from departures at dequeue.
     fn hooks(&self) -> Hooks {
-        Hooks { enqueue: true, dequeue: self.estimator == Estimator::DepartureRate }
+        Hooks { enqueue: true, dequeue: true }
     }
 
     fn reset(&mut self) {
         self.rate.iter_mut().for_each(|e| *e = RateEstimate::default());
+        self.granted.iter_mut().for_each(|g| *g = Granted::default());
         self.share.iter_mut().for_each(|s| *s = None);
     }
 }
@@ -401,14 +479,66 @@ mod tests {
         assert!(s.needs_oracle_share());
         assert!(!ideal(IdealParams::default()).needs_oracle_share());
         let q = |b: u64, share: f64| QueueState { n_queues: 2, oracle_share: share, ..qs(b) };
+        // No strict queue above: C_i is the share, as long as it holds.
         assert_eq!(s.on_enqueue(0, pkt(1500, true), &q(30_000, 0.25)), Decision::Mark(Reason::IdealThreshold));
         assert_eq!(s.capacity_estimate_bps(0), Some(2.5e9));
         assert_eq!(s.on_enqueue(0, pkt(1500, true), &q(24_375, 0.25)), Decision::Pass);
-        assert_eq!(s.on_enqueue(0, pkt(1500, true), &q(30_000, 0.5)), Decision::Pass);
-        assert_eq!(s.on_enqueue(0, pkt(1500, true), &q(48_751, 0.5)), Decision::Mark(Reason::IdealThreshold));
-        // Dequeues do not touch the oracle.
-        s.on_dequeue(0, pkt(1500, true), &q(100_000, 0.5), 0);
-        assert_eq!(s.capacity_estimate_bps(0), Some(5e9));
+        // A share that changes moves the average over the window, not at once: after one
+        // window at 0.5 the average is 0.5 - 0.25 / e.
+        let w = 10_000_000;
+        s.on_enqueue(0, pkt(1500, true), &q(0, 0.5));
+        s.on_enqueue(w, pkt(1500, true), &q(0, 0.5));
+        let avg = 0.5 - 0.25 * (-1f64).exp();
+        assert!((s.capacity_estimate_bps(0).unwrap() - avg * 1e10).abs() < 1.0);
+        let k_i = avg * 97_500.0;
+        assert_eq!(s.on_enqueue(w, pkt(1500, true), &q(k_i as u64 + 1, 0.5)), Decision::Mark(Reason::IdealThreshold));
+        assert_eq!(s.on_enqueue(w, pkt(1500, true), &q(k_i as u64 - 1, 0.5)), Decision::Pass);
+        // Departures of a queue with nothing strict above it do not lower its capacity.
+        s.on_dequeue(w, pkt(1500, true), &q(100_000, 0.5), 0);
+        assert_eq!(s.on_enqueue(w, pkt(1500, true), &q(0, 0.5)), Decision::Pass);
+        assert!((s.capacity_estimate_bps(0).unwrap() - avg * 1e10).abs() < 1.0);
+    }
+
+    /// TCN §6.1.1 (Fig. 5): SP/WFQ at 1 Gbps, a 500 Mbps flow in strict queue 0, queues 1
+    /// and 2 WFQ with equal weights, k = 32 KB: "ideal ECN/RED ... 8 KB". The strict
+    /// queue holds a packet only part of the time; queue 2's peer empties now and then.
+    /// The oracle gives queue 2 what the scheduler grants over time, so K_2 stays near
+    /// 8 KB; a per-instant share would flip it between 0 and 16 KB.
+    #[test]
+    fn oracle_gives_the_capacity_granted_over_time() {
+        let link = 1_000_000_000;
+        let ctx = BuildCtx { n_queues: 3, link_rate_bps: link, buffer_bytes: 96_000, seed: 0 };
+        let p = IdealParams { k: ByteSize(32_000), estimator: Estimator::Oracle, ..Default::default() };
+        let mut s = IdealEcn::new(&p, &ctx).unwrap();
+        let view = |queue: usize, share: f64| QueueState {
+            queue,
+            n_queues: 3,
+            link_rate_bps: link,
+            oracle_share: share,
+            strict_above: queue.min(1),
+            ..qs(20_000)
+        };
+        let tx = tx_time_ns(1500, link); // 12 us
+        let mut r = Rng::new(3);
+        let (mut ks, mut t) = (Vec::new(), 0);
+        // 1500 B strict packets every 24 us (500 Mbps); between them queue 2 gets an
+        // enqueue, with its peer empty (share 1.0) one time in ten.
+        for i in 0..20_000u64 {
+            t = i * 2 * tx;
+            s.on_dequeue(t, pkt(1500, true), &view(0, 1.0), 0);
+            let share = if r.below(10) == 0 { 1.0 } else { 0.5 };
+            s.on_enqueue(t + tx / 2, pkt(1500, true), &view(2, share));
+            if t > 50_000_000 {
+                ks.push(s.threshold_bytes(2));
+            }
+        }
+        let (lo, hi) = ks.iter().fold((f64::MAX, 0f64), |(a, b), &k| (a.min(k), b.max(k)));
+        // Share 0.55 on average of the 500 Mbps left: 275 Mbps, K = 8.8 KB.
+        assert!(lo > 0.95 * 8_800.0 && hi < 1.05 * 8_800.0, "K_2 in [{lo}, {hi}]");
+        assert!((s.capacity_estimate_bps(2).unwrap() - 275e6).abs() < 0.05 * 275e6);
+        // The strict queue itself has nothing above it: all of the link.
+        s.on_enqueue(t, pkt(1500, true), &view(0, 1.0));
+        assert_eq!(s.threshold_bytes(0), 32_000.0);
     }
 
     #[test]
@@ -417,6 +547,7 @@ mod tests {
         assert!(bad(IdealParams { k: ByteSize(0), ..Default::default() }).starts_with("k:"));
         assert!(bad(IdealParams { dq_thresh: ByteSize(0), ..Default::default() }).starts_with("dq_thresh:"));
         assert!(bad(IdealParams { eps: 1.0, ..Default::default() }).starts_with("eps:"));
+        assert!(bad(IdealParams { oracle_window: Duration(0), ..Default::default() }).starts_with("oracle_window:"));
         let p: IdealParams =
             serde_json::from_str(r#"{"estimator": "oracle", "variant": "baiwei0427", "dq_thresh": "40KB"}"#).unwrap();
         assert_eq!(

@@ -71,6 +71,10 @@ pub struct QueueState {
     /// as it is (the "oracle" capacity of ideal ECN/RED). Only filled in when the scheme asks
     /// for it ([`MarkingScheme::needs_oracle_share`]); 1.0 otherwise.
     pub oracle_share: f64,
+    /// Queues `0..strict_above` are served by strict priority before this one; what they
+    /// take over time is what the oracle subtracts from the line rate (ideal ECN/RED). Filled
+    /// in with `oracle_share`; 0 otherwise.
+    pub strict_above: usize,
 }
 
 /// Why a packet was marked or dropped. One counter per reason per queue.
@@ -440,6 +444,7 @@ mod hooks_tests {
                         quantum: Some(1500),
                         round_time_ns: Some(1e6),
                         oracle_share: 0.5,
+                        strict_above: 0,
                     };
                     let pv = PacketView { size: 1500, ect };
                     if !hooks.enqueue {

@@ -262,6 +262,7 @@ pub(crate) mod script {
             quantum: None,
             round_time_ns: None,
             oracle_share: 1.0,
+            strict_above: 0,
         }
     }
 

@@ -191,6 +191,7 @@ pub(crate) mod tests {
             quantum: None,
             round_time_ns: None,
             oracle_share: 1.0,
+            strict_above: 0,
         }
     }
     pub(crate) const PKT: PacketView = PacketView { size: 1500, ect: true };

@@ -56,10 +56,17 @@ pub trait Scheduler {
     /// turns it off when its marking scheme does not read T_round (the estimator costs a
     /// `powf` per idle period); turning it back on starts a fresh estimate.
     fn track_round_time(&mut self, _on: bool) {}
-    /// Fraction of the link this scheduler gives `queue` if the current backlog persists
-    /// (the oracle capacity of ideal ECN/RED, TCN §3.1). 0 for an empty queue's competitors
-    /// is not assumed: `queue` itself counts as backlogged.
+    /// Fraction of what the strict-priority queues above `queue` leave that this scheduler
+    /// gives `queue` if the current backlog of its own priority level persists (`queue`
+    /// itself counts as backlogged): the configured weight share among the level's
+    /// backlogged queues, 1.0 for a strict queue. Queues served before it by strict priority
+    /// ([`Scheduler::strict_above`]) are not looked at: what they take is a rate over time,
+    /// which the caller measures (the oracle capacity of ideal ECN/RED, TCN §3.1).
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64;
+    /// Queues `0..strict_above(queue)` are served by strict priority before `queue`.
+    fn strict_above(&self, _queue: usize) -> usize {
+        0
+    }
 }
 
 /// Scheduler names as written in scenario files.
@@ -235,5 +242,8 @@ impl Scheduler for Sched {
     }
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         sdispatch!(self, s => s.share(queue, queues))
+    }
+    fn strict_above(&self, queue: usize) -> usize {
+        sdispatch!(self, s => s.strict_above(queue))
     }
 }

@@ -21,13 +21,13 @@ impl Scheduler for Sp {
         queues.iter().position(|q| !q.is_empty()).expect("select called with no backlog")
     }
     fn on_dequeue(&mut self, _now: Nanos, _queue: usize, _bytes: u32, _queues: &[QueueOcc]) {}
-    fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
+    /// Each queue is a priority level of its own: all of what the queues above it leave.
+    fn share(&self, queue: usize, _queues: &[QueueOcc]) -> f64 {
         debug_assert!(queue < self.n_queues);
-        if queues[..queue].iter().any(|q| !q.is_empty()) {
-            0.0
-        } else {
-            1.0
-        }
+        1.0
+    }
+    fn strict_above(&self, queue: usize) -> usize {
+        queue
     }
 }
 
@@ -76,14 +76,14 @@ impl<S: Scheduler> Scheduler for SpOver<S> {
         self.inner.track_round_time(on)
     }
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
-        let higher_busy = queues[..queue.min(self.strict)].iter().any(|q| !q.is_empty());
-        if higher_busy {
-            0.0
-        } else if queue < self.strict {
+        if queue < self.strict {
             1.0
         } else {
             self.inner.share(queue - self.strict, &queues[self.strict..])
         }
+    }
+    fn strict_above(&self, queue: usize) -> usize {
+        queue.min(self.strict)
     }
 }
 
@@ -115,12 +115,15 @@ mod tests {
     }
 
     #[test]
-    fn sp_share_is_all_or_nothing() {
+    fn sp_share_is_what_the_higher_queues_leave() {
         let s = Sp::new(3);
         let q = occ(&[0, 2, 5]);
+        // Every queue is its own level: all of what the queues above it leave, however
+        // backlogged they are now (that is a rate over time, measured by the caller).
         assert_eq!(s.share(0, &q), 1.0);
         assert_eq!(s.share(1, &q), 1.0);
-        assert_eq!(s.share(2, &q), 0.0);
+        assert_eq!(s.share(2, &q), 1.0);
+        assert_eq!((s.strict_above(0), s.strict_above(2)), (0, 2));
         assert_eq!(s.quantum(0), None);
         assert_eq!(s.round_time_ns(), None);
     }
@@ -152,9 +155,12 @@ mod tests {
         assert_eq!(s.share(0, &q), 1.0);
         assert!((s.share(1, &q) - 0.75).abs() < 1e-12);
         assert!((s.share(2, &q) - 0.25).abs() < 1e-12);
+        // A backlogged strict queue does not change the WFQ level's split of what it leaves.
         let q = occ(&[1, 1, 1]);
         assert_eq!(s.share(0, &q), 1.0);
-        assert_eq!(s.share(1, &q), 0.0);
-        assert_eq!(s.share(2, &q), 0.0);
+        assert!((s.share(1, &q) - 0.75).abs() < 1e-12);
+        assert!((s.share(2, &q) - 0.25).abs() < 1e-12);
+        assert_eq!((s.strict_above(0), s.strict_above(1), s.strict_above(2)), (0, 1, 1));
+        assert_eq!(SpOver::new(2, Wfq::new(&[1])).strict_above(1), 1);
     }
 }

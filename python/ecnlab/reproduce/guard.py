@@ -1,0 +1,151 @@
+"""What makes a catalog run an unsound baseline (issue 17), read from the run's own files.
+
+A claim compares schemes on runs that are meant to exercise the switch under study. A run
+can silently stop doing that; the guard lists, per run, each of these facts:
+
+- **NIC-bound**: a host's own uplink queue dropped packets, or, without
+  ``host.nic_marking``, held a standing queue of at least ``NIC_STANDING_BYTES`` on average
+  over the measurement window (``summary.json`` ``nics``, written by the simulator). A
+  sender's NIC that only serializes its flows holds a packet or two (ACK-clocked windows
+  leave at line rate); ten full-size packets on average means the NIC limits the flow, in
+  an unmarked queue that the scheme under study never sees, where it loses packets
+  (ecnsharp-sched's TCN baseline before ``host.nic_marking``: 2,819 drops, 273 KB average).
+  With ``host.nic_marking`` the NIC applies the scenario's scheme, so a flow alone at a
+  line-rate bottleneck queues (and is marked) there as it would at the switch: sound.
+- **scheduler shares**: at a switch port with a weighted scheduler (WFQ, DWRR, WRR, or their
+  SP variants), while every weighted queue that carries traffic there is backlogged (its
+  time-averaged queue over a sample period is at least one full packet) in at least
+  ``SHARE_MIN_SAMPLES`` sample periods, a queue's share of the goodput summed over them
+  differs from its configured weight share by more than ``SHARE_TOLERANCE`` (relative).
+  Fewer periods are not judged: a DWRR or WFQ share holds over rounds, and a handful of
+  periods in which bursts happened to overlap says more about the bursts than the
+  scheduler (tcn-isolation's web search at 100 ms samples: 4 such periods, 29 % vs 25 %). The scheduler is the fixed point of every per-queue comparison; if marking
+  undoes it (tcn-static's ideal ECN/RED before the oracle fix: 97 vs 376 Mbps for equal
+  weights), the run no longer tests marking over that scheduler.
+- **cut by duration**: flows with a size that started in the measurement window and did
+  not finish (``summary.json`` ``flows.unfinished``). FCT statistics then leave out the
+  slowest flows, and the scheme that leaves more of them unfinished looks faster.
+- **RTO storm**: retransmission timeouts whose minimum stall (``timeouts x rto_min``) is at
+  least ``RTO_STORM_FRACTION`` of the flows' total time in the run (``flows.csv``: finish -
+  start, or end of run - start for flows that did not finish). An RTO stalls a flow for at
+  least ``rto_min`` (5-10 ms in the catalog against FCTs of 0.1-10 ms), so from a tenth of
+  the flows' time spent stalled on, FCT and goodput comparisons measure loss recovery, not
+  marking. The bound counts every timeout at ``rto_min`` (no backoff), so it errs on the
+  side of not flagging.
+
+An experiment whose claims *are* about one of these (an incast's drops and timeouts) names
+it in ``Experiment.guard_expected`` and the guard does not list it there."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+NIC_STANDING_BYTES = 15_000
+SHARE_TOLERANCE = 0.10
+SHARE_MIN_SAMPLES = 10
+RTO_STORM_FRACTION = 0.10
+FULL_PACKET = 1500
+
+KINDS = ("nic", "shares", "unfinished", "rto")
+
+_WEIGHTED = {"wfq", "dwrr", "wrr", "sp_wfq", "sp_dwrr"}
+_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _seconds(v: Any) -> float | None:
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(ns|us|ms|s)\s*", str(v))
+    return float(m.group(1)) * _UNITS[m.group(2)] if m else None
+
+
+def _read_csv(path: Path):
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path)
+    except (FileNotFoundError, pd.errors.EmptyDataError):
+        return pd.DataFrame()
+
+
+def nic_facts(summary: dict[str, Any], nic_marking: bool = False) -> list[str]:
+    out = []
+    for n in summary.get("nics", []):
+        if n["drops"] > 0 or (not nic_marking and n["avg_qlen_bytes"] >= NIC_STANDING_BYTES):
+            out.append(f"NIC-bound: {n['port']} dropped {n['drops']} packets, average queue "
+                       f"{n['avg_qlen_bytes'] / 1e3:.1f} KB (max {n['max_qlen_bytes'] / 1e3:.0f} KB)")
+    return out
+
+
+def share_facts(scenario: dict[str, Any], ts) -> list[str]:
+    """Measured vs configured shares of the weighted queues at each switch port, over the
+    sample periods in which all of them are backlogged."""
+    sch = scenario.get("switch", {}).get("scheduler", {}) or {}
+    kind = sch.get("kind", "sp")
+    if kind not in _WEIGHTED or ts is None or not len(ts) or "avg_qlen_bytes" not in ts:
+        return []
+    n_queues = int(scenario.get("switch", {}).get("queues", 1))
+    strict = int(sch.get("strict", 0)) if kind.startswith("sp_") else 0
+    weights = list(sch.get("weights") or [])
+    weights = [float(w) for w in weights] + [1.0] * (n_queues - strict - len(weights))
+    out = []
+    for port, d in ts.groupby("port"):
+        d = d[d["queue"] >= strict]
+        used = sorted(q for q, g in d.groupby("queue") if g["goodput_bps"].sum() > 0)
+        if len(used) < 2:
+            continue
+        wide = d.pivot_table(index="t_s", columns="queue", values=["goodput_bps", "avg_qlen_bytes"], aggfunc="sum")
+        busy = (wide["avg_qlen_bytes"][used] >= FULL_PACKET).all(axis=1)
+        if busy.sum() < SHARE_MIN_SAMPLES:
+            continue
+        got = wide["goodput_bps"][used][busy].sum()
+        w = {q: weights[q - strict] for q in used}
+        for q in used:
+            measured = got[q] / got.sum()
+            configured = w[q] / sum(w.values())
+            if abs(measured / configured - 1) > SHARE_TOLERANCE:
+                out.append(f"scheduler shares: at {port} queue {q} got {measured:.1%} of the goodput, configured "
+                           f"{configured:.1%} ({int(busy.sum())} samples with every weighted queue backlogged)")
+    return out
+
+
+def unfinished_facts(summary: dict[str, Any]) -> list[str]:
+    f = summary.get("flows", {})
+    if f.get("unfinished", 0) > 0:
+        return [f"cut by duration: {f['unfinished']} flows unfinished at {summary.get('sim_time_s', 0):g} s "
+                f"({f.get('completed', 0)} completed)"]
+    return []
+
+
+def rto_facts(summary: dict[str, Any], scenario: dict[str, Any], flows) -> list[str]:
+    n = summary.get("flows", {}).get("timeouts", 0)
+    rto = _seconds(scenario.get("transport", {}).get("rto_min", "")) or 0.0
+    if n == 0 or rto == 0 or flows is None or not len(flows):
+        return []
+    end = float(summary.get("sim_time_s", 0))
+    finish = flows["finish_s"].astype(float).fillna(end)
+    flow_time = float((finish - flows["start_s"].astype(float)).clip(lower=0).sum())
+    if flow_time > 0 and n * rto >= RTO_STORM_FRACTION * flow_time:
+        return [f"RTO storm: {n} timeouts x rto_min {rto * 1e3:g} ms = {n * rto / flow_time:.0%} of the flows' "
+                f"{flow_time:.3g} s"]
+    return []
+
+
+def run_facts(run_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """The guard's facts about one run, by kind (only kinds with something to say)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    try:
+        scenario = json.loads((run_dir / "scenario.json").read_text())
+    except FileNotFoundError:
+        scenario = {}
+    facts = {}
+    if "nic" not in skip:
+        facts["nic"] = nic_facts(summary, bool(scenario.get("host", {}).get("nic_marking", False)))
+    if "unfinished" not in skip:
+        facts["unfinished"] = unfinished_facts(summary)
+    if "shares" not in skip:
+        facts["shares"] = share_facts(scenario, _read_csv(run_dir / "timeseries.csv"))
+    if "rto" not in skip and summary.get("flows", {}).get("timeouts", 0):
+        facts["rto"] = rto_facts(summary, scenario, _read_csv(run_dir / "flows.csv"))
+    return {k: v for k, v in facts.items() if v}
