@@ -180,7 +180,7 @@ def _cmd_list(a: argparse.Namespace) -> int:
         print("Keys accepted by --set (and in scenario files), with their defaults:")
         print("  name, description, claim, duration, seed       (top level)")
         print("  topology.kind = star | dumbbell | leaf_spine, and its fields (see the built-ins)")
-        print("  flows.N.{src,dst,class,count,start,stop,size,rate,cc}   probes.N.{src,dst,class,interval,start,stop,size}")
+        print("  flows.N.{src,dst,class,count,start,start_jitter,stop,size,rate,cc}   probes.N.{src,dst,class,interval,start,stop,size}")
         rows: list = []
         _flatten("", json.loads(_core.defaults_json()), rows)
         w = max(len(k) for k, _ in rows)

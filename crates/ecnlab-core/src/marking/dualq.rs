@@ -320,7 +320,7 @@ mod tests {
         assert!(e.starts_with("classic.min_th:"), "{e}");
         assert!(bad(DualAqmParams { mean_pkt_size: ByteSize(0), ..Default::default() }).starts_with("mean_pkt_size:"));
         let p: DualAqmParams = serde_json::from_str(
-            r#"{"scalable": {"min_th": "15KB", "max_th": "15KB", "w": 1}, "classic": {"min_th": 3906}}"#,
+            r#"{"scalable": {"min_th": "15KB", "max_th": "15KB", "w": 1}, "classic": {"min_th": "3906B"}}"#,
         )
         .unwrap();
         assert_eq!((p.scalable.min_th.0, p.scalable.w, p.classic.min_th.0, p.classic.max_p), (15_000, 1.0, 3906, 0.1));
