@@ -1,10 +1,12 @@
 //! What a run measures: per-queue counters over the measurement window, time series,
 //! per-flow records, probe RTTs, and the `summary.json` document.
 
+use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
-use crate::sim::{Flow, Link, Probe, Simulator};
+use crate::sim::{Flow, Probe, Simulator};
 use crate::topology::Net;
 use ecnlab_core::marking::Reason;
+use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -22,9 +24,8 @@ pub struct QueueSnapshot {
 }
 
 impl QueueSnapshot {
-    pub(crate) fn of(l: &Link) -> Vec<QueueSnapshot> {
-        l.port
-            .stats()
+    pub(crate) fn of(port: &Port<Packet>) -> Vec<QueueSnapshot> {
+        port.stats()
             .iter()
             .map(|s| QueueSnapshot {
                 payload: s.deq_payload_bytes,
@@ -72,13 +73,14 @@ impl TimeSeries {
     pub(crate) fn record(
         &mut self,
         t: Nanos,
-        l: &Link,
+        port: &Port<Packet>,
+        rate_bps: u64,
         prev: &[QueueSnapshot],
         cur: &[QueueSnapshot],
         interval: Nanos,
         name: &str,
     ) {
-        let occ = l.port.queue_occ();
+        let occ = port.queue_occ();
         for (q, c) in cur.iter().enumerate() {
             let p = prev.get(q).cloned().unwrap_or_default();
             let deq = c.deq_pkts - p.deq_pkts;
@@ -91,19 +93,19 @@ impl TimeSeries {
             self.sojourn_us.push((deq > 0).then(|| (c.sojourn_sum_ns - p.sojourn_sum_ns) as f64 / deq as f64 / 1e3));
             self.marks.push(diff(&c.marks, &p.marks).iter().sum());
             self.drops.push(diff(&c.drops, &p.drops).iter().sum());
-            self.est_rate_bps.push(capacity_estimate(l, q));
+            self.est_rate_bps.push(capacity_estimate(port, rate_bps, q));
         }
     }
 }
 
-fn capacity_estimate(l: &Link, q: usize) -> Option<f64> {
+fn capacity_estimate(port: &Port<Packet>, rate_bps: u64, q: usize) -> Option<f64> {
     use ecnlab_core::marking::{mq_ecn, Marking};
     use ecnlab_core::sched::Scheduler;
-    match l.port.marking() {
+    match port.marking() {
         Marking::Ideal(m) => m.capacity_estimate_bps(q),
         Marking::MqEcn(_) => {
-            let s = l.port.scheduler();
-            mq_ecn::implied_capacity_bps(s.quantum(q), s.round_time_ns(), l.spec.rate_bps)
+            let s = port.scheduler();
+            mq_ecn::implied_capacity_bps(s.quantum(q), s.round_time_ns(), rate_bps)
         }
         _ => None,
     }
@@ -313,7 +315,7 @@ pub(crate) fn summary(
         .iter()
         .enumerate()
         .filter(|(_, l)| l.is_switch_port && l.tx_pkts > 0)
-        .filter_map(|(i, l)| Some((i, l, l.tx_bytes().checked_sub(sim.snapshot_tx_bytes[i]).filter(|&b| b > 0)?)))
+        .filter_map(|(i, l)| Some((i, l, tx_bytes(&l.port).checked_sub(sim.snapshot_tx_bytes[i]).filter(|&b| b > 0)?)))
         .map(|(i, l, bytes)| {
             json!({"port": port_name(&sim.net, i), "rate_bps": l.spec.rate_bps,
                    "utilization": bytes as f64 * 8e9 / (l.spec.rate_bps as f64 * window_ns as f64)})
@@ -363,6 +365,12 @@ pub(crate) fn summary(
         "probe_rtt": fct_stats(all_rtts),
         "counting": {"sent": c.sent, "delivered": c.delivered, "dropped": c.dropped, "in_flight": c.in_flight},
     })
+}
+
+/// Bytes a port put on the wire: what its queues sent (the end-of-run check holds the
+/// packet counts of port and link equal). Cold paths only: it sums the queues.
+pub(crate) fn tx_bytes(port: &Port<Packet>) -> u64 {
+    (0..port.n_queues()).map(|q| port.queue_stats(q).deq_bytes).sum()
 }
 
 /// Jain's fairness index (sum x)^2 / (n sum x^2); None for no flows or all zero.

@@ -37,6 +37,7 @@ use ecnlab_core::port::{BufferPool, Port, PortConfig};
 use ecnlab_core::rng::derive_seed;
 use ecnlab_core::rng::Rng;
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
@@ -91,7 +92,7 @@ pub(crate) struct Link {
     /// in a per-node vector, so that it costs no cache line of its own.
     own_pool: BufferPool,
     /// Packets put on the wire (packet-hops). Bytes are counted by the port's queues
-    /// ([`QueueStats`](ecnlab_core::port::QueueStats), payload apart): see [`Link::tx_bytes`].
+    /// ([`QueueStats`](ecnlab_core::port::QueueStats), payload apart): see [`crate::metrics::tx_bytes`].
     pub tx_pkts: u64,
     /// `spec.to`: the node at the far end.
     to: u32,
@@ -122,12 +123,6 @@ impl Link {
         let pool =
             if self.shared_pool == OWN_POOL { &mut self.own_pool } else { &mut pools[self.shared_pool as usize] };
         (&mut self.port, pool)
-    }
-
-    /// Bytes put on the wire: what the port's queues sent (the end-of-run check holds the
-    /// packet counts of the two equal). Cold paths only: it sums the queues.
-    pub(crate) fn tx_bytes(&self) -> u64 {
-        (0..self.port.n_queues()).map(|q| self.port.queue_stats(q).deq_bytes).sum()
     }
 }
 
@@ -678,13 +673,47 @@ impl Simulator {
     /// ([`Simulator::catch_up_all`]).
     #[inline]
     fn catch_up(&mut self, li: usize, until: Nanos, seq: u64) {
-        while self.links[li].resume_armed
-            && (self.links[li].busy_until < until || (self.links[li].busy_until == until && self.owed_seq[li] < seq))
-        {
+        while self.owes_before(li, until, seq) {
             self.links[li].resume_armed = false;
             let at = self.links[li].busy_until;
             self.start_tx(li, at);
         }
+    }
+
+    /// Link `li` is owed a dequeue before the point (`until`, `seq`) in the order of events.
+    #[inline]
+    fn owes_before(&self, li: usize, until: Nanos, seq: u64) -> bool {
+        let l = &self.links[li];
+        l.resume_armed && (l.busy_until < until || (l.busy_until == until && self.owed_seq[li] < seq))
+    }
+
+    /// Port `li` as it is at the point (`now`, `seq`) in the order of events, for a reader
+    /// (samples, the warm-up snapshot). The dequeues it is owed by then are performed on a
+    /// copy, not on the port: performing them early would give the events they schedule
+    /// other insertion numbers than they get when the wire performs them, and so reorder
+    /// events of the same nanosecond (what is recorded would change what is simulated). A
+    /// port owing nothing is read in place, its time integrals brought up to `now` (exact,
+    /// and no part of what the port decides).
+    fn port_view(&mut self, li: usize, seq: u64) -> Cow<'_, Port<Packet>> {
+        let now = self.now;
+        if !self.owes_before(li, now, seq) {
+            self.links[li].port.advance_clock(now);
+            return Cow::Borrowed(&self.links[li].port);
+        }
+        let l = &self.links[li];
+        let mut port = l.port.clone();
+        let mut pool = if l.shared_pool == OWN_POOL { l.own_pool } else { self.pools[l.shared_pool as usize] };
+        // As `catch_up`: the first owed dequeue is due by its place in the order; each one
+        // after it would be numbered after the reader's event, so is due only before `now`.
+        let mut at = l.busy_until;
+        while let (Some((pkt, _)), _) = port.dequeue_counting(at, &mut pool) {
+            at += tx_time_ns(pkt.size as u64, l.rate_bps);
+            if port.is_empty() || at >= now {
+                break;
+            }
+        }
+        port.advance_clock(now);
+        Cow::Owned(port)
     }
 
     fn catch_up_all(&mut self, until: Nanos, seq: u64) {
@@ -969,12 +998,18 @@ impl Simulator {
     // ---- measurement ----
 
     fn take_snapshot(&mut self) {
-        self.catch_up_all(self.now, self.events.current_seq());
-        for (i, l) in self.links.iter_mut().enumerate() {
-            l.port.advance_clock(self.now);
-            l.port.reset_peak();
-            self.snapshot[i] = QueueSnapshot::of(l);
-            self.snapshot_tx_bytes[i] = l.tx_bytes();
+        let seq = self.events.current_seq();
+        for i in 0..self.links.len() {
+            let view = self.port_view(i, seq);
+            let snap = QueueSnapshot::of(&view);
+            let tx_bytes = crate::metrics::tx_bytes(&view);
+            let occ = matches!(view, Cow::Owned(_)).then(|| view.queue_occ().to_vec());
+            match occ {
+                Some(occ) => self.links[i].port.reset_peak_to(&occ),
+                None => self.links[i].port.reset_peak(),
+            }
+            self.snapshot[i] = snap;
+            self.snapshot_tx_bytes[i] = tx_bytes;
         }
         for c in &mut self.conns {
             c.acked_at_warmup = c.sender.acked_bytes();
@@ -986,18 +1021,22 @@ impl Simulator {
             return;
         }
         let t = self.now;
-        self.catch_up_all(t, self.events.current_seq());
-        for (i, l) in self.links.iter_mut().enumerate() {
-            if !l.is_switch_port || l.tx_pkts == 0 {
+        let seq = self.events.current_seq();
+        let interval = self.sample_interval;
+        let mut series = std::mem::take(&mut self.timeseries);
+        for i in 0..self.links.len() {
+            if !self.links[i].is_switch_port || self.links[i].tx_pkts == 0 {
                 continue;
             }
-            l.port.advance_clock(t);
-            let cur = QueueSnapshot::of(l);
-            let prev = std::mem::take(&mut self.last_sample[i]);
+            let rate_bps = self.links[i].rate_bps;
             let name = crate::metrics::port_name(&self.net, i);
-            self.timeseries.record(t, l, &prev, &cur, self.sample_interval, &name);
+            let prev = std::mem::take(&mut self.last_sample[i]);
+            let view = self.port_view(i, seq);
+            let cur = QueueSnapshot::of(&view);
+            series.record(t, &view, rate_bps, &prev, &cur, interval, &name);
             self.last_sample[i] = cur;
         }
+        self.timeseries = series;
     }
 
     /// Timeouts and retransmissions of a flow still running at the end.
