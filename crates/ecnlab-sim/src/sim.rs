@@ -1227,6 +1227,54 @@ mod tests {
         assert_eq!(sim.links[li].tx_pkts, 5);
     }
 
+    /// The tie rule (`crate::event`, module docs): two equal packets sent by hosts 0 and 1 at
+    /// t = 0 over equal links reach the switch in the same nanosecond; the one scheduled
+    /// first is enqueued first and so reaches host 2 first, whichever host sent it.
+    #[test]
+    fn simultaneous_arrivals_run_in_the_order_they_were_scheduled() {
+        let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"10us\"\n[[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
+        for order in [[0u16, 1], [1, 0]] {
+            let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
+            for src in order {
+                let pkt = Packet {
+                    flow: 0,
+                    src,
+                    dst: 2,
+                    seq: src as u64,
+                    tx_ns: 0,
+                    payload: 1460,
+                    size: 1500,
+                    kind: Kind::Data,
+                    ecn: Ecn::Ect0,
+                    flags: 0,
+                    dscp: 0,
+                };
+                sim.host_send(pkt);
+            }
+            let (mut at_switch, mut at_host) = (vec![], vec![]);
+            while let Some((t, ev)) = sim.events.pop_until(100_000) {
+                sim.now = t;
+                match ev {
+                    Ev::Arrive(node, p) if node == 2 => at_host.push((p.src, t)),
+                    Ev::ArriveResume(li, p) if sim.links[li as usize].to == 2 => {
+                        sim.catch_up(li as usize, t, u64::MAX);
+                        at_host.push((p.src, t));
+                    }
+                    Ev::Arrive(node, p) => {
+                        at_switch.push((p.src, t));
+                        sim.handle(Ev::Arrive(node, p));
+                    }
+                    ev => sim.handle(ev),
+                }
+            }
+            // Both reach the switch at 1.2 + 10 us, in the order they were sent.
+            assert_eq!(at_switch, vec![(order[0], 11_200), (order[1], 11_200)]);
+            // The first scheduled goes first: the other waits one transmission (1.2 us).
+            assert_eq!(at_host, vec![(order[0], 22_400), (order[1], 23_600)]);
+        }
+    }
+
     /// Hosts that both send data with RTT-variation delays (which keep `TxDone` events) and
     /// ACKs (which do not) on one access link: dequeues performed by a catch-up mix both
     /// kinds, and time must never go back (debug builds check every event and every
