@@ -34,8 +34,7 @@ use crate::transport::{Receiver, Sender};
 use crate::workload::{self, FlowArrival, HostInfo};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig};
-use ecnlab_core::rng::derive_seed;
-use ecnlab_core::rng::Rng;
+use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -277,10 +276,10 @@ impl Simulator {
         for (i, spec) in net.links.iter().enumerate() {
             let is_switch_port = net.is_switch(spec.from);
             let port = if is_switch_port {
-                Port::new(&scn.switch, &scn.marking, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))?
+                Port::new(&scn.switch, &scn.marking, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))?
             } else {
                 let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
-                Port::new(&nic_cfg, m, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))
+                Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))
                     .map_err(|e| format!("host.{e}"))?
             };
             let shared_pool = match scn.switch.pool {
@@ -319,7 +318,7 @@ impl Simulator {
                 _ => None,
             },
         };
-        let arrivals = workload::generate(&scn.traffic, &hosts, derive_seed(seed, 4_000_000)).map_err(|e| {
+        let arrivals = workload::generate(&scn.traffic, &hosts, Stream::Traffic.seed(seed)).map_err(|e| {
             if e.starts_with("traffic") {
                 e
             } else {
@@ -327,7 +326,7 @@ impl Simulator {
             }
         })?;
 
-        let mut delay_rng = Rng::stream(seed, 5_000_000);
+        let mut delay_rng = Rng::named(seed, Stream::RttVariation);
         let host_delay_ns = match &scn.rtt_variation {
             Some(rv) if rv.mode == RttVariationMode::PerHost => {
                 (0..net.n_hosts).map(|_| rv.delay.sample(&mut delay_rng)).collect()
@@ -433,7 +432,7 @@ impl Simulator {
                 stop: p.stop.map(|s| s.0),
                 sent: 0,
                 rtts_ns: Vec::new(),
-                ecmp: derive_seed(seed, 3_000_000 + i as u64),
+                ecmp: Stream::ProbeEcmp(i as u64).seed(seed),
             });
             sim.events.push(p.start.0, Ev::ProbeSend(i as u32));
         }
@@ -477,7 +476,7 @@ impl Simulator {
             extra_delay_ns,
             acked_at_warmup: 0,
         });
-        self.conn_ecmp.push(derive_seed(self.seed, 2_000_000 + id as u64));
+        self.conn_ecmp.push(Stream::ConnEcmp(id as u64).seed(self.seed));
         id
     }
 
