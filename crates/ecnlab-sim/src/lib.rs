@@ -15,10 +15,12 @@ pub mod de;
 pub mod event;
 pub mod metrics;
 pub mod packet;
+pub mod recorder;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
 pub mod transport;
+pub mod wire;
 pub mod workload;
 
 pub use config::Scenario;
@@ -58,5 +60,5 @@ pub fn run(scn: &Scenario, seed: u64) -> Result<RunOutput, RunError> {
     let flows = sim::flow_records(&sim);
     let probes = sim::probe_records(&sim);
     let summary = metrics::summary(&sim, &scn.name, seed, &flows, &probes);
-    Ok(RunOutput { summary, flows, probes, timeseries: std::mem::take(&mut sim.timeseries) })
+    Ok(RunOutput { summary, flows, probes, timeseries: std::mem::take(&mut sim.recorder.timeseries) })
 }

@@ -254,13 +254,13 @@ pub(crate) fn summary(
     let mut marks_total = [0u64; Reason::COUNT];
     let mut drops_total = [0u64; Reason::COUNT];
     let mut unmarkable_total = [0u64; Reason::COUNT];
-    for (i, l) in sim.links.iter().enumerate() {
+    for (i, l) in sim.wire.links.iter().enumerate() {
         // Totals count every port, host NICs included; the per-queue list has switch ports
         // that carried traffic.
         let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
         let name = if listed { port_name(&sim.net, i) } else { String::new() };
         for (q, s) in l.port.stats().iter().enumerate() {
-            let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
+            let snap = sim.recorder.snapshot[i].get(q).cloned().unwrap_or_default();
             let marks = diff(&s.marks, &snap.marks);
             let drops = diff(&s.drops, &snap.drops);
             let unm = diff(&s.unmarkable, &snap.unmarkable);
@@ -311,11 +311,14 @@ pub(crate) fn summary(
         .collect();
     // Link utilization of switch ports that carried traffic in the window.
     let ports: Vec<Value> = sim
+        .wire
         .links
         .iter()
         .enumerate()
         .filter(|(_, l)| l.is_switch_port && l.tx_pkts > 0)
-        .filter_map(|(i, l)| Some((i, l, tx_bytes(&l.port).checked_sub(sim.snapshot_tx_bytes[i]).filter(|&b| b > 0)?)))
+        .filter_map(|(i, l)| {
+            Some((i, l, tx_bytes(&l.port).checked_sub(sim.recorder.snapshot_tx_bytes[i]).filter(|&b| b > 0)?))
+        })
         .map(|(i, l, bytes)| {
             json!({"port": port_name(&sim.net, i), "rate_bps": l.spec.rate_bps,
                    "utilization": bytes as f64 * 8e9 / (l.spec.rate_bps as f64 * window_ns as f64)})
@@ -328,7 +331,7 @@ pub(crate) fn summary(
         .filter(|f| f.size.is_none())
         .map(|f| {
             let c = &sim.conns[f.conn as usize];
-            (c.sender.acked_bytes() - c.acked_at_warmup) as f64 * 8e9 / window_ns as f64
+            (c.sender.acked_bytes() - sim.recorder.acked_at_warmup(f.conn as usize)) as f64 * 8e9 / window_ns as f64
         })
         .collect();
     let jain = jain_index(&long_goodputs);

@@ -1,19 +1,6 @@
-//! The event loop: links, ports, hosts and flows as plain data in vectors, driven by one
-//! event queue.
-//!
-//! Each directed link has an egress [`Port`] at its source node. A packet on the wire
-//! rides in its own `Arrive` event, which carries it to the far node at the end of its
-//! transmission plus the link's delay: nothing is read of the link it crossed on arrival,
-//! and the wheel's FIFO order per nanosecond keeps a link's packets in order
-//! (benches/PROFILE.md, session 6). Queued packets have no events, and a busy link
-//! usually none of its own either (session 7): when packets wait behind the one that
-//! starts, that packet travels as `ArriveResume`, and the dequeue owed at the end of its
-//! transmission is performed, at that time, by its arrival or by the port's next enqueue,
-//! whichever comes first (`Simulator::catch_up`). A `TxDone` event at the end of the
-//! transmission remains for ports on a switch's shared buffer pool, for packets with an
-//! RTT-variation delay, and for a packet enqueued while the link sends one that left an
-//! empty queue. (htsim's rule is "one pending event per FIFO or link"; here it is at most
-//! one, and usually none.)
+//! The event loop: hosts, connections and flows as plain data in vectors, over the links
+//! of [`crate::wire`], driven by one event queue (whose order of simultaneous events is
+//! stated in [`crate::event`]).
 //!
 //! Packets are `Copy` structs moved between ring buffers and event nodes: nothing is
 //! allocated per packet once those have grown to their high-water marks.
@@ -26,21 +13,22 @@
 use crate::config::{RttVariation, RttVariationMode, Scenario};
 use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
 use crate::event::EventQueue;
-use crate::metrics::{FlowRecord, ProbeRecord, QueueSnapshot, TimeSeries};
+use crate::metrics::{FlowRecord, ProbeRecord};
 use crate::packet::{Ecn, Kind, Packet};
+use crate::recorder::Recorder;
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::topology::{LinkSpec, Net};
+use crate::topology::Net;
 use crate::transport::{Receiver, Sender};
+use crate::wire::{Link, Wire};
 use crate::workload::{self, FlowArrival, HostInfo};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig};
 use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     TxDone(u32),
     /// A packet reaches the far end (a node) of the link it was sent on. The packet rides
     /// in the event itself: a link keeps no queue of packets in propagation, and an
@@ -49,7 +37,7 @@ enum Ev {
     /// As `Arrive`, for a packet whose link had more packets waiting when it started: the
     /// link (its index here; the node is the link's far end) is owed its next dequeue,
     /// at the end of this packet's transmission, which is before this arrival. See
-    /// [`Simulator::catch_up`].
+    /// [`Wire::catch_up`].
     ArriveResume(u32, Packet),
     /// A connection endpoint's deadline (RTO, delayed ACK, DCQCN timers).
     Timer(u32, End),
@@ -67,62 +55,9 @@ enum Ev {
 
 /// The two ends of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum End {
+pub(crate) enum End {
     Sender = 0,
     Receiver = 1,
-}
-
-/// A directed link and the egress port that feeds it.
-///
-/// Layout: at fabric scale a link is out of L1 at nearly every packet, so all an enqueue
-/// and a transmission touch of the link itself is packed in one cache line (transmission
-/// state, the constants a transmission needs, its packet counter, the port's own buffer
-/// pool), and the port (its first line: admission state) follows on the next. Packets in
-/// propagation are not here: each rides in its `Arrive` event.
-#[repr(C, align(64))]
-pub(crate) struct Link {
-    // ---- first cache line ----
-    /// End of the transmission in progress: the link is free from then on.
-    busy_until: Nanos,
-    /// `spec.rate_bps` and `spec.delay_ns`, copied here for the transmission path.
-    rate_bps: u64,
-    delay_ns: Nanos,
-    /// The port's own, unlimited pool when its switch shares none: kept here rather than
-    /// in a per-node vector, so that it costs no cache line of its own.
-    own_pool: BufferPool,
-    /// Packets put on the wire (packet-hops). Bytes are counted by the port's queues
-    /// ([`QueueStats`](ecnlab_core::port::QueueStats), payload apart): see [`crate::metrics::tx_bytes`].
-    pub tx_pkts: u64,
-    /// `spec.to`: the node at the far end.
-    to: u32,
-    /// The switch's shared buffer pool (its index in `Simulator::pools`), or [`OWN_POOL`].
-    shared_pool: u32,
-    /// A `TxDone` event is scheduled at `busy_until`. There is one only while packets wait
-    /// behind the one on the wire and that packet does not carry the owed dequeue itself
-    /// (`resume_armed`: see [`Simulator::start_tx`] for the cases); a link whose queue is
-    /// empty needs no event to become free, and the next enqueue finds it free by its time.
-    txdone_pending: bool,
-    /// The link is owed its next dequeue at `busy_until`, and no `TxDone` event covers it:
-    /// the `ArriveResume` event of the packet on the wire, or the port's next enqueue,
-    /// whichever comes first, performs it then ([`Simulator::catch_up`]).
-    resume_armed: bool,
-    pub is_switch_port: bool,
-    // ---- from the second line on ----
-    pub port: Port<Packet>,
-    pub spec: LinkSpec,
-}
-
-/// `Link::shared_pool` of a port without a shared buffer pool.
-const OWN_POOL: u32 = u32::MAX;
-
-impl Link {
-    /// The port and the buffer pool it draws on: its switch's shared pool, or its own.
-    #[inline]
-    fn port_and_pool<'a>(&'a mut self, pools: &'a mut [BufferPool]) -> (&'a mut Port<Packet>, &'a mut BufferPool) {
-        let pool =
-            if self.shared_pool == OWN_POOL { &mut self.own_pool } else { &mut pools[self.shared_pool as usize] };
-        (&mut self.port, pool)
-    }
 }
 
 /// A transport connection between two hosts. It carries one long-lived flow, or a
@@ -144,10 +79,6 @@ pub(crate) struct Conn {
     /// Opened for generated traffic: returns to its host pair's idle pool when a message
     /// completes (listed flows keep their own connections, which may use another `cc`).
     pooled: bool,
-    /// Extra one-way delay of this connection's data packets (RTT variation).
-    extra_delay_ns: Nanos,
-    /// Acknowledged bytes when the measurement window opened.
-    pub acked_at_warmup: u64,
 }
 
 impl Flow {
@@ -210,13 +141,9 @@ pub struct Simulator {
     pub(crate) now: Nanos,
     events: EventQueue<Ev>,
     pub(crate) net: Net,
-    pub(crate) links: Vec<Link>,
-    pools: Vec<BufferPool>,
+    pub(crate) wire: Wire,
     /// `run_until` has taken the initial snapshot.
     started: bool,
-    /// The first broken invariant seen by the debug-build checks (never set in release).
-    #[cfg_attr(not(debug_assertions), allow(dead_code))]
-    violation: Option<String>,
     pub(crate) conns: Vec<Conn>,
     /// Each connection's ECMP hash key, apart from the (large) `Conn` so that forwarding
     /// reads 8 dense bytes instead of a cold line of a connection's state.
@@ -231,8 +158,6 @@ pub struct Simulator {
     out: Vec<Packet>,
     end: Nanos,
     pub(crate) warmup: Nanos,
-    sample_interval: Nanos,
-    record_timeseries: bool,
     pub(crate) mss: u32,
     /// Number of `[[flows]]` entries (generated flows' `spec` follows them).
     pub(crate) n_listed_specs: u32,
@@ -251,15 +176,8 @@ pub struct Simulator {
     finite_done: usize,
     has_long_lived: bool,
     done: bool,
-    pub(crate) snapshot: Vec<Vec<QueueSnapshot>>,
-    pub(crate) snapshot_tx_bytes: Vec<u64>,
-    pub(crate) timeseries: TimeSeries,
-    last_sample: Vec<Vec<QueueSnapshot>>,
-    /// Per link: the insertion number taken for the dequeue it is owed
-    /// (`Link::resume_armed`), in place of the `TxDone` event's, so that an owed dequeue
-    /// and an event of the same nanosecond keep the order the event queue gives them
-    /// (read only on such ties, hence not in the link's cache line).
-    owed_seq: Vec<u64>,
+    /// What is measured: the simulation never reads it.
+    pub(crate) recorder: Recorder,
 }
 
 impl Simulator {
@@ -283,23 +201,11 @@ impl Simulator {
                     .map_err(|e| format!("host.{e}"))?
             };
             let shared_pool = match scn.switch.pool {
-                Some(_) if net.is_switch(spec.from) => spec.from as u32,
-                _ => OWN_POOL,
+                Some(_) if net.is_switch(spec.from) => Some(spec.from as u32),
+                _ => None,
             };
-            links.push(Link {
-                busy_until: 0,
-                rate_bps: spec.rate_bps,
-                delay_ns: spec.delay_ns,
-                own_pool: BufferPool::unlimited(),
-                tx_pkts: 0,
-                to: u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?,
-                shared_pool,
-                txdone_pending: false,
-                resume_armed: false,
-                is_switch_port,
-                port,
-                spec: spec.clone(),
-            });
+            u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?;
+            links.push(Link::new(spec, port, is_switch_port, shared_pool));
         }
         // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
         // draw on their link's own pool.
@@ -339,13 +245,12 @@ impl Simulator {
         let max_wire = (scn.transport.mss + crate::packet::TCP_IP_HEADER) as u64;
         let event_horizon =
             net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
+        let n_links = links.len();
         let mut sim = Simulator {
             now: 0,
             events: EventQueue::new(event_horizon),
+            wire: Wire::new(links, pools, (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect()),
             net,
-            links,
-            pools,
-            violation: None,
             started: false,
             conns: Vec::new(),
             conn_ecmp: Vec::new(),
@@ -357,8 +262,6 @@ impl Simulator {
             out: Vec::with_capacity(64),
             end: scn.duration.0,
             warmup: scn.metrics.warmup.0,
-            sample_interval: scn.metrics.sample_interval.0,
-            record_timeseries: scn.metrics.timeseries,
             mss: scn.transport.mss,
             n_listed_specs: scn.flows.len() as u32,
             transport: scn.transport.clone(),
@@ -375,17 +278,8 @@ impl Simulator {
             finite_done: 0,
             has_long_lived: scn.flows.iter().any(|f| f.size.is_none()),
             done: false,
-            snapshot: Vec::new(),
-            snapshot_tx_bytes: Vec::new(),
-            timeseries: TimeSeries::default(),
-            last_sample: Vec::new(),
-            owed_seq: Vec::new(),
+            recorder: Recorder::new(n_links, scn.metrics.sample_interval.0, scn.metrics.timeseries),
         };
-        let n_links = sim.links.len();
-        sim.snapshot = vec![Vec::new(); n_links];
-        sim.snapshot_tx_bytes = vec![0; n_links];
-        sim.last_sample = vec![Vec::new(); n_links];
-        sim.owed_seq = vec![0; n_links];
 
         // Listed flows: each on its own connection.
         for (si, f) in scn.flows.iter().enumerate() {
@@ -473,10 +367,9 @@ impl Simulator {
             app_written: 0,
             closed: false,
             pooled: false,
-            extra_delay_ns,
-            acked_at_warmup: 0,
         });
         self.conn_ecmp.push(Stream::ConnEcmp(id as u64).seed(self.seed));
+        self.wire.set_conn_delay(id as usize, extra_delay_ns);
         id
     }
 
@@ -486,7 +379,7 @@ impl Simulator {
     }
     /// Packet transmissions on links so far.
     pub fn packet_hops(&self) -> u64 {
-        self.links.iter().map(|l| l.tx_pkts).sum()
+        self.wire.packet_hops()
     }
     /// Flows (messages) completed so far, and flows started so far.
     pub fn flow_progress(&self) -> (usize, usize) {
@@ -522,7 +415,7 @@ impl Simulator {
             self.now = t;
             self.handle(ev);
             #[cfg(debug_assertions)]
-            if let Some(v) = self.violation.take() {
+            if let Some(v) = self.wire.violation.take() {
                 return Err(v);
             }
             if self.done {
@@ -535,8 +428,8 @@ impl Simulator {
     /// Close the run at its end time and check the counting invariants.
     fn finish(&mut self) -> Result<(), String> {
         self.now = self.end;
-        self.catch_up_all(self.end, u64::MAX);
-        for l in &mut self.links {
+        self.wire.catch_up_all(&mut self.events, self.end, self.end, u64::MAX);
+        for l in &mut self.wire.links {
             l.port.advance_clock(self.end);
         }
         for f in 0..self.flows.len() {
@@ -547,17 +440,11 @@ impl Simulator {
 
     fn handle(&mut self, ev: Ev) {
         match ev {
-            Ev::TxDone(l) => self.tx_done(l as usize),
+            Ev::TxDone(l) => self.wire.tx_done(&mut self.events, self.now, l as usize),
             Ev::Arrive(node, pkt) => self.arrive(node as usize, pkt),
             Ev::ArriveResume(li, pkt) => {
-                let li = li as usize;
-                // The arrival whose packet owes the dequeue comes right before it in the
-                // order of events (the owed number was taken just after this event's), so
-                // this catch-up is inclusive. (An older packet's arrival at the very time of
-                // the owed dequeue performs it a little earlier in that order, which matters
-                // only if an event in between enqueues into this port.)
-                self.catch_up(li, self.now, u64::MAX);
-                self.arrive(self.links[li].to as usize, pkt);
+                let node = self.wire.arrive_resume(&mut self.events, self.now, li as usize);
+                self.arrive(node, pkt);
             }
             Ev::Timer(c, end) => self.timer(c as usize, end),
             Ev::FlowStart(f) => self.flow_start(f as usize),
@@ -569,156 +456,19 @@ impl Simulator {
             Ev::NextArrival => self.next_arrival(),
             Ev::ProbeSend(p) => self.probe_send(p as usize),
             Ev::Sample => {
-                self.sample();
-                self.events.push(self.now + self.sample_interval, Ev::Sample);
+                self.recorder.sample(&mut self.wire, self.now, self.events.current_seq());
+                self.events.push(self.now + self.recorder.sample_interval, Ev::Sample);
             }
             Ev::Warmup => self.take_snapshot(),
         }
     }
 
-    // ---- links ----
+    // ---- forwarding ----
 
-    /// Hand a packet to the egress port of `link`; start transmitting if the link is idle.
+    /// Hand a packet to the egress port of link `li` (the wire catches the port up first).
     #[inline]
     fn enqueue(&mut self, li: usize, pkt: Packet) {
-        // Dequeues owed before this event come first: the packet must not be seen by a
-        // dequeue that happened before it arrived.
-        self.catch_up(li, self.now, self.events.current_seq());
-        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
-        let admitted = port.enqueue(self.now, pkt, pool).is_ok();
-        #[cfg(debug_assertions)]
-        self.debug_check_port(li);
-        if !admitted {
-            self.counting.dropped += 1;
-            return;
-        }
-        let link = &mut self.links[li];
-        if link.txdone_pending || link.resume_armed {
-            return; // the transmission in progress ends with an event that starts the next
-        }
-        if self.now >= link.busy_until {
-            self.start_tx(li, self.now);
-        } else {
-            link.txdone_pending = true;
-            self.events.push(link.busy_until, Ev::TxDone(li as u32));
-        }
-    }
-
-    /// The link is free at `at` (`now`, or an earlier time during [`Simulator::catch_up`]):
-    /// send the port's next packet, if any. The packet leaves in its own arrival event, at
-    /// the end of its transmission plus the link delay (plus the connection's RTT-variation
-    /// delay on a sender's access link, so that a packet with a smaller one may overtake
-    /// another connection's).
-    ///
-    /// If more packets wait, the link is owed its next dequeue at the end of this
-    /// transmission. That needs no event of its own (benches/PROFILE.md, session 7): the
-    /// packet travels as `ArriveResume`, whose arrival (after the end of the transmission)
-    /// performs the dequeue at its true time, unless an enqueue into the port comes first
-    /// and does. Two cases keep a `TxDone` event at the end of the transmission instead: a
-    /// port drawing on its switch's shared pool (another port's admission must see this
-    /// port's dequeues as they happen) and a packet with an RTT-variation delay (a later
-    /// packet with a smaller one could arrive, and start its own successor, before this
-    /// packet's arrival).
-    #[inline]
-    fn start_tx(&mut self, li: usize, at: Nanos) {
-        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
-        let (next, dropped) = port.dequeue_counting(at, pool);
-        self.counting.dropped += dropped as u64; // drops at dequeue (CoDel)
-        #[cfg(debug_assertions)]
-        self.debug_check_port(li);
-        let Some((pkt, _)) = next else { return };
-        let extra = if self.rtt_variation.is_some() && !self.links[li].is_switch_port && pkt.kind == Kind::Data {
-            self.conns[pkt.flow as usize].extra_delay_ns
-        } else {
-            0
-        };
-        let link = &mut self.links[li];
-        let done = at + tx_time_ns(pkt.size as u64, link.rate_bps);
-        link.busy_until = done;
-        link.tx_pkts += 1;
-        let arrival = done + link.delay_ns + extra;
-        // A dequeue performed late by a catch-up (`at` < `now`) still schedules its arrival
-        // after `now`: the catch-up runs at the latest at the arrival of an earlier packet
-        // of this link, `at + delay` or before, and this packet needs `at + tx + delay`.
-        debug_assert!(arrival >= self.now, "arrival at {arrival} ns scheduled at {} ns", self.now);
-        let owes_dequeue = !link.port.is_empty();
-        let carries_it = owes_dequeue && link.shared_pool == OWN_POOL && extra == 0;
-        self.events.push(arrival, if carries_it { Ev::ArriveResume(li as u32, pkt) } else { Ev::Arrive(link.to, pkt) });
-        if owes_dequeue {
-            // `done < now`: inside a catch-up on a link with RTT variation, whose loop goes
-            // on from here.
-            if carries_it || done < self.now {
-                link.resume_armed = true;
-                self.owed_seq[li] = self.events.reserve_seq(); // where the TxDone event was
-            } else {
-                link.txdone_pending = true;
-                self.events.push(done, Ev::TxDone(li as u32));
-            }
-        }
-    }
-
-    fn tx_done(&mut self, li: usize) {
-        self.links[li].txdone_pending = false;
-        self.start_tx(li, self.now);
-    }
-
-    /// Perform the dequeues link `li` is owed before the point (`until`, `seq`) in the order
-    /// of events (time, then insertion number), each at its own time (the end of the
-    /// transmission before it). An owed dequeue holds the insertion number its `TxDone`
-    /// event would have had, so it falls where that event would have: every enqueue into
-    /// the port catches up to its own event first, and the packets a dequeue at time t sees
-    /// are exactly those the event order put before it. Whatever reads a port's state
-    /// (samples, snapshots, the end of the run) catches up first
-    /// ([`Simulator::catch_up_all`]).
-    #[inline]
-    fn catch_up(&mut self, li: usize, until: Nanos, seq: u64) {
-        while self.owes_before(li, until, seq) {
-            self.links[li].resume_armed = false;
-            let at = self.links[li].busy_until;
-            self.start_tx(li, at);
-        }
-    }
-
-    /// Link `li` is owed a dequeue before the point (`until`, `seq`) in the order of events.
-    #[inline]
-    fn owes_before(&self, li: usize, until: Nanos, seq: u64) -> bool {
-        let l = &self.links[li];
-        l.resume_armed && (l.busy_until < until || (l.busy_until == until && self.owed_seq[li] < seq))
-    }
-
-    /// Port `li` as it is at the point (`now`, `seq`) in the order of events, for a reader
-    /// (samples, the warm-up snapshot). The dequeues it is owed by then are performed on a
-    /// copy, not on the port: performing them early would give the events they schedule
-    /// other insertion numbers than they get when the wire performs them, and so reorder
-    /// events of the same nanosecond (what is recorded would change what is simulated). A
-    /// port owing nothing is read in place, its time integrals brought up to `now` (exact,
-    /// and no part of what the port decides).
-    fn port_view(&mut self, li: usize, seq: u64) -> Cow<'_, Port<Packet>> {
-        let now = self.now;
-        if !self.owes_before(li, now, seq) {
-            self.links[li].port.advance_clock(now);
-            return Cow::Borrowed(&self.links[li].port);
-        }
-        let l = &self.links[li];
-        let mut port = l.port.clone();
-        let mut pool = if l.shared_pool == OWN_POOL { l.own_pool } else { self.pools[l.shared_pool as usize] };
-        // As `catch_up`: the first owed dequeue is due by its place in the order; each one
-        // after it would be numbered after the reader's event, so is due only before `now`.
-        let mut at = l.busy_until;
-        while let (Some((pkt, _)), _) = port.dequeue_counting(at, &mut pool) {
-            at += tx_time_ns(pkt.size as u64, l.rate_bps);
-            if port.is_empty() || at >= now {
-                break;
-            }
-        }
-        port.advance_clock(now);
-        Cow::Owned(port)
-    }
-
-    fn catch_up_all(&mut self, until: Nanos, seq: u64) {
-        for li in 0..self.links.len() {
-            self.catch_up(li, until, seq);
-        }
+        self.wire.enqueue(&mut self.events, self.now, li, pkt);
     }
 
     /// A packet reaches `node` at the end of a link.
@@ -996,46 +746,10 @@ impl Simulator {
 
     // ---- measurement ----
 
+    /// The measurement window opens (at the warm-up's end, or at the start).
     fn take_snapshot(&mut self) {
-        let seq = self.events.current_seq();
-        for i in 0..self.links.len() {
-            let view = self.port_view(i, seq);
-            let snap = QueueSnapshot::of(&view);
-            let tx_bytes = crate::metrics::tx_bytes(&view);
-            let occ = matches!(view, Cow::Owned(_)).then(|| view.queue_occ().to_vec());
-            match occ {
-                Some(occ) => self.links[i].port.reset_peak_to(&occ),
-                None => self.links[i].port.reset_peak(),
-            }
-            self.snapshot[i] = snap;
-            self.snapshot_tx_bytes[i] = tx_bytes;
-        }
-        for c in &mut self.conns {
-            c.acked_at_warmup = c.sender.acked_bytes();
-        }
-    }
-
-    fn sample(&mut self) {
-        if !self.record_timeseries {
-            return;
-        }
-        let t = self.now;
-        let seq = self.events.current_seq();
-        let interval = self.sample_interval;
-        let mut series = std::mem::take(&mut self.timeseries);
-        for i in 0..self.links.len() {
-            if !self.links[i].is_switch_port || self.links[i].tx_pkts == 0 {
-                continue;
-            }
-            let rate_bps = self.links[i].rate_bps;
-            let name = crate::metrics::port_name(&self.net, i);
-            let prev = std::mem::take(&mut self.last_sample[i]);
-            let view = self.port_view(i, seq);
-            let cur = QueueSnapshot::of(&view);
-            series.record(t, &view, rate_bps, &prev, &cur, interval, &name);
-            self.last_sample[i] = cur;
-        }
-        self.timeseries = series;
+        let acked = self.conns.iter().map(|c| c.sender.acked_bytes());
+        self.recorder.open_window(&mut self.wire, self.now, self.events.current_seq(), acked);
     }
 
     /// Timeouts and retransmissions of a flow still running at the end.
@@ -1050,80 +764,15 @@ impl Simulator {
         }
     }
 
-    /// Debug builds check a port's books after every enqueue and dequeue (O(queues)); the
-    /// first violation stops the run with its event time.
-    #[cfg(debug_assertions)]
-    fn debug_check_port(&mut self, li: usize) {
-        if self.violation.is_some() {
-            return;
-        }
-        let link = &self.links[li];
-        let pool = if link.shared_pool == OWN_POOL { &link.own_pool } else { &self.pools[link.shared_pool as usize] };
-        let res = link.port.check_invariants(false).and_then(|_| {
-            if pool.used_bytes > pool.limit_bytes {
-                Err(format!("shared pool holds {} B, its limit is {} B", pool.used_bytes, pool.limit_bytes))
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = res {
-            self.violation = Some(format!("internal error at t={} ns: port {}: {e}", self.now, self.port_name(li)));
-        }
-    }
-
-    fn port_name(&self, li: usize) -> String {
-        crate::metrics::port_name(&self.net, li)
-    }
-
-    /// The counting invariants, checked at the end of every run: every port's books
-    /// ([`Port::check_invariants`] in full), bytes each queue dequeued = bytes its link sent
-    /// from it (a packet is counted as sent when its transmission starts), shared pools = the ports drawing from them, and
-    /// packets sent = delivered + dropped + in flight. A violation is an internal error.
+    /// The counting audit, at the end of every run: the wire's books ([`Wire::audit`]) and
+    /// packets sent = delivered + dropped + in flight (queued, or on the wire in an arrival
+    /// event). A violation is an internal error.
     fn check_counting(&mut self) -> Result<(), String> {
-        let at = self.now;
-        let mut pool_use = vec![0u64; self.pools.len()];
-        for li in 0..self.links.len() {
-            let l = &self.links[li];
-            let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.port_name(li));
-            l.port.check_invariants(true).map_err(fail)?;
-            let deq_pkts: u64 = l.port.stats().iter().map(|st| st.deq_pkts).sum();
-            if deq_pkts != l.tx_pkts {
-                return Err(fail(format!("its queues dequeued {deq_pkts} packets but its link sent {}", l.tx_pkts)));
-            }
-            if l.shared_pool == OWN_POOL {
-                if l.own_pool.used_bytes != l.port.bytes() {
-                    return Err(fail(format!(
-                        "its own pool counts {} B, it holds {} B",
-                        l.own_pool.used_bytes,
-                        l.port.bytes()
-                    )));
-                }
-            } else {
-                pool_use[l.shared_pool as usize] += l.port.bytes();
-            }
-        }
-        for (n, p) in self.pools.iter().enumerate() {
-            if p.limit_bytes != u64::MAX && (p.used_bytes != pool_use[n] || p.used_bytes > p.limit_bytes) {
-                return Err(format!(
-                    "internal error at t={at} ns: the shared pool of {} counts {} B, its ports hold {} B (limit {} B)",
-                    self.net.names[n], p.used_bytes, pool_use[n], p.limit_bytes
-                ));
-            }
-        }
-        let mut in_flight = 0u64;
-        for l in &self.links {
-            in_flight += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
-        }
+        let mut in_flight = self.wire.audit(self.now, &self.net.names)?;
         self.events.for_each_pending(|ev| in_flight += matches!(ev, Ev::Arrive(..) | Ev::ArriveResume(..)) as u64);
         self.counting.in_flight = in_flight;
-        let port_drops: u64 = self.links.iter().map(|l| l.port.total_drops()).sum();
+        self.counting.dropped = self.wire.dropped;
         let c = self.counting;
-        if port_drops != c.dropped {
-            return Err(format!(
-                "internal error at t={} ns: ports counted {} drops, the network {}",
-                self.now, port_drops, c.dropped
-            ));
-        }
         if c.sent != c.delivered + c.dropped + c.in_flight {
             return Err(format!(
                 "internal error at t={} ns: packet accounting broken: sent {} != delivered {} + dropped {} + in flight {}",
@@ -1153,6 +802,7 @@ pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Tx;
 
     fn small_run() -> Simulator {
         let text = "name = \"t\"\nduration = \"3ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
@@ -1173,7 +823,8 @@ mod tests {
                     link_rate = \"10Gbps\"\nlink_delay = \"10us\"\n[switch]\nqueues = 2\nbuffer = \"1MB\"\n\
                     [switch.scheduler]\nkind = \"sp\"\n[[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
         let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
-        let li = (0..sim.links.len()).find(|&i| sim.links[i].is_switch_port && sim.links[i].to == 2).unwrap();
+        let li =
+            (0..sim.wire.links.len()).find(|&i| sim.wire.links[i].is_switch_port && sim.wire.links[i].to == 2).unwrap();
         let pkt = |seq: u64, dscp: u8| Packet {
             flow: 0,
             src: 0,
@@ -1193,12 +844,12 @@ mod tests {
         for seq in 0..4 {
             sim.enqueue(li, pkt(seq, 1));
         }
-        assert!(sim.links[li].txdone_pending && !sim.links[li].resume_armed);
+        assert_eq!(sim.wire.links[li].tx, Tx::TxDoneScheduled);
         let (t, ev) = sim.events.pop_until(1_200).expect("the TxDone at 1.2 us");
         assert!(matches!(ev, Ev::TxDone(_)));
         sim.now = t;
         sim.handle(ev);
-        assert!(sim.links[li].resume_armed && !sim.links[li].txdone_pending);
+        assert_eq!(sim.wire.links[li].tx, Tx::Owed);
         // t = 3.6 us, the very time of an owed dequeue: a high-priority packet, enqueued by
         // an event older in the queue's order than that dequeue (here the TxDone handled at
         // 1.2 us; the owed dequeue's number is taken when the one before it is performed).
@@ -1206,8 +857,8 @@ mod tests {
         // must (the order of events: dequeue-first would send seq 3 before it).
         sim.now = 3_600;
         sim.enqueue(li, pkt(101, 0));
-        sim.catch_up_all(1_000_000, u64::MAX);
-        assert!(sim.links[li].port.is_empty());
+        sim.wire.catch_up_all(&mut sim.events, 3_600, 1_000_000, u64::MAX);
+        assert!(sim.wire.links[li].port.is_empty());
         let mut arrivals = vec![];
         while let Some((t, ev)) = sim.events.pop_until(100_000) {
             match ev {
@@ -1223,7 +874,7 @@ mod tests {
             .map(|(&seq, start)| (seq, start + 11_200))
             .collect();
         assert_eq!(arrivals, want);
-        assert_eq!(sim.links[li].tx_pkts, 5);
+        assert_eq!(sim.wire.links[li].tx_pkts, 5);
     }
 
     /// The tie rule (`crate::event`, module docs): two equal packets sent by hosts 0 and 1 at
@@ -1256,8 +907,8 @@ mod tests {
                 sim.now = t;
                 match ev {
                     Ev::Arrive(node, p) if node == 2 => at_host.push((p.src, t)),
-                    Ev::ArriveResume(li, p) if sim.links[li as usize].to == 2 => {
-                        sim.catch_up(li as usize, t, u64::MAX);
+                    Ev::ArriveResume(li, p) if sim.wire.links[li as usize].to == 2 => {
+                        sim.wire.catch_up(&mut sim.events, t, li as usize, t, u64::MAX);
                         at_host.push((p.src, t));
                     }
                     Ev::Arrive(node, p) => {
@@ -1291,15 +942,6 @@ mod tests {
     }
 
     #[test]
-    fn a_link_packs_its_transmission_path_in_one_cache_line() {
-        use std::mem::offset_of;
-        assert!(offset_of!(Link, is_switch_port) < 64);
-        assert!(offset_of!(Link, own_pool) + std::mem::size_of::<BufferPool>() <= 64);
-        assert!(offset_of!(Link, tx_pkts) + 8 <= 64);
-        assert_eq!(offset_of!(Link, port), 64, "the port starts on the second line");
-    }
-
-    #[test]
     fn the_end_of_run_check_catches_broken_counts() {
         let mut sim = small_run();
         assert!(sim.counting.dropped > 0, "two senders into a 60 KB buffer must overflow it");
@@ -1308,13 +950,13 @@ mod tests {
         assert!(e.starts_with("internal error at t=3000000 ns: packet accounting broken"), "{e}");
 
         let mut sim = small_run();
-        let li = (0..sim.links.len()).find(|&i| sim.links[i].tx_pkts > 0).unwrap();
-        sim.links[li].tx_pkts += 1;
+        let li = (0..sim.wire.links.len()).find(|&i| sim.wire.links[i].tx_pkts > 0).unwrap();
+        sim.wire.links[li].tx_pkts += 1;
         let e = sim.check_counting().unwrap_err();
         assert!(e.contains("dequeued") && e.contains("its link sent"), "{e}");
 
         let mut sim = small_run();
-        sim.counting.dropped += 1;
+        sim.wire.dropped += 1;
         assert!(sim.check_counting().unwrap_err().contains("drops"));
     }
 }
