@@ -318,6 +318,18 @@ impl<E: Copy> EventQueue<E> {
         top.ev
     }
 
+    /// Drop every pending event, keeping the memory (a scratch queue reused cold: popping
+    /// would add a caller to the pop that the event loop inlines).
+    pub fn clear(&mut self) {
+        self.tail.fill(NIL);
+        self.bits.fill(0);
+        self.summary.fill(0);
+        self.nodes.clear();
+        self.free = NIL;
+        self.wheel_len = 0;
+        self.far.clear();
+    }
+
     /// Visit every pending event, in no particular order (end-of-run checks).
     pub fn for_each_pending(&self, mut f: impl FnMut(&E)) {
         for &t in self.tail.iter().filter(|&&t| t != NIL) {
@@ -369,6 +381,21 @@ impl<E: Copy> EventQueue<E> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_cleared_queue_is_empty_and_works_again() {
+        let mut q = EventQueue::new(64);
+        for t in [3, 3, 70, 1_000] {
+            q.push(t, t);
+        }
+        q.pop();
+        q.clear();
+        assert_eq!(q.pop(), None);
+        q.push(5, 1);
+        q.push(5, 2);
+        q.push(500, 3);
+        assert_eq!((q.pop(), q.pop(), q.pop(), q.pop()), (Some((5, 1)), Some((5, 2)), Some((500, 3)), None));
+    }
 
     #[test]
     fn equal_times_pop_in_insertion_order() {

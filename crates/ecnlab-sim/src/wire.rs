@@ -103,6 +103,7 @@ impl Link {
         (&mut self.port, pool)
     }
 
+    #[cfg(debug_assertions)]
     fn pool<'a>(&'a self, pools: &'a [BufferPool]) -> &'a BufferPool {
         if self.shared_pool == OWN_POOL {
             &self.own_pool
@@ -132,12 +133,24 @@ pub(crate) struct Wire {
     /// The first broken invariant seen by the debug-build checks (never set in release).
     #[cfg_attr(not(debug_assertions), allow(dead_code))]
     pub violation: Option<String>,
+    /// Where [`Wire::port_at`] sends the events of the dequeues it performs for a reader
+    /// (drained at once; kept to reuse its memory).
+    scratch: EventQueue<Ev>,
 }
 
 impl Wire {
     pub(crate) fn new(links: Vec<Link>, pools: Vec<BufferPool>, names: Vec<String>) -> Wire {
         let n = links.len();
-        Wire { links, pools, owed_seq: vec![0; n], conn_delay_ns: Vec::new(), dropped: 0, names, violation: None }
+        Wire {
+            links,
+            pools,
+            owed_seq: vec![0; n],
+            conn_delay_ns: Vec::new(),
+            dropped: 0,
+            names,
+            violation: None,
+            scratch: EventQueue::new(1),
+        }
     }
 
     /// Record connection `c`'s RTT-variation delay (connections are numbered in order).
@@ -277,32 +290,47 @@ impl Wire {
     }
 
     /// Port `li` as it is at the point (`now`, `seq`) in the order of events: the one way
-    /// a reader (samples, the warm-up snapshot) sees a port. The dequeues it is owed by
-    /// then are performed on a copy, not on the port: performing them early would give the
-    /// events they schedule other insertion numbers than they get when the wire performs
-    /// them, and so reorder events of the same nanosecond (what is recorded would change
-    /// what is simulated; tests/observation.rs). A port owing nothing is read in place,
-    /// its time integrals brought up to `now` (exact, and no part of what the port
-    /// decides).
+    /// a reader (samples, the warm-up snapshot) sees a port. A port owing nothing is read
+    /// in place, its time integrals brought up to `now` (exact, and no part of what the
+    /// port decides). Otherwise the owed dequeues are performed by the wire's own
+    /// transmission path into a scratch event queue, the caught-up port is handed to the
+    /// reader, and the link is put back as it was (its port from a copy taken first): the
+    /// real dequeues happen later, when the wire performs them anyway. Performing them for
+    /// real now would give the events they schedule other insertion numbers, and so reorder
+    /// events of the same nanosecond: what is recorded would change what is simulated
+    /// (tests/observation.rs). (Going through `start_tx` rather than a second call of the
+    /// port's dequeue also keeps that dequeue inlined into the hot path: a second caller
+    /// cost 3.5 % more instructions on the 8-flow star.)
     pub(crate) fn port_at(&mut self, li: usize, now: Nanos, seq: u64) -> Cow<'_, Port<Packet>> {
         if !self.owes_before(li, now, seq) {
             self.links[li].port.advance_clock(now);
             return Cow::Borrowed(&self.links[li].port);
         }
         let l = &self.links[li];
-        let mut port = l.port.clone();
-        let mut pool = *l.pool(&self.pools);
+        let saved_port = l.port.clone();
+        let saved = (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped);
+        let saved_pool = (l.shared_pool != OWN_POOL).then(|| self.pools[l.shared_pool as usize]);
+        let mut scratch = std::mem::replace(&mut self.scratch, EventQueue::new(1));
         // As `catch_up`: the first owed dequeue is due by its place in the order; each one
         // after it would be numbered after the reader's event, so is due only before `now`.
-        let mut at = l.busy_until;
-        while let (Some((pkt, _)), _) = port.dequeue_counting(at, &mut pool) {
-            at += tx_time_ns(pkt.size as u64, l.rate_bps);
-            if port.is_empty() || at >= now {
+        loop {
+            self.links[li].tx = Tx::Idle;
+            let at = self.links[li].busy_until;
+            self.start_tx(&mut scratch, now, li, at);
+            if !(self.links[li].tx == Tx::Owed && self.links[li].busy_until < now) {
                 break;
             }
         }
-        port.advance_clock(now);
-        Cow::Owned(port)
+        scratch.clear();
+        self.scratch = scratch;
+        let l = &mut self.links[li];
+        let mut view = std::mem::replace(&mut l.port, saved_port);
+        (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped) = saved;
+        if let Some(pool) = saved_pool {
+            self.pools[l.shared_pool as usize] = pool;
+        }
+        view.advance_clock(now);
+        Cow::Owned(view)
     }
 
     /// Packets put on the wire so far (packet-hops).
