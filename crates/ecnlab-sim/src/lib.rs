@@ -19,6 +19,7 @@ pub mod recorder;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
+pub mod traffic;
 pub mod transport;
 pub mod wire;
 pub mod workload;

@@ -3,8 +3,9 @@
 
 use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
-use crate::sim::{Flow, Probe, Simulator};
+use crate::sim::{Flow, Simulator};
 use crate::topology::Net;
+use crate::traffic::Probe;
 use ecnlab_core::marking::Reason;
 use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};

@@ -14,13 +14,14 @@ use crate::config::{RttVariation, RttVariationMode, Scenario};
 use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
 use crate::event::EventQueue;
 use crate::metrics::{FlowRecord, ProbeRecord};
-use crate::packet::{Ecn, Kind, Packet};
+use crate::packet::{Kind, Packet};
 use crate::recorder::Recorder;
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::topology::Net;
+use crate::traffic::{self, Arrivals, Probe};
 use crate::transport::{Receiver, Sender};
 use crate::wire::{Link, Wire};
-use crate::workload::{self, FlowArrival, HostInfo};
+use crate::workload::{self, HostInfo};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig};
 use ecnlab_core::rng::{Rng, Stream};
@@ -115,18 +116,6 @@ pub(crate) struct Flow {
     pub retransmits: u64,
 }
 
-pub(crate) struct Probe {
-    pub src: u16,
-    pub dst: u16,
-    pub class: u8,
-    pub size: u32,
-    pub interval: Nanos,
-    pub stop: Option<Nanos>,
-    pub sent: u64,
-    pub rtts_ns: Vec<Nanos>,
-    ecmp: u64,
-}
-
 /// Whole-run packet accounting (every packet a host sends is delivered, dropped, or still in
 /// the network at the end).
 #[derive(Clone, Copy, Debug, Default)]
@@ -151,9 +140,8 @@ pub struct Simulator {
     pub(crate) flows: Vec<Flow>,
     /// Idle connections per (src, dst) pair, for persistent connections.
     idle_conns: HashMap<(u16, u16), Vec<u32>>,
-    /// Generated arrivals, sorted by time; `next_arrival` indexes the next one.
-    arrivals: Vec<FlowArrival>,
-    next_arrival: usize,
+    /// Generated flow arrivals (`[[traffic]]`).
+    arrivals: Arrivals,
     pub(crate) probes: Vec<Probe>,
     out: Vec<Packet>,
     end: Nanos,
@@ -256,9 +244,8 @@ impl Simulator {
             conn_ecmp: Vec::new(),
             flows: Vec::with_capacity(arrivals.len() + scn.flows.len()),
             idle_conns: HashMap::new(),
-            arrivals,
-            next_arrival: 0,
-            probes: Vec::new(),
+            arrivals: Arrivals::new(arrivals),
+            probes: scn.probes.iter().enumerate().map(|(i, p)| Probe::new(i, p, seed)).collect(),
             out: Vec::with_capacity(64),
             end: scn.duration.0,
             warmup: scn.metrics.warmup.0,
@@ -313,21 +300,10 @@ impl Simulator {
             }
         }
         sim.finite_flows = sim.arrivals.len() + sim.flows.iter().filter(|f| f.size.is_some()).count();
-        if let Some(a) = sim.arrivals.first() {
-            sim.events.push(a.start_ns, Ev::NextArrival);
+        if let Some(t) = sim.arrivals.first_time() {
+            sim.events.push(t, Ev::NextArrival);
         }
         for (i, p) in scn.probes.iter().enumerate() {
-            sim.probes.push(Probe {
-                src: p.src as u16,
-                dst: p.dst as u16,
-                class: p.class,
-                size: p.size.0.max(28) as u32,
-                interval: p.interval.0,
-                stop: p.stop.map(|s| s.0),
-                sent: 0,
-                rtts_ns: Vec::new(),
-                ecmp: Stream::ProbeEcmp(i as u64).seed(seed),
-            });
             sim.events.push(p.start.0, Ev::ProbeSend(i as u32));
         }
         if sim.warmup > 0 {
@@ -551,16 +527,8 @@ impl Simulator {
                 self.flush_out();
                 self.arm_snd(c);
             }
-            Kind::Ping => {
-                let reply = Packet { kind: Kind::Pong, src: pkt.dst, dst: pkt.src, ecn: Ecn::NotEct, ..pkt };
-                self.host_send(reply);
-            }
-            Kind::Pong => {
-                let p = &mut self.probes[pkt.flow as usize];
-                if pkt.tx_ns >= self.warmup {
-                    p.rtts_ns.push(self.now - pkt.tx_ns);
-                }
-            }
+            Kind::Ping => self.host_send(traffic::pong(&pkt)),
+            Kind::Pong => self.probes[pkt.flow as usize].on_pong(&pkt, self.now, self.warmup),
         }
     }
 
@@ -624,10 +592,9 @@ impl Simulator {
     /// A generated flow arrives: take an idle connection of the pair (persistent
     /// connections) or open a new one.
     fn next_arrival(&mut self) {
-        let a = self.arrivals[self.next_arrival];
-        self.next_arrival += 1;
-        if let Some(n) = self.arrivals.get(self.next_arrival) {
-            self.events.push(n.start_ns, Ev::NextArrival);
+        let (a, next) = self.arrivals.take();
+        if let Some(t) = next {
+            self.events.push(t, Ev::NextArrival);
         }
         let reuse = if self.persistent { self.idle_conns.get_mut(&(a.src, a.dst)).and_then(|v| v.pop()) } else { None };
         let c = match reuse {
@@ -721,27 +688,10 @@ impl Simulator {
     }
 
     fn probe_send(&mut self, p: usize) {
-        let pr = &mut self.probes[p];
-        if pr.stop.is_some_and(|s| self.now >= s) {
-            return;
+        if let Some((ping, next)) = self.probes[p].ping(p, self.now) {
+            self.events.push(next, Ev::ProbeSend(p as u32));
+            self.host_send(ping);
         }
-        pr.sent += 1;
-        let pkt = Packet {
-            flow: p as u32,
-            src: pr.src,
-            dst: pr.dst,
-            seq: pr.sent,
-            tx_ns: self.now,
-            payload: 0,
-            size: pr.size,
-            kind: Kind::Ping,
-            ecn: Ecn::NotEct,
-            flags: 0,
-            dscp: pr.class,
-        };
-        let next = self.now + pr.interval;
-        self.events.push(next, Ev::ProbeSend(p as u32));
-        self.host_send(pkt);
     }
 
     // ---- measurement ----
@@ -802,6 +752,7 @@ pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Ecn;
     use crate::wire::Tx;
 
     fn small_run() -> Simulator {
