@@ -828,6 +828,56 @@ mod tests {
         assert_eq!(sim.wire.links[li].tx_pkts, 5);
     }
 
+    /// A reader sees a busy port as it is at its time (the owed dequeues done) and leaves the
+    /// link exactly as it was: the same transmissions follow at the same times.
+    #[test]
+    fn reading_a_port_owing_dequeues_changes_nothing() {
+        let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"10us\"\n[switch]\nbuffer = \"1MB\"\n\
+                    [[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
+        let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
+        let li =
+            (0..sim.wire.links.len()).find(|&i| sim.wire.links[i].is_switch_port && sim.wire.links[i].to == 2).unwrap();
+        let pkt = |seq: u64| Packet {
+            flow: 0,
+            src: 0,
+            dst: 2,
+            seq,
+            tx_ns: 0,
+            payload: 1460,
+            size: 1500, // 1.2 us at 10 Gbps
+            kind: Kind::Data,
+            ecn: Ecn::Ect0,
+            flags: 0,
+            dscp: 0,
+        };
+        for seq in 0..4 {
+            sim.enqueue(li, pkt(seq));
+        }
+        let (t, ev) = sim.events.pop_until(1_200).expect("the TxDone at 1.2 us");
+        sim.now = t;
+        sim.handle(ev);
+        // Sent: seq 0 (at 0) and 1 (at 1.2 us); owed: the dequeue of seq 2 at 2.4 us.
+        let link = &sim.wire.links[li];
+        let before = (link.tx, link.busy_until, link.tx_pkts, link.port.queue_occ()[0].pkts, sim.wire.dropped);
+        assert_eq!(before, (Tx::Owed, 2_400, 2, 2, 0));
+        let view = sim.wire.port_at(li, 3_000, u64::MAX);
+        assert_eq!(view.queue_occ()[0].pkts, 1, "at 3 us seq 2 has left; seq 3 leaves at 3.6 us");
+        assert_eq!(view.stats()[0].deq_pkts, 3);
+        drop(view);
+        let link = &sim.wire.links[li];
+        assert_eq!((link.tx, link.busy_until, link.tx_pkts, link.port.queue_occ()[0].pkts, sim.wire.dropped), before);
+        sim.wire.catch_up_all(&mut sim.events, 3_000, 1_000_000, u64::MAX);
+        let mut arrivals = vec![];
+        while let Some((t, ev)) = sim.events.pop_until(100_000) {
+            if let Ev::Arrive(_, p) | Ev::ArriveResume(_, p) = ev {
+                arrivals.push((p.seq, t));
+            }
+        }
+        let want: Vec<(u64, Nanos)> = (0..4).map(|s| (s, s * 1_200 + 11_200)).collect();
+        assert_eq!(arrivals, want);
+    }
+
     /// The tie rule (`crate::event`, module docs): two equal packets sent by hosts 0 and 1 at
     /// t = 0 over equal links reach the switch in the same nanosecond; the one scheduled
     /// first is enqueued first and so reaches host 2 first, whichever host sent it.
