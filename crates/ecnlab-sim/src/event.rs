@@ -29,8 +29,9 @@
 //! dequeue schedules (its packet's arrival, the next owed dequeue) are numbered when the
 //! wire performs it, at the next enqueue into the port or at the arrival of the packet
 //! before, not at its own time; it changes results only where such an arrival ties with
-//! another at one node (session 7: over 16 seeds no change with |t| >= 1.6). Readers never
-//! perform owed dequeues (they read a copy), so what is recorded cannot move a number.
+//! another at one node (session 7: over 16 seeds no change with |t| >= 1.6). Readers perform
+//! owed dequeues only for the port they read and put the link back (`Wire::port_at`), so
+//! what is recorded cannot move a number.
 //! `tests::simultaneous_arrivals_run_in_the_order_they_were_scheduled` (sim) holds the rule.
 //!
 //! # Two levels (measured in benches/PROFILE.md, session 3)

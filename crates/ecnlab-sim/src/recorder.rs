@@ -2,7 +2,7 @@
 //!
 //! The simulator tells the recorder when the measurement window opens (the warm-up
 //! snapshot) and when a sample is due; the recorder reads ports only through
-//! [`Wire::port_at`], which performs owed dequeues on a copy, and connections' progress
+//! [`Wire::port_at`], which performs owed dequeues for it alone, and connections' progress
 //! through the values handed to it. Nothing it does reaches back into the simulation, so
 //! the same scenario and seed simulate the same packets whatever is recorded
 //! (tests/observation.rs). [`crate::metrics`] turns what it kept into results.

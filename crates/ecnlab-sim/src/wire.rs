@@ -17,8 +17,9 @@
 //!
 //! This module is the only one that knows about owed dequeues. Writers (an enqueue, the
 //! end of the run) bring a port up to their place in the order of events first; readers
-//! (samples, snapshots) go through [`Wire::port_at`], which performs the owed dequeues on a
-//! copy, so that what is recorded never changes what is simulated.
+//! (samples, snapshots) go through [`Wire::port_at`], which performs the owed dequeues for
+//! the reader alone and puts the link back as it was, so that what is recorded never
+//! changes what is simulated.
 
 use crate::event::EventQueue;
 use crate::packet::{Kind, Packet};

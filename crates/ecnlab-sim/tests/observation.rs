@@ -1,6 +1,6 @@
 //! Observation changes nothing: the same scenario and seed simulate the same packets whatever
-//! is recorded. Samples and the warm-up snapshot read ports through `wire` views (owed
-//! dequeues performed on a copy), so the sample interval, time series on or off, and the
+//! is recorded. Samples and the warm-up snapshot read ports through `Wire::port_at` (owed
+//! dequeues performed for the reader alone, the link put back), so the sample interval, time series on or off, and the
 //! start of the measurement window must leave every packet-hop, mark, drop and per-flow
 //! record unchanged. Intervals include ones that do not divide a packet's transmission time
 //! (1.2 us for 1500 B at 10 Gbps): 1,234 ns and 7 us. Before the fix, a sample performed

@@ -322,8 +322,8 @@ pub enum Marking {
     Custom(Box<dyn MarkingScheme + Send>),
 }
 
-/// A copy of a port's scheme, state included (the simulator reads a port as it will be at a
-/// time on a copy: `ecnlab_sim::wire`). A `Custom` scheme is a trait object and cannot be
+/// A copy of a port's scheme, state included (the simulator copies a port to put it back
+/// after a reader has seen it as it will be at a later time: `ecnlab_sim::wire`). A `Custom` scheme is a trait object and cannot be
 /// copied; ports built from a scenario never hold one.
 impl Clone for Marking {
     fn clone(&self) -> Self {
