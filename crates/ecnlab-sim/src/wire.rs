@@ -136,7 +136,7 @@ pub(crate) struct Wire {
     pub violation: Option<String>,
     /// Where [`Wire::port_at`] sends the events of the dequeues it performs for a reader
     /// (drained at once; kept to reuse its memory).
-    scratch: EventQueue<Ev>,
+    scratch: Option<EventQueue<Ev>>,
 }
 
 impl Wire {
@@ -150,7 +150,7 @@ impl Wire {
             dropped: 0,
             names,
             violation: None,
-            scratch: EventQueue::new(1),
+            scratch: None,
         }
     }
 
@@ -311,7 +311,7 @@ impl Wire {
         let saved_port = l.port.clone();
         let saved = (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped);
         let saved_pool = (l.shared_pool != OWN_POOL).then(|| self.pools[l.shared_pool as usize]);
-        let mut scratch = std::mem::replace(&mut self.scratch, EventQueue::new(1));
+        let mut scratch = self.scratch.take().unwrap_or_else(|| EventQueue::new(1));
         // As `catch_up`: the first owed dequeue is due by its place in the order; each one
         // after it would be numbered after the reader's event, so is due only before `now`.
         loop {
@@ -323,7 +323,7 @@ impl Wire {
             }
         }
         scratch.clear();
-        self.scratch = scratch;
+        self.scratch = Some(scratch);
         let l = &mut self.links[li];
         let mut view = std::mem::replace(&mut l.port, saved_port);
         (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped) = saved;
