@@ -139,6 +139,7 @@ struct Entry<P> {
 /// The first line holds what both directions touch, the second the FIFO and what only a
 /// dequeue adds. The per-reason counters, touched only on a mark or a drop, live apart.
 #[repr(C, align(64))]
+#[derive(Clone)]
 struct Lane<P> {
     /// When `byte_ns` was last brought up to date.
     last_change_ns: Nanos,
@@ -176,6 +177,7 @@ struct ReasonCounts {
 /// line holds everything both paths read before they reach a queue (occupancy, admission
 /// limits, the queue arrays, which hooks run); the scheduler's state starts the second.
 #[repr(C, align(64))]
+#[derive(Clone)]
 pub struct Port<P> {
     // ---- first cache line ----
     port_bytes: u64,
@@ -354,6 +356,13 @@ impl<P: PortPacket> Port<P> {
     pub fn reset_peak(&mut self) {
         for (lane, occ) in self.lanes.iter_mut().zip(&self.occ) {
             lane.max_bytes = occ.bytes;
+        }
+    }
+    /// Start a new peak measurement from the given lengths (`occ[q].bytes`): those of a copy
+    /// of this port brought to the measurement's start, when this one is not there yet.
+    pub fn reset_peak_to(&mut self, occ: &[QueueOcc]) {
+        for (lane, o) in self.lanes.iter_mut().zip(occ) {
+            lane.max_bytes = o.bytes;
         }
     }
     /// Queue a packet of DSCP `dscp` goes to.

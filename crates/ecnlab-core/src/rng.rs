@@ -22,6 +22,49 @@ pub fn derive_seed(master: u64, stream: u64) -> u64 {
     splitmix64(&mut s)
 }
 
+/// The named random streams of a run: every component that draws random numbers (or a
+/// hash key) takes its seed from `(master seed, its stream)`, here and nowhere else. The
+/// numbers are those the components used before they were named (results stay
+/// bit-identical); ranges of numbered families are 1,000,000 wide, so a family with more
+/// members than that would share its next neighbour's seeds (a million connections or
+/// links; probes are few).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// The marking scheme of the egress port of simulated link `i` (RED's coin flips).
+    PortMarking(u64),
+    /// The ECMP hash key of simulated connection `i`.
+    ConnEcmp(u64),
+    /// The ECMP hash key of probe `i`.
+    ProbeEcmp(u64),
+    /// The generated flow arrivals of `[[traffic]]` (the simulator's and `ecnlab-workload`'s).
+    Traffic,
+    /// RTT-variation delays (`[rtt_variation]`).
+    RttVariation,
+    /// Within [`Stream::Traffic`]: the streams of `[[traffic]]` entry `i`.
+    TrafficEntry(u64),
+    /// The marking scheme of port `i` of the emulated switch.
+    EmuPortMarking(u64),
+}
+
+impl Stream {
+    /// The stream's number under its master seed.
+    pub fn id(self) -> u64 {
+        match self {
+            Stream::PortMarking(i) => 1_000_000 + i,
+            Stream::ConnEcmp(i) => 2_000_000 + i,
+            Stream::ProbeEcmp(i) => 3_000_000 + i,
+            Stream::Traffic => 4_000_000,
+            Stream::RttVariation => 5_000_000,
+            Stream::TrafficEntry(i) => 0x574C_0000 + i,
+            Stream::EmuPortMarking(i) => 0xE3_0000 + i,
+        }
+    }
+    /// The stream's seed: `derive_seed(master, id)`.
+    pub fn seed(self, master: u64) -> u64 {
+        derive_seed(master, self.id())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],
@@ -37,6 +80,11 @@ impl Rng {
     /// The stream `stream` of the run seeded with `master`.
     pub fn stream(master: u64, stream: u64) -> Self {
         Rng::new(derive_seed(master, stream))
+    }
+
+    /// The named stream of the run seeded with `master`.
+    pub fn named(master: u64, stream: Stream) -> Self {
+        Rng::new(stream.seed(master))
     }
 
     #[inline]
@@ -92,6 +140,19 @@ mod tests {
         assert!(a.windows(2).all(|w| w[0] == w[1]));
         assert_ne!(Rng::stream(1, 7).next_u64(), Rng::stream(1, 8).next_u64());
         assert_ne!(Rng::stream(1, 7).next_u64(), Rng::stream(2, 7).next_u64());
+    }
+
+    /// Named streams keep the numbers they had when they were numbered by hand: renaming
+    /// must not change a result.
+    #[test]
+    fn named_streams_keep_their_numbers() {
+        assert_eq!(Stream::PortMarking(7).seed(3), derive_seed(3, 1_000_007));
+        assert_eq!(Stream::ConnEcmp(5).seed(3), derive_seed(3, 2_000_005));
+        assert_eq!(Stream::ProbeEcmp(2).seed(3), derive_seed(3, 3_000_002));
+        assert_eq!(Stream::Traffic.seed(3), derive_seed(3, 4_000_000));
+        assert_eq!(Rng::named(3, Stream::RttVariation).next_u64(), Rng::stream(3, 5_000_000).next_u64());
+        assert_eq!(Stream::TrafficEntry(1).seed(3), derive_seed(3, 0x574C_0001));
+        assert_eq!(Stream::EmuPortMarking(4).seed(3), derive_seed(3, 0xE3_0004));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::shaper::TokenBucket;
 use crate::wire::{self, parse_mac, ParseError, L3};
 use ecnlab_core::marking::Reason;
 use ecnlab_core::port::{BufferPool, Port, QueueStats};
-use ecnlab_core::rng::derive_seed;
+use ecnlab_core::rng::Stream;
 use ecnlab_core::Nanos;
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
@@ -192,7 +192,7 @@ impl Switch {
     pub fn new(cfg: &EmuConfig, now: Nanos) -> Result<Switch, String> {
         let mut ports = Vec::with_capacity(cfg.ports.len());
         for (i, p) in cfg.ports.iter().enumerate() {
-            let seed = derive_seed(cfg.seed, 0xE3_0000 + i as u64);
+            let seed = Stream::EmuPortMarking(i as u64).seed(cfg.seed);
             let port = Port::new(&cfg.switch, &cfg.marking, p.rate.0, seed)?;
             let shaper_rate = ((p.rate.0 as f64) * cfg.shaper.rate_fraction).round().max(1.0) as u64;
             let n = port.n_queues();

@@ -5,6 +5,35 @@
 //! (determinism by construction, as in nexosim). Stale timers are not removed: their owner
 //! recognises them when they fire (lazy cancellation).
 //!
+//! # The order of simultaneous events (the tie rule)
+//! Events of the same nanosecond run in the order they were scheduled: the one pushed
+//! first runs first. This is the rule of ns-3's default simulator (an event's key is its
+//! time, then the uid `Simulator::Schedule` gave it) and of ns-2's scheduler. Chosen for
+//! two reasons. Ties are frequent (a one-nanosecond clock, equal link rates and delays:
+//! two packets of equal size sent at the same time reach a switch in the same nanosecond)
+//! and there is no physical order to recover at that resolution, so the rule should be the
+//! reference simulators' own: the benchmark then compares ecnlab and ns-3 on one scenario
+//! under one rule, not two tie rules (the rule measurably moves small-flow tails:
+//! benches/PROFILE.md, session 7, where a dequeue-first rule raised the 99th percentile of
+//! small flows by 25-42 % at the 5 ms RTO cliff). And it costs nothing: a bucket of the
+//! wheel is a FIFO. What it means for packets: of two packets reaching a node in the same
+//! nanosecond, the one whose arrival was scheduled first (its transmission started first)
+//! is handled, and enqueued, first; a dequeue and an enqueue of one port in the same
+//! nanosecond go in the order of their events.
+//!
+//! Actions the simulator performs without an event take the place the event would have
+//! had: a port's owed dequeue holds the number its `TxDone` event would have got
+//! ([`EventQueue::reserve_seq`], taken when the transmission before it starts), and every
+//! enqueue performs the owed dequeues before its own place ([`EventQueue::current_seq`];
+//! `crate::wire`). One difference from scheduling every `TxDone`: the events an owed
+//! dequeue schedules (its packet's arrival, the next owed dequeue) are numbered when the
+//! wire performs it, at the next enqueue into the port or at the arrival of the packet
+//! before, not at its own time; it changes results only where such an arrival ties with
+//! another at one node (session 7: over 16 seeds no change with |t| >= 1.6). Readers perform
+//! owed dequeues only for the port they read and put the link back (`Wire::port_at`), so
+//! what is recorded cannot move a number.
+//! `tests::simultaneous_arrivals_run_in_the_order_they_were_scheduled` (sim) holds the rule.
+//!
 //! # Two levels (measured in benches/PROFILE.md, session 3)
 //! Almost every event of a packet network falls within one link's transmission time plus
 //! its propagation delay of `now`: a transmission's end and a packet's arrival. Those go to
@@ -290,6 +319,18 @@ impl<E: Copy> EventQueue<E> {
         top.ev
     }
 
+    /// Drop every pending event, keeping the memory (a scratch queue reused cold: popping
+    /// would add a caller to the pop that the event loop inlines).
+    pub fn clear(&mut self) {
+        self.tail.fill(NIL);
+        self.bits.fill(0);
+        self.summary.fill(0);
+        self.nodes.clear();
+        self.free = NIL;
+        self.wheel_len = 0;
+        self.far.clear();
+    }
+
     /// Visit every pending event, in no particular order (end-of-run checks).
     pub fn for_each_pending(&self, mut f: impl FnMut(&E)) {
         for &t in self.tail.iter().filter(|&&t| t != NIL) {
@@ -341,6 +382,21 @@ impl<E: Copy> EventQueue<E> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_cleared_queue_is_empty_and_works_again() {
+        let mut q = EventQueue::new(64);
+        for t in [3, 3, 70, 1_000] {
+            q.push(t, t);
+        }
+        q.pop();
+        q.clear();
+        assert_eq!(q.pop(), None);
+        q.push(5, 1);
+        q.push(5, 2);
+        q.push(500, 3);
+        assert_eq!((q.pop(), q.pop(), q.pop(), q.pop()), (Some((5, 1)), Some((5, 2)), Some((500, 3)), None));
+    }
 
     #[test]
     fn equal_times_pop_in_insertion_order() {

@@ -16,10 +16,13 @@ pub mod event;
 pub mod metrics;
 pub mod packet;
 pub mod pcap;
+pub mod recorder;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
+pub mod traffic;
 pub mod transport;
+pub mod wire;
 pub mod workload;
 
 pub use config::Scenario;
@@ -150,14 +153,14 @@ fn build(scn: &Scenario, seed: u64, capture: &CaptureSpec) -> Result<Simulator, 
 
 /// The results of a finished run.
 fn output(scn: &Scenario, seed: u64, mut sim: Simulator) -> (RunOutput, Option<Captures>) {
-    let captures = sim.capture.take().map(|c| {
+    let captures = sim.wire.capture.take().map(|c| {
         let t = c.truncated;
         (c.into_ports(), t)
     });
     let flows = sim::flow_records(&sim);
     let probes = sim::probe_records(&sim);
     let summary = metrics::summary(&sim, &scn.name, seed, &flows, &probes);
-    (RunOutput { summary, flows, probes, timeseries: std::mem::take(&mut sim.timeseries) }, captures)
+    (RunOutput { summary, flows, probes, timeseries: std::mem::take(&mut sim.recorder.timeseries) }, captures)
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
 //! What a run measures: per-queue counters over the measurement window, time series,
 //! per-flow records, probe RTTs, and the `summary.json` document.
 
+use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
-use crate::sim::{Flow, Link, Probe, Simulator};
+use crate::sim::{Flow, Simulator};
 use crate::topology::Net;
+use crate::traffic::Probe;
 use ecnlab_core::marking::Reason;
+use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -23,9 +26,8 @@ pub struct QueueSnapshot {
 }
 
 impl QueueSnapshot {
-    pub(crate) fn of(l: &Link) -> Vec<QueueSnapshot> {
-        l.port
-            .stats()
+    pub(crate) fn of(port: &Port<Packet>) -> Vec<QueueSnapshot> {
+        port.stats()
             .iter()
             .map(|s| QueueSnapshot {
                 payload: s.deq_payload_bytes,
@@ -73,13 +75,14 @@ impl TimeSeries {
     pub(crate) fn record(
         &mut self,
         t: Nanos,
-        l: &Link,
+        port: &Port<Packet>,
+        rate_bps: u64,
         prev: &[QueueSnapshot],
         cur: &[QueueSnapshot],
         interval: Nanos,
         name: &str,
     ) {
-        let occ = l.port.queue_occ();
+        let occ = port.queue_occ();
         for (q, c) in cur.iter().enumerate() {
             let p = prev.get(q).cloned().unwrap_or_default();
             let deq = c.deq_pkts - p.deq_pkts;
@@ -92,19 +95,19 @@ impl TimeSeries {
             self.sojourn_us.push((deq > 0).then(|| (c.sojourn_sum_ns - p.sojourn_sum_ns) as f64 / deq as f64 / 1e3));
             self.marks.push(diff(&c.marks, &p.marks).iter().sum());
             self.drops.push(diff(&c.drops, &p.drops).iter().sum());
-            self.est_rate_bps.push(capacity_estimate(l, q));
+            self.est_rate_bps.push(capacity_estimate(port, rate_bps, q));
         }
     }
 }
 
-fn capacity_estimate(l: &Link, q: usize) -> Option<f64> {
+fn capacity_estimate(port: &Port<Packet>, rate_bps: u64, q: usize) -> Option<f64> {
     use ecnlab_core::marking::{mq_ecn, Marking};
     use ecnlab_core::sched::Scheduler;
-    match l.port.marking() {
+    match port.marking() {
         Marking::Ideal(m) => m.capacity_estimate_bps(q),
         Marking::MqEcn(_) => {
-            let s = l.port.scheduler();
-            mq_ecn::implied_capacity_bps(s.quantum(q), s.round_time_ns(), l.spec.rate_bps)
+            let s = port.scheduler();
+            mq_ecn::implied_capacity_bps(s.quantum(q), s.round_time_ns(), rate_bps)
         }
         _ => None,
     }
@@ -283,13 +286,13 @@ pub(crate) fn summary(
     let mut marks_total = [0u64; Reason::COUNT];
     let mut drops_total = [0u64; Reason::COUNT];
     let mut unmarkable_total = [0u64; Reason::COUNT];
-    for (i, l) in sim.links.iter().enumerate() {
+    for (i, l) in sim.wire.links.iter().enumerate() {
         // Totals count every port, host NICs included; the per-queue list has switch ports
         // that carried traffic.
         let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
         let name = if listed { port_name(&sim.net, i) } else { String::new() };
         for (q, s) in l.port.stats().iter().enumerate() {
-            let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
+            let snap = sim.recorder.snapshot[i].get(q).cloned().unwrap_or_default();
             let marks = diff(&s.marks, &snap.marks);
             let drops = diff(&s.drops, &snap.drops);
             let unm = diff(&s.unmarkable, &snap.unmarkable);
@@ -337,11 +340,14 @@ pub(crate) fn summary(
         .collect();
     // Link utilization of switch ports that carried traffic in the window.
     let ports: Vec<Value> = sim
+        .wire
         .links
         .iter()
         .enumerate()
         .filter(|(_, l)| l.is_switch_port && l.tx_pkts > 0)
-        .filter_map(|(i, l)| Some((i, l, l.tx_bytes().checked_sub(sim.snapshot_tx_bytes[i]).filter(|&b| b > 0)?)))
+        .filter_map(|(i, l)| {
+            Some((i, l, tx_bytes(&l.port).checked_sub(sim.recorder.snapshot_tx_bytes[i]).filter(|&b| b > 0)?))
+        })
         .map(|(i, l, bytes)| {
             json!({"port": port_name(&sim.net, i), "rate_bps": l.spec.rate_bps,
                    "utilization": bytes as f64 * 8e9 / (l.spec.rate_bps as f64 * window_ns as f64)})
@@ -351,6 +357,7 @@ pub(crate) fn summary(
     // bound by their sender's NIC rather than by the switch under study (the catalog's
     // soundness guard): the window's drops and time-averaged queue, and the peak.
     let nics: Vec<Value> = sim
+        .wire
         .links
         .iter()
         .enumerate()
@@ -358,7 +365,7 @@ pub(crate) fn summary(
         .map(|(i, l)| {
             let (mut drops, mut byte_ns, mut max_bytes) = (0u64, 0u128, 0u64);
             for (q, s) in l.port.stats().iter().enumerate() {
-                let snap = sim.snapshot[i].get(q).cloned().unwrap_or_default();
+                let snap = sim.recorder.snapshot[i].get(q).cloned().unwrap_or_default();
                 drops += diff(&s.drops, &snap.drops).iter().sum::<u64>();
                 byte_ns += s.byte_ns - snap.byte_ns;
                 max_bytes = max_bytes.max(s.max_bytes);
@@ -374,11 +381,11 @@ pub(crate) fn summary(
         .filter(|f| f.size.is_none())
         .map(|f| {
             let c = &sim.conns[f.conn as usize];
-            (c.sender.acked_bytes() - c.acked_at_warmup) as f64 * 8e9 / window_ns as f64
+            (c.sender.acked_bytes() - sim.recorder.acked_at_warmup(f.conn as usize)) as f64 * 8e9 / window_ns as f64
         })
         .collect();
     let jain = jain_index(&long_goodputs);
-    let switch_port = sim.links.iter().find(|l| l.is_switch_port);
+    let switch_port = sim.wire.links.iter().find(|l| l.is_switch_port);
     let c = sim.counting;
     json!({
         "scenario": scenario,
@@ -409,6 +416,12 @@ pub(crate) fn summary(
         "probe_rtt": fct_stats(all_rtts),
         "counting": {"sent": c.sent, "delivered": c.delivered, "dropped": c.dropped, "in_flight": c.in_flight},
     })
+}
+
+/// Bytes a port put on the wire: what its queues sent (the end-of-run check holds the
+/// packet counts of port and link equal). Cold paths only: it sums the queues.
+pub(crate) fn tx_bytes(port: &Port<Packet>) -> u64 {
+    (0..port.n_queues()).map(|q| port.queue_stats(q).deq_bytes).sum()
 }
 
 /// Jain's fairness index (sum x)^2 / (n sum x^2); None for no flows or all zero.

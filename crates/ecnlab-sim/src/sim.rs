@@ -1,19 +1,6 @@
-//! The event loop: links, ports, hosts and flows as plain data in vectors, driven by one
-//! event queue.
-//!
-//! Each directed link has an egress [`Port`] at its source node. A packet on the wire
-//! rides in its own `Arrive` event, which carries it to the far node at the end of its
-//! transmission plus the link's delay: nothing is read of the link it crossed on arrival,
-//! and the wheel's FIFO order per nanosecond keeps a link's packets in order
-//! (benches/PROFILE.md, session 6). Queued packets have no events, and a busy link
-//! usually none of its own either (session 7): when packets wait behind the one that
-//! starts, that packet travels as `ArriveResume`, and the dequeue owed at the end of its
-//! transmission is performed, at that time, by its arrival or by the port's next enqueue,
-//! whichever comes first (`Simulator::catch_up`). A `TxDone` event at the end of the
-//! transmission remains for ports on a switch's shared buffer pool, for packets with an
-//! RTT-variation delay, and for a packet enqueued while the link sends one that left an
-//! empty queue. (htsim's rule is "one pending event per FIFO or link"; here it is at most
-//! one, and usually none.)
+//! The event loop: hosts, connections and flows as plain data in vectors, over the links
+//! of [`crate::wire`], driven by one event queue (whose order of simultaneous events is
+//! stated in [`crate::event`]).
 //!
 //! Packets are `Copy` structs moved between ring buffers and event nodes: nothing is
 //! allocated per packet once those have grown to their high-water marks.
@@ -26,22 +13,24 @@
 use crate::config::{RttVariation, RttVariationMode, Scenario};
 use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
 use crate::event::EventQueue;
-use crate::metrics::{FlowRecord, ProbeRecord, QueueSnapshot, TimeSeries};
-use crate::packet::{Ecn, Kind, Packet};
+use crate::metrics::{FlowRecord, ProbeRecord};
+use crate::packet::{Kind, Packet};
+use crate::recorder::Recorder;
 use crate::tcp::linux::{LinuxReceiver, LinuxSender};
 use crate::tcp::{Profile, TcpConfig, TcpReceiver, TcpSender};
-use crate::topology::{LinkSpec, Net};
+use crate::topology::Net;
+use crate::traffic::{self, Arrivals, Probe};
 use crate::transport::{Receiver, Sender};
-use crate::workload::{self, FlowArrival, HostInfo};
+use crate::wire::{Link, Wire};
+use crate::workload::{self, HostInfo};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig};
-use ecnlab_core::rng::derive_seed;
-use ecnlab_core::rng::Rng;
+use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     TxDone(u32),
     /// A packet reaches the far end (a node) of the link it was sent on. The packet rides
     /// in the event itself: a link keeps no queue of packets in propagation, and an
@@ -50,7 +39,7 @@ enum Ev {
     /// As `Arrive`, for a packet whose link had more packets waiting when it started: the
     /// link (its index here; the node is the link's far end) is owed its next dequeue,
     /// at the end of this packet's transmission, which is before this arrival. See
-    /// [`Simulator::catch_up`].
+    /// [`Wire::catch_up`].
     ArriveResume(u32, Packet),
     /// A connection endpoint's deadline (RTO, delayed ACK, DCQCN timers).
     Timer(u32, End),
@@ -68,68 +57,9 @@ enum Ev {
 
 /// The two ends of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum End {
+pub(crate) enum End {
     Sender = 0,
     Receiver = 1,
-}
-
-/// A directed link and the egress port that feeds it.
-///
-/// Layout: at fabric scale a link is out of L1 at nearly every packet, so all an enqueue
-/// and a transmission touch of the link itself is packed in one cache line (transmission
-/// state, the constants a transmission needs, its packet counter, the port's own buffer
-/// pool), and the port (its first line: admission state) follows on the next. Packets in
-/// propagation are not here: each rides in its `Arrive` event.
-#[repr(C, align(64))]
-pub(crate) struct Link {
-    // ---- first cache line ----
-    /// End of the transmission in progress: the link is free from then on.
-    busy_until: Nanos,
-    /// `spec.rate_bps` and `spec.delay_ns`, copied here for the transmission path.
-    rate_bps: u64,
-    delay_ns: Nanos,
-    /// The port's own, unlimited pool when its switch shares none: kept here rather than
-    /// in a per-node vector, so that it costs no cache line of its own.
-    own_pool: BufferPool,
-    /// Packets put on the wire (packet-hops). Bytes are counted by the port's queues
-    /// ([`QueueStats`](ecnlab_core::port::QueueStats), payload apart): see [`Link::tx_bytes`].
-    pub tx_pkts: u64,
-    /// `spec.to`: the node at the far end.
-    to: u32,
-    /// The switch's shared buffer pool (its index in `Simulator::pools`), or [`OWN_POOL`].
-    shared_pool: u32,
-    /// A `TxDone` event is scheduled at `busy_until`. There is one only while packets wait
-    /// behind the one on the wire and that packet does not carry the owed dequeue itself
-    /// (`resume_armed`: see [`Simulator::start_tx`] for the cases); a link whose queue is
-    /// empty needs no event to become free, and the next enqueue finds it free by its time.
-    txdone_pending: bool,
-    /// The link is owed its next dequeue at `busy_until`, and no `TxDone` event covers it:
-    /// the `ArriveResume` event of the packet on the wire, or the port's next enqueue,
-    /// whichever comes first, performs it then ([`Simulator::catch_up`]).
-    resume_armed: bool,
-    pub is_switch_port: bool,
-    // ---- from the second line on ----
-    pub port: Port<Packet>,
-    pub spec: LinkSpec,
-}
-
-/// `Link::shared_pool` of a port without a shared buffer pool.
-const OWN_POOL: u32 = u32::MAX;
-
-impl Link {
-    /// The port and the buffer pool it draws on: its switch's shared pool, or its own.
-    #[inline]
-    fn port_and_pool<'a>(&'a mut self, pools: &'a mut [BufferPool]) -> (&'a mut Port<Packet>, &'a mut BufferPool) {
-        let pool =
-            if self.shared_pool == OWN_POOL { &mut self.own_pool } else { &mut pools[self.shared_pool as usize] };
-        (&mut self.port, pool)
-    }
-
-    /// Bytes put on the wire: what the port's queues sent (the end-of-run check holds the
-    /// packet counts of the two equal). Cold paths only: it sums the queues.
-    pub(crate) fn tx_bytes(&self) -> u64 {
-        (0..self.port.n_queues()).map(|q| self.port.queue_stats(q).deq_bytes).sum()
-    }
 }
 
 /// A transport connection between two hosts. It carries one long-lived flow, or a
@@ -151,10 +81,6 @@ pub(crate) struct Conn {
     /// Opened for generated traffic: returns to its host pair's idle pool when a message
     /// completes (listed flows keep their own connections, which may use another `cc`).
     pooled: bool,
-    /// Extra one-way delay of this connection's data packets (RTT variation).
-    extra_delay_ns: Nanos,
-    /// Acknowledged bytes when the measurement window opened.
-    pub acked_at_warmup: u64,
 }
 
 impl Flow {
@@ -191,18 +117,6 @@ pub(crate) struct Flow {
     pub retransmits: u64,
 }
 
-pub(crate) struct Probe {
-    pub src: u16,
-    pub dst: u16,
-    pub class: u8,
-    pub size: u32,
-    pub interval: Nanos,
-    pub stop: Option<Nanos>,
-    pub sent: u64,
-    pub rtts_ns: Vec<Nanos>,
-    ecmp: u64,
-}
-
 /// Whole-run packet accounting (every packet a host sends is delivered, dropped, or still in
 /// the network at the end).
 #[derive(Clone, Copy, Debug, Default)]
@@ -217,13 +131,9 @@ pub struct Simulator {
     pub(crate) now: Nanos,
     events: EventQueue<Ev>,
     pub(crate) net: Net,
-    pub(crate) links: Vec<Link>,
-    pools: Vec<BufferPool>,
+    pub(crate) wire: Wire,
     /// `run_until` has taken the initial snapshot.
     started: bool,
-    /// The first broken invariant seen by the debug-build checks (never set in release).
-    #[cfg_attr(not(debug_assertions), allow(dead_code))]
-    violation: Option<String>,
     pub(crate) conns: Vec<Conn>,
     /// Each connection's ECMP hash key, apart from the (large) `Conn` so that forwarding
     /// reads 8 dense bytes instead of a cold line of a connection's state.
@@ -231,15 +141,12 @@ pub struct Simulator {
     pub(crate) flows: Vec<Flow>,
     /// Idle connections per (src, dst) pair, for persistent connections.
     idle_conns: HashMap<(u16, u16), Vec<u32>>,
-    /// Generated arrivals, sorted by time; `next_arrival` indexes the next one.
-    arrivals: Vec<FlowArrival>,
-    next_arrival: usize,
+    /// Generated flow arrivals (`[[traffic]]`).
+    arrivals: Arrivals,
     pub(crate) probes: Vec<Probe>,
     out: Vec<Packet>,
     end: Nanos,
     pub(crate) warmup: Nanos,
-    sample_interval: Nanos,
-    record_timeseries: bool,
     pub(crate) mss: u32,
     /// Number of `[[flows]]` entries (generated flows' `spec` follows them).
     pub(crate) n_listed_specs: u32,
@@ -258,17 +165,8 @@ pub struct Simulator {
     finite_done: usize,
     has_long_lived: bool,
     done: bool,
-    pub(crate) snapshot: Vec<Vec<QueueSnapshot>>,
-    pub(crate) snapshot_tx_bytes: Vec<u64>,
-    pub(crate) timeseries: TimeSeries,
-    last_sample: Vec<Vec<QueueSnapshot>>,
-    /// Per link: the insertion number taken for the dequeue it is owed
-    /// (`Link::resume_armed`), in place of the `TxDone` event's, so that an owed dequeue
-    /// and an event of the same nanosecond keep the order the event queue gives them
-    /// (read only on such ties, hence not in the link's cache line).
-    owed_seq: Vec<u64>,
-    /// Packet captures (`--pcap`): an observer of `start_tx`, read by nothing else.
-    pub(crate) capture: Option<Box<crate::pcap::Capture>>,
+    /// What is measured: the simulation never reads it.
+    pub(crate) recorder: Recorder,
 }
 
 impl Simulator {
@@ -285,30 +183,18 @@ impl Simulator {
         for (i, spec) in net.links.iter().enumerate() {
             let is_switch_port = net.is_switch(spec.from);
             let port = if is_switch_port {
-                Port::new(&scn.switch, &scn.marking, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))?
+                Port::new(&scn.switch, &scn.marking, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))?
             } else {
                 let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
-                Port::new(&nic_cfg, m, spec.rate_bps, derive_seed(seed, 1_000_000 + i as u64))
+                Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))
                     .map_err(|e| format!("host.{e}"))?
             };
             let shared_pool = match scn.switch.pool {
-                Some(_) if net.is_switch(spec.from) => spec.from as u32,
-                _ => OWN_POOL,
+                Some(_) if net.is_switch(spec.from) => Some(spec.from as u32),
+                _ => None,
             };
-            links.push(Link {
-                busy_until: 0,
-                rate_bps: spec.rate_bps,
-                delay_ns: spec.delay_ns,
-                own_pool: BufferPool::unlimited(),
-                tx_pkts: 0,
-                to: u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?,
-                shared_pool,
-                txdone_pending: false,
-                resume_armed: false,
-                is_switch_port,
-                port,
-                spec: spec.clone(),
-            });
+            u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?;
+            links.push(Link::new(spec, port, is_switch_port, shared_pool));
         }
         // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
         // draw on their link's own pool.
@@ -327,7 +213,7 @@ impl Simulator {
                 _ => None,
             },
         };
-        let arrivals = workload::generate(&scn.traffic, &hosts, derive_seed(seed, 4_000_000)).map_err(|e| {
+        let arrivals = workload::generate(&scn.traffic, &hosts, Stream::Traffic.seed(seed)).map_err(|e| {
             if e.starts_with("traffic") {
                 e
             } else {
@@ -335,7 +221,7 @@ impl Simulator {
             }
         })?;
 
-        let mut delay_rng = Rng::stream(seed, 5_000_000);
+        let mut delay_rng = Rng::named(seed, Stream::RttVariation);
         let host_delay_ns = match &scn.rtt_variation {
             Some(rv) if rv.mode == RttVariationMode::PerHost => {
                 (0..net.n_hosts).map(|_| rv.delay.sample(&mut delay_rng)).collect()
@@ -348,26 +234,22 @@ impl Simulator {
         let max_wire = (scn.transport.mss + crate::packet::TCP_IP_HEADER) as u64;
         let event_horizon =
             net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
+        let n_links = links.len();
         let mut sim = Simulator {
             now: 0,
             events: EventQueue::new(event_horizon),
+            wire: Wire::new(links, pools, (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect()),
             net,
-            links,
-            pools,
-            violation: None,
             started: false,
             conns: Vec::new(),
             conn_ecmp: Vec::new(),
             flows: Vec::with_capacity(arrivals.len() + scn.flows.len()),
             idle_conns: HashMap::new(),
-            arrivals,
-            next_arrival: 0,
-            probes: Vec::new(),
+            arrivals: Arrivals::new(arrivals),
+            probes: scn.probes.iter().enumerate().map(|(i, p)| Probe::new(i, p, seed)).collect(),
             out: Vec::with_capacity(64),
             end: scn.duration.0,
             warmup: scn.metrics.warmup.0,
-            sample_interval: scn.metrics.sample_interval.0,
-            record_timeseries: scn.metrics.timeseries,
             mss: scn.transport.mss,
             n_listed_specs: scn.flows.len() as u32,
             transport: scn.transport.clone(),
@@ -384,18 +266,8 @@ impl Simulator {
             finite_done: 0,
             has_long_lived: scn.flows.iter().any(|f| f.size.is_none()),
             done: false,
-            snapshot: Vec::new(),
-            snapshot_tx_bytes: Vec::new(),
-            timeseries: TimeSeries::default(),
-            last_sample: Vec::new(),
-            owed_seq: Vec::new(),
-            capture: None,
+            recorder: Recorder::new(n_links, scn.metrics.sample_interval.0, scn.metrics.timeseries),
         };
-        let n_links = sim.links.len();
-        sim.snapshot = vec![Vec::new(); n_links];
-        sim.snapshot_tx_bytes = vec![0; n_links];
-        sim.last_sample = vec![Vec::new(); n_links];
-        sim.owed_seq = vec![0; n_links];
 
         // Listed flows: each on its own connection. Start jitter comes from a stream of its
         // own, drawn only for entries that ask for it, so other runs are unchanged.
@@ -432,21 +304,10 @@ impl Simulator {
             }
         }
         sim.finite_flows = sim.arrivals.len() + sim.flows.iter().filter(|f| f.size.is_some()).count();
-        if let Some(a) = sim.arrivals.first() {
-            sim.events.push(a.start_ns, Ev::NextArrival);
+        if let Some(t) = sim.arrivals.first_time() {
+            sim.events.push(t, Ev::NextArrival);
         }
         for (i, p) in scn.probes.iter().enumerate() {
-            sim.probes.push(Probe {
-                src: p.src as u16,
-                dst: p.dst as u16,
-                class: p.class,
-                size: p.size.0.max(28) as u32,
-                interval: p.interval.0,
-                stop: p.stop.map(|s| s.0),
-                sent: 0,
-                rtts_ns: Vec::new(),
-                ecmp: derive_seed(seed, 3_000_000 + i as u64),
-            });
             sim.events.push(p.start.0, Ev::ProbeSend(i as u32));
         }
         if sim.warmup > 0 {
@@ -495,10 +356,9 @@ impl Simulator {
             app_written: 0,
             closed: false,
             pooled: false,
-            extra_delay_ns,
-            acked_at_warmup: 0,
         });
-        self.conn_ecmp.push(derive_seed(self.seed, 2_000_000 + id as u64));
+        self.conn_ecmp.push(Stream::ConnEcmp(id as u64).seed(self.seed));
+        self.wire.set_conn_delay(id as usize, extra_delay_ns);
         id
     }
 
@@ -508,7 +368,7 @@ impl Simulator {
     }
     /// Packet transmissions on links so far.
     pub fn packet_hops(&self) -> u64 {
-        self.links.iter().map(|l| l.tx_pkts).sum()
+        self.wire.packet_hops()
     }
     /// Flows (messages) completed so far, and flows started so far.
     pub fn flow_progress(&self) -> (usize, usize) {
@@ -524,8 +384,8 @@ impl Simulator {
     /// Capture the switch ports `names` (`"all"`: every switch port) from now on
     /// ([`crate::pcap`]); an unknown name is an error naming the ports there are.
     pub fn capture_ports(&mut self, names: &[String], limit_bytes: u64) -> Result<(), String> {
-        let switch: Vec<(usize, String)> = (0..self.links.len())
-            .filter(|&li| self.links[li].is_switch_port)
+        let switch: Vec<(usize, String)> = (0..self.wire.links.len())
+            .filter(|&li| self.wire.links[li].is_switch_port)
             .map(|li| (li, crate::metrics::port_name(&self.net, li)))
             .collect();
         let mut pick: Vec<(usize, String)> = Vec::new();
@@ -543,7 +403,7 @@ impl Simulator {
         pick.sort();
         pick.dedup();
         let udp = matches!(self.transport.cc, crate::tcp::config::CcKind::Dcqcn);
-        self.capture = Some(Box::new(crate::pcap::Capture::new(self.links.len(), &pick, limit_bytes, udp)));
+        self.wire.capture = Some(Box::new(crate::pcap::Capture::new(self.wire.links.len(), &pick, limit_bytes, udp)));
         Ok(())
     }
 
@@ -570,7 +430,7 @@ impl Simulator {
             self.now = t;
             self.handle(ev);
             #[cfg(debug_assertions)]
-            if let Some(v) = self.violation.take() {
+            if let Some(v) = self.wire.violation.take() {
                 return Err(v);
             }
             if self.done {
@@ -583,8 +443,8 @@ impl Simulator {
     /// Close the run at its end time and check the counting invariants.
     fn finish(&mut self) -> Result<(), String> {
         self.now = self.end;
-        self.catch_up_all(self.end, u64::MAX);
-        for l in &mut self.links {
+        self.wire.catch_up_all(&mut self.events, self.end, self.end, u64::MAX);
+        for l in &mut self.wire.links {
             l.port.advance_clock(self.end);
         }
         for f in 0..self.flows.len() {
@@ -595,17 +455,11 @@ impl Simulator {
 
     fn handle(&mut self, ev: Ev) {
         match ev {
-            Ev::TxDone(l) => self.tx_done(l as usize),
+            Ev::TxDone(l) => self.wire.tx_done(&mut self.events, self.now, l as usize),
             Ev::Arrive(node, pkt) => self.arrive(node as usize, pkt),
             Ev::ArriveResume(li, pkt) => {
-                let li = li as usize;
-                // The arrival whose packet owes the dequeue comes right before it in the
-                // order of events (the owed number was taken just after this event's), so
-                // this catch-up is inclusive. (An older packet's arrival at the very time of
-                // the owed dequeue performs it a little earlier in that order, which matters
-                // only if an event in between enqueues into this port.)
-                self.catch_up(li, self.now, u64::MAX);
-                self.arrive(self.links[li].to as usize, pkt);
+                let node = self.wire.arrive_resume(&mut self.events, self.now, li as usize);
+                self.arrive(node, pkt);
             }
             Ev::Timer(c, end) => self.timer(c as usize, end),
             Ev::FlowStart(f) => self.flow_start(f as usize),
@@ -617,125 +471,19 @@ impl Simulator {
             Ev::NextArrival => self.next_arrival(),
             Ev::ProbeSend(p) => self.probe_send(p as usize),
             Ev::Sample => {
-                self.sample();
-                self.events.push(self.now + self.sample_interval, Ev::Sample);
+                self.recorder.sample(&mut self.wire, self.now, self.events.current_seq());
+                self.events.push(self.now + self.recorder.sample_interval, Ev::Sample);
             }
             Ev::Warmup => self.take_snapshot(),
         }
     }
 
-    // ---- links ----
+    // ---- forwarding ----
 
-    /// Hand a packet to the egress port of `link`; start transmitting if the link is idle.
+    /// Hand a packet to the egress port of link `li` (the wire catches the port up first).
     #[inline]
     fn enqueue(&mut self, li: usize, pkt: Packet) {
-        // Dequeues owed before this event come first: the packet must not be seen by a
-        // dequeue that happened before it arrived.
-        self.catch_up(li, self.now, self.events.current_seq());
-        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
-        let admitted = port.enqueue(self.now, pkt, pool).is_ok();
-        #[cfg(debug_assertions)]
-        self.debug_check_port(li);
-        if !admitted {
-            self.counting.dropped += 1;
-            return;
-        }
-        let link = &mut self.links[li];
-        if link.txdone_pending || link.resume_armed {
-            return; // the transmission in progress ends with an event that starts the next
-        }
-        if self.now >= link.busy_until {
-            self.start_tx(li, self.now);
-        } else {
-            link.txdone_pending = true;
-            self.events.push(link.busy_until, Ev::TxDone(li as u32));
-        }
-    }
-
-    /// The link is free at `at` (`now`, or an earlier time during [`Simulator::catch_up`]):
-    /// send the port's next packet, if any. The packet leaves in its own arrival event, at
-    /// the end of its transmission plus the link delay (plus the connection's RTT-variation
-    /// delay on a sender's access link, so that a packet with a smaller one may overtake
-    /// another connection's).
-    ///
-    /// If more packets wait, the link is owed its next dequeue at the end of this
-    /// transmission. That needs no event of its own (benches/PROFILE.md, session 7): the
-    /// packet travels as `ArriveResume`, whose arrival (after the end of the transmission)
-    /// performs the dequeue at its true time, unless an enqueue into the port comes first
-    /// and does. Two cases keep a `TxDone` event at the end of the transmission instead: a
-    /// port drawing on its switch's shared pool (another port's admission must see this
-    /// port's dequeues as they happen) and a packet with an RTT-variation delay (a later
-    /// packet with a smaller one could arrive, and start its own successor, before this
-    /// packet's arrival).
-    #[inline]
-    fn start_tx(&mut self, li: usize, at: Nanos) {
-        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
-        let (next, dropped) = port.dequeue_counting(at, pool);
-        self.counting.dropped += dropped as u64; // drops at dequeue (CoDel)
-        #[cfg(debug_assertions)]
-        self.debug_check_port(li);
-        let Some((pkt, _)) = next else { return };
-        if let Some(c) = self.capture.as_deref_mut() {
-            c.record(li, at, &pkt);
-        }
-        let extra = if self.rtt_variation.is_some() && !self.links[li].is_switch_port && pkt.kind == Kind::Data {
-            self.conns[pkt.flow as usize].extra_delay_ns
-        } else {
-            0
-        };
-        let link = &mut self.links[li];
-        let done = at + tx_time_ns(pkt.size as u64, link.rate_bps);
-        link.busy_until = done;
-        link.tx_pkts += 1;
-        let arrival = done + link.delay_ns + extra;
-        // A dequeue performed late by a catch-up (`at` < `now`) still schedules its arrival
-        // after `now`: the catch-up runs at the latest at the arrival of an earlier packet
-        // of this link, `at + delay` or before, and this packet needs `at + tx + delay`.
-        debug_assert!(arrival >= self.now, "arrival at {arrival} ns scheduled at {} ns", self.now);
-        let owes_dequeue = !link.port.is_empty();
-        let carries_it = owes_dequeue && link.shared_pool == OWN_POOL && extra == 0;
-        self.events.push(arrival, if carries_it { Ev::ArriveResume(li as u32, pkt) } else { Ev::Arrive(link.to, pkt) });
-        if owes_dequeue {
-            // `done < now`: inside a catch-up on a link with RTT variation, whose loop goes
-            // on from here.
-            if carries_it || done < self.now {
-                link.resume_armed = true;
-                self.owed_seq[li] = self.events.reserve_seq(); // where the TxDone event was
-            } else {
-                link.txdone_pending = true;
-                self.events.push(done, Ev::TxDone(li as u32));
-            }
-        }
-    }
-
-    fn tx_done(&mut self, li: usize) {
-        self.links[li].txdone_pending = false;
-        self.start_tx(li, self.now);
-    }
-
-    /// Perform the dequeues link `li` is owed before the point (`until`, `seq`) in the order
-    /// of events (time, then insertion number), each at its own time (the end of the
-    /// transmission before it). An owed dequeue holds the insertion number its `TxDone`
-    /// event would have had, so it falls where that event would have: every enqueue into
-    /// the port catches up to its own event first, and the packets a dequeue at time t sees
-    /// are exactly those the event order put before it. Whatever reads a port's state
-    /// (samples, snapshots, the end of the run) catches up first
-    /// ([`Simulator::catch_up_all`]).
-    #[inline]
-    fn catch_up(&mut self, li: usize, until: Nanos, seq: u64) {
-        while self.links[li].resume_armed
-            && (self.links[li].busy_until < until || (self.links[li].busy_until == until && self.owed_seq[li] < seq))
-        {
-            self.links[li].resume_armed = false;
-            let at = self.links[li].busy_until;
-            self.start_tx(li, at);
-        }
-    }
-
-    fn catch_up_all(&mut self, until: Nanos, seq: u64) {
-        for li in 0..self.links.len() {
-            self.catch_up(li, until, seq);
-        }
+        self.wire.enqueue(&mut self.events, self.now, li, pkt);
     }
 
     /// A packet reaches `node` at the end of a link.
@@ -819,16 +567,8 @@ impl Simulator {
                 self.flush_out();
                 self.arm_snd(c);
             }
-            Kind::Ping => {
-                let reply = Packet { kind: Kind::Pong, src: pkt.dst, dst: pkt.src, ecn: Ecn::NotEct, ..pkt };
-                self.host_send(reply);
-            }
-            Kind::Pong => {
-                let p = &mut self.probes[pkt.flow as usize];
-                if pkt.tx_ns >= self.warmup {
-                    p.rtts_ns.push(self.now - pkt.tx_ns);
-                }
-            }
+            Kind::Ping => self.host_send(traffic::pong(&pkt)),
+            Kind::Pong => self.probes[pkt.flow as usize].on_pong(&pkt, self.now, self.warmup),
         }
     }
 
@@ -892,10 +632,9 @@ impl Simulator {
     /// A generated flow arrives: take an idle connection of the pair (persistent
     /// connections) or open a new one.
     fn next_arrival(&mut self) {
-        let a = self.arrivals[self.next_arrival];
-        self.next_arrival += 1;
-        if let Some(n) = self.arrivals.get(self.next_arrival) {
-            self.events.push(n.start_ns, Ev::NextArrival);
+        let (a, next) = self.arrivals.take();
+        if let Some(t) = next {
+            self.events.push(t, Ev::NextArrival);
         }
         let reuse = if self.persistent { self.idle_conns.get_mut(&(a.src, a.dst)).and_then(|v| v.pop()) } else { None };
         let c = match reuse {
@@ -989,61 +728,18 @@ impl Simulator {
     }
 
     fn probe_send(&mut self, p: usize) {
-        let pr = &mut self.probes[p];
-        if pr.stop.is_some_and(|s| self.now >= s) {
-            return;
+        if let Some((ping, next)) = self.probes[p].ping(p, self.now) {
+            self.events.push(next, Ev::ProbeSend(p as u32));
+            self.host_send(ping);
         }
-        pr.sent += 1;
-        let pkt = Packet {
-            flow: p as u32,
-            src: pr.src,
-            dst: pr.dst,
-            seq: pr.sent,
-            tx_ns: self.now,
-            payload: 0,
-            size: pr.size,
-            kind: Kind::Ping,
-            ecn: Ecn::NotEct,
-            flags: 0,
-            dscp: pr.class,
-        };
-        let next = self.now + pr.interval;
-        self.events.push(next, Ev::ProbeSend(p as u32));
-        self.host_send(pkt);
     }
 
     // ---- measurement ----
 
+    /// The measurement window opens (at the warm-up's end, or at the start).
     fn take_snapshot(&mut self) {
-        self.catch_up_all(self.now, self.events.current_seq());
-        for (i, l) in self.links.iter_mut().enumerate() {
-            l.port.advance_clock(self.now);
-            l.port.reset_peak();
-            self.snapshot[i] = QueueSnapshot::of(l);
-            self.snapshot_tx_bytes[i] = l.tx_bytes();
-        }
-        for c in &mut self.conns {
-            c.acked_at_warmup = c.sender.acked_bytes();
-        }
-    }
-
-    fn sample(&mut self) {
-        if !self.record_timeseries {
-            return;
-        }
-        let t = self.now;
-        self.catch_up_all(t, self.events.current_seq());
-        for (i, l) in self.links.iter_mut().enumerate() {
-            if !l.is_switch_port || l.tx_pkts == 0 {
-                continue;
-            }
-            l.port.advance_clock(t);
-            let cur = QueueSnapshot::of(l);
-            let prev = std::mem::take(&mut self.last_sample[i]);
-            let name = crate::metrics::port_name(&self.net, i);
-            self.timeseries.record(t, l, &prev, &cur, self.sample_interval, &name);
-            self.last_sample[i] = cur;
-        }
+        let acked = self.conns.iter().map(|c| c.sender.acked_bytes());
+        self.recorder.open_window(&mut self.wire, self.now, self.events.current_seq(), acked);
     }
 
     /// Timeouts and retransmissions of a flow still running at the end.
@@ -1058,80 +754,15 @@ impl Simulator {
         }
     }
 
-    /// Debug builds check a port's books after every enqueue and dequeue (O(queues)); the
-    /// first violation stops the run with its event time.
-    #[cfg(debug_assertions)]
-    fn debug_check_port(&mut self, li: usize) {
-        if self.violation.is_some() {
-            return;
-        }
-        let link = &self.links[li];
-        let pool = if link.shared_pool == OWN_POOL { &link.own_pool } else { &self.pools[link.shared_pool as usize] };
-        let res = link.port.check_invariants(false).and_then(|_| {
-            if pool.used_bytes > pool.limit_bytes {
-                Err(format!("shared pool holds {} B, its limit is {} B", pool.used_bytes, pool.limit_bytes))
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = res {
-            self.violation = Some(format!("internal error at t={} ns: port {}: {e}", self.now, self.port_name(li)));
-        }
-    }
-
-    fn port_name(&self, li: usize) -> String {
-        crate::metrics::port_name(&self.net, li)
-    }
-
-    /// The counting invariants, checked at the end of every run: every port's books
-    /// ([`Port::check_invariants`] in full), bytes each queue dequeued = bytes its link sent
-    /// from it (a packet is counted as sent when its transmission starts), shared pools = the ports drawing from them, and
-    /// packets sent = delivered + dropped + in flight. A violation is an internal error.
+    /// The counting audit, at the end of every run: the wire's books ([`Wire::audit`]) and
+    /// packets sent = delivered + dropped + in flight (queued, or on the wire in an arrival
+    /// event). A violation is an internal error.
     fn check_counting(&mut self) -> Result<(), String> {
-        let at = self.now;
-        let mut pool_use = vec![0u64; self.pools.len()];
-        for li in 0..self.links.len() {
-            let l = &self.links[li];
-            let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.port_name(li));
-            l.port.check_invariants(true).map_err(fail)?;
-            let deq_pkts: u64 = l.port.stats().iter().map(|st| st.deq_pkts).sum();
-            if deq_pkts != l.tx_pkts {
-                return Err(fail(format!("its queues dequeued {deq_pkts} packets but its link sent {}", l.tx_pkts)));
-            }
-            if l.shared_pool == OWN_POOL {
-                if l.own_pool.used_bytes != l.port.bytes() {
-                    return Err(fail(format!(
-                        "its own pool counts {} B, it holds {} B",
-                        l.own_pool.used_bytes,
-                        l.port.bytes()
-                    )));
-                }
-            } else {
-                pool_use[l.shared_pool as usize] += l.port.bytes();
-            }
-        }
-        for (n, p) in self.pools.iter().enumerate() {
-            if p.limit_bytes != u64::MAX && (p.used_bytes != pool_use[n] || p.used_bytes > p.limit_bytes) {
-                return Err(format!(
-                    "internal error at t={at} ns: the shared pool of {} counts {} B, its ports hold {} B (limit {} B)",
-                    self.net.names[n], p.used_bytes, pool_use[n], p.limit_bytes
-                ));
-            }
-        }
-        let mut in_flight = 0u64;
-        for l in &self.links {
-            in_flight += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
-        }
+        let mut in_flight = self.wire.audit(self.now, &self.net.names)?;
         self.events.for_each_pending(|ev| in_flight += matches!(ev, Ev::Arrive(..) | Ev::ArriveResume(..)) as u64);
         self.counting.in_flight = in_flight;
-        let port_drops: u64 = self.links.iter().map(|l| l.port.total_drops()).sum();
+        self.counting.dropped = self.wire.dropped;
         let c = self.counting;
-        if port_drops != c.dropped {
-            return Err(format!(
-                "internal error at t={} ns: ports counted {} drops, the network {}",
-                self.now, port_drops, c.dropped
-            ));
-        }
         if c.sent != c.delivered + c.dropped + c.in_flight {
             return Err(format!(
                 "internal error at t={} ns: packet accounting broken: sent {} != delivered {} + dropped {} + in flight {}",
@@ -1161,6 +792,8 @@ pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Ecn;
+    use crate::wire::Tx;
 
     fn small_run() -> Simulator {
         let text = "name = \"t\"\nduration = \"3ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
@@ -1181,7 +814,8 @@ mod tests {
                     link_rate = \"10Gbps\"\nlink_delay = \"10us\"\n[switch]\nqueues = 2\nbuffer = \"1MB\"\n\
                     [switch.scheduler]\nkind = \"sp\"\n[[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
         let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
-        let li = (0..sim.links.len()).find(|&i| sim.links[i].is_switch_port && sim.links[i].to == 2).unwrap();
+        let li =
+            (0..sim.wire.links.len()).find(|&i| sim.wire.links[i].is_switch_port && sim.wire.links[i].to == 2).unwrap();
         let pkt = |seq: u64, dscp: u8| Packet {
             flow: 0,
             src: 0,
@@ -1201,12 +835,12 @@ mod tests {
         for seq in 0..4 {
             sim.enqueue(li, pkt(seq, 1));
         }
-        assert!(sim.links[li].txdone_pending && !sim.links[li].resume_armed);
+        assert_eq!(sim.wire.links[li].tx, Tx::TxDoneScheduled);
         let (t, ev) = sim.events.pop_until(1_200).expect("the TxDone at 1.2 us");
         assert!(matches!(ev, Ev::TxDone(_)));
         sim.now = t;
         sim.handle(ev);
-        assert!(sim.links[li].resume_armed && !sim.links[li].txdone_pending);
+        assert_eq!(sim.wire.links[li].tx, Tx::Owed);
         // t = 3.6 us, the very time of an owed dequeue: a high-priority packet, enqueued by
         // an event older in the queue's order than that dequeue (here the TxDone handled at
         // 1.2 us; the owed dequeue's number is taken when the one before it is performed).
@@ -1214,8 +848,8 @@ mod tests {
         // must (the order of events: dequeue-first would send seq 3 before it).
         sim.now = 3_600;
         sim.enqueue(li, pkt(101, 0));
-        sim.catch_up_all(1_000_000, u64::MAX);
-        assert!(sim.links[li].port.is_empty());
+        sim.wire.catch_up_all(&mut sim.events, 3_600, 1_000_000, u64::MAX);
+        assert!(sim.wire.links[li].port.is_empty());
         let mut arrivals = vec![];
         while let Some((t, ev)) = sim.events.pop_until(100_000) {
             match ev {
@@ -1231,7 +865,105 @@ mod tests {
             .map(|(&seq, start)| (seq, start + 11_200))
             .collect();
         assert_eq!(arrivals, want);
-        assert_eq!(sim.links[li].tx_pkts, 5);
+        assert_eq!(sim.wire.links[li].tx_pkts, 5);
+    }
+
+    /// A reader sees a busy port as it is at its time (the owed dequeues done) and leaves the
+    /// link exactly as it was: the same transmissions follow at the same times.
+    #[test]
+    fn reading_a_port_owing_dequeues_changes_nothing() {
+        let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"10us\"\n[switch]\nbuffer = \"1MB\"\n\
+                    [[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
+        let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
+        let li =
+            (0..sim.wire.links.len()).find(|&i| sim.wire.links[i].is_switch_port && sim.wire.links[i].to == 2).unwrap();
+        let pkt = |seq: u64| Packet {
+            flow: 0,
+            src: 0,
+            dst: 2,
+            seq,
+            tx_ns: 0,
+            payload: 1460,
+            size: 1500, // 1.2 us at 10 Gbps
+            kind: Kind::Data,
+            ecn: Ecn::Ect0,
+            flags: 0,
+            dscp: 0,
+        };
+        for seq in 0..4 {
+            sim.enqueue(li, pkt(seq));
+        }
+        let (t, ev) = sim.events.pop_until(1_200).expect("the TxDone at 1.2 us");
+        sim.now = t;
+        sim.handle(ev);
+        // Sent: seq 0 (at 0) and 1 (at 1.2 us); owed: the dequeue of seq 2 at 2.4 us.
+        let link = &sim.wire.links[li];
+        let before = (link.tx, link.busy_until, link.tx_pkts, link.port.queue_occ()[0].pkts, sim.wire.dropped);
+        assert_eq!(before, (Tx::Owed, 2_400, 2, 2, 0));
+        let view = sim.wire.port_at(li, 3_000, u64::MAX);
+        assert_eq!(view.queue_occ()[0].pkts, 1, "at 3 us seq 2 has left; seq 3 leaves at 3.6 us");
+        assert_eq!(view.stats()[0].deq_pkts, 3);
+        drop(view);
+        let link = &sim.wire.links[li];
+        assert_eq!((link.tx, link.busy_until, link.tx_pkts, link.port.queue_occ()[0].pkts, sim.wire.dropped), before);
+        sim.wire.catch_up_all(&mut sim.events, 3_000, 1_000_000, u64::MAX);
+        let mut arrivals = vec![];
+        while let Some((t, ev)) = sim.events.pop_until(100_000) {
+            if let Ev::Arrive(_, p) | Ev::ArriveResume(_, p) = ev {
+                arrivals.push((p.seq, t));
+            }
+        }
+        let want: Vec<(u64, Nanos)> = (0..4).map(|s| (s, s * 1_200 + 11_200)).collect();
+        assert_eq!(arrivals, want);
+    }
+
+    /// The tie rule (`crate::event`, module docs): two equal packets sent by hosts 0 and 1 at
+    /// t = 0 over equal links reach the switch in the same nanosecond; the one scheduled
+    /// first is enqueued first and so reaches host 2 first, whichever host sent it.
+    #[test]
+    fn simultaneous_arrivals_run_in_the_order_they_were_scheduled() {
+        let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"10us\"\n[[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
+        for order in [[0u16, 1], [1, 0]] {
+            let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
+            for src in order {
+                let pkt = Packet {
+                    flow: 0,
+                    src,
+                    dst: 2,
+                    seq: src as u64,
+                    tx_ns: 0,
+                    payload: 1460,
+                    size: 1500,
+                    kind: Kind::Data,
+                    ecn: Ecn::Ect0,
+                    flags: 0,
+                    dscp: 0,
+                };
+                sim.host_send(pkt);
+            }
+            let (mut at_switch, mut at_host) = (vec![], vec![]);
+            while let Some((t, ev)) = sim.events.pop_until(100_000) {
+                sim.now = t;
+                match ev {
+                    Ev::Arrive(node, p) if node == 2 => at_host.push((p.src, t)),
+                    Ev::ArriveResume(li, p) if sim.wire.links[li as usize].to == 2 => {
+                        sim.wire.catch_up(&mut sim.events, t, li as usize, t, u64::MAX);
+                        at_host.push((p.src, t));
+                    }
+                    Ev::Arrive(node, p) => {
+                        at_switch.push((p.src, t));
+                        sim.handle(Ev::Arrive(node, p));
+                    }
+                    ev => sim.handle(ev),
+                }
+            }
+            // Both reach the switch at 1.2 + 10 us, in the order they were sent.
+            assert_eq!(at_switch, vec![(order[0], 11_200), (order[1], 11_200)]);
+            // The first scheduled goes first: the other waits one transmission (1.2 us).
+            assert_eq!(at_host, vec![(order[0], 22_400), (order[1], 23_600)]);
+        }
     }
 
     /// Hosts that both send data with RTT-variation delays (which keep `TxDone` events) and
@@ -1251,15 +983,6 @@ mod tests {
     }
 
     #[test]
-    fn a_link_packs_its_transmission_path_in_one_cache_line() {
-        use std::mem::offset_of;
-        assert!(offset_of!(Link, is_switch_port) < 64);
-        assert!(offset_of!(Link, own_pool) + std::mem::size_of::<BufferPool>() <= 64);
-        assert!(offset_of!(Link, tx_pkts) + 8 <= 64);
-        assert_eq!(offset_of!(Link, port), 64, "the port starts on the second line");
-    }
-
-    #[test]
     fn the_end_of_run_check_catches_broken_counts() {
         let mut sim = small_run();
         assert!(sim.counting.dropped > 0, "two senders into a 60 KB buffer must overflow it");
@@ -1268,13 +991,13 @@ mod tests {
         assert!(e.starts_with("internal error at t=3000000 ns: packet accounting broken"), "{e}");
 
         let mut sim = small_run();
-        let li = (0..sim.links.len()).find(|&i| sim.links[i].tx_pkts > 0).unwrap();
-        sim.links[li].tx_pkts += 1;
+        let li = (0..sim.wire.links.len()).find(|&i| sim.wire.links[i].tx_pkts > 0).unwrap();
+        sim.wire.links[li].tx_pkts += 1;
         let e = sim.check_counting().unwrap_err();
         assert!(e.contains("dequeued") && e.contains("its link sent"), "{e}");
 
         let mut sim = small_run();
-        sim.counting.dropped += 1;
+        sim.wire.dropped += 1;
         assert!(sim.check_counting().unwrap_err().contains("drops"));
     }
 }

@@ -53,8 +53,8 @@
 //!
 //! ## Determinism
 //!
-//! Each `[[traffic]]` entry i draws from its own streams, `Rng::stream(derive_seed(seed,
-//! 0x574C_0000 + i), kind)`, one per kind: arrival gaps, sizes, endpoints, classes (and one
+//! Each `[[traffic]]` entry i draws from its own streams, `Rng::stream(Stream::TrafficEntry(i)
+//! .seed(seed), kind)`, one per kind: arrival gaps, sizes, endpoints, classes (and one
 //! gap stream per pair for `pairs`). Changing the classes therefore leaves times, sizes and
 //! endpoints unchanged, and adding an entry changes nothing in the others. Times are
 //! accumulated in f64 nanoseconds and truncated to whole nanoseconds. The output is sorted
@@ -65,7 +65,7 @@ mod trace;
 
 pub use cdf::{builtin_cdf_names, load_cdf, Cdf, CdfFormat, CdfPoint, PACKET_PAYLOAD_BYTES};
 
-use ecnlab_core::rng::{derive_seed, Rng};
+use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_core::units::{ByteSize, Duration};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -222,7 +222,7 @@ const S_CLASSES: u64 = 3;
 const S_PAIR_BASE: u64 = 1 << 32;
 
 fn stream(seed: u64, entry: usize, kind: u64) -> Rng {
-    Rng::stream(derive_seed(seed, 0x574C_0000 + entry as u64), kind)
+    Rng::stream(Stream::TrafficEntry(entry as u64).seed(seed), kind)
 }
 
 /// Upper bound on generated flows per entry (a guard against typos such as `flows = 1e12`).

@@ -132,6 +132,7 @@ impl Vars {
     }
 }
 
+#[derive(Clone)]
 pub struct Codel {
     target: Nanos,
     interval: Nanos,

@@ -228,6 +228,7 @@ struct Vars {
     marking_next: u64,
 }
 
+#[derive(Clone)]
 pub struct EcnSharp {
     signal: Signal,
     /// Thresholds in the signal's unit (ns or bytes).

@@ -326,6 +326,26 @@ pub enum Marking {
     Custom(Box<dyn MarkingScheme + Send>),
 }
 
+/// A copy of a port's scheme, state included (the simulator copies a port to put it back
+/// after a reader has seen it as it will be at a later time: `ecnlab_sim::wire`). A `Custom` scheme is a trait object and cannot be
+/// copied; ports built from a scenario never hold one.
+impl Clone for Marking {
+    fn clone(&self) -> Self {
+        match self {
+            Marking::None => Marking::None,
+            Marking::Red(s) => Marking::Red(s.clone()),
+            Marking::Threshold(s) => Marking::Threshold(s.clone()),
+            Marking::Ideal(s) => Marking::Ideal(s.clone()),
+            Marking::MqEcn(s) => Marking::MqEcn(s.clone()),
+            Marking::Codel(s) => Marking::Codel(s.clone()),
+            Marking::Tcn(s) => Marking::Tcn(s.clone()),
+            Marking::EcnSharp(s) => Marking::EcnSharp(s.clone()),
+            Marking::Dualq(s) => Marking::Dualq(s.clone()),
+            Marking::Custom(_) => panic!("a custom marking scheme cannot be copied"),
+        }
+    }
+}
+
 macro_rules! dispatch {
     ($self:expr, $s:ident => $e:expr, $none:expr) => {
         match $self {

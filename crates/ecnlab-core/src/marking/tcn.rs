@@ -83,6 +83,7 @@ impl Stamp {
     }
 }
 
+#[derive(Clone)]
 pub struct Tcn {
     /// T in ns (cut-off mode).
     threshold: Nanos,

@@ -358,6 +358,7 @@ struct RrQueue {
 /// `repr(C)`, hot fields first: the per-queue entries, the active list and the round-time
 /// estimator's on/off flag follow `Sched`'s tag in one cache line.
 #[repr(C)]
+#[derive(Clone)]
 pub struct Dwrr {
     queues: Box<[RrQueue]>,
     active: ActiveList,

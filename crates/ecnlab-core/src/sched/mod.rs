@@ -151,6 +151,22 @@ pub enum Sched {
     Custom(Box<dyn Scheduler + Send>),
 }
 
+/// A copy of a scheduler, state included (see `Marking`'s `Clone`); a `Custom` one cannot be
+/// copied, and ports built from a scenario never hold one.
+impl Clone for Sched {
+    fn clone(&self) -> Self {
+        match self {
+            Sched::Sp(s) => Sched::Sp(s.clone()),
+            Sched::Wrr(s) => Sched::Wrr(s.clone()),
+            Sched::Dwrr(s) => Sched::Dwrr(s.clone()),
+            Sched::Wfq(s) => Sched::Wfq(s.clone()),
+            Sched::SpWfq(s) => Sched::SpWfq(s.clone()),
+            Sched::SpDwrr(s) => Sched::SpDwrr(s.clone()),
+            Sched::Custom(_) => panic!("a custom scheduler cannot be copied"),
+        }
+    }
+}
+
 macro_rules! sdispatch {
     ($self:expr, $s:ident => $e:expr) => {
         match $self {

@@ -5,6 +5,7 @@ use super::{QueueOcc, Scheduler};
 use crate::units::Nanos;
 
 /// Strict priority: always the lowest-numbered backlogged queue.
+#[derive(Clone)]
 pub struct Sp {
     n_queues: usize,
 }
@@ -34,6 +35,7 @@ impl Scheduler for Sp {
 /// The first `strict` queues by strict priority; the rest (`strict..n`) by `inner`, which
 /// sees only its own queues (re-indexed from 0).
 #[repr(C)]
+#[derive(Clone)]
 pub struct SpOver<S> {
     strict: usize,
     pub(crate) inner: S,

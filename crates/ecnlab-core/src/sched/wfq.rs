@@ -55,6 +55,7 @@ fn tag_scale(weights: &[u32]) -> u128 {
 }
 
 /// Weighted fair queueing (the authors' virtual-finish-time variant).
+#[derive(Clone)]
 pub struct Wfq {
     weights: Vec<u32>,
     /// Tag units per byte.

@@ -30,6 +30,7 @@ use super::{QueueOcc, Scheduler, SchedulerConfig};
 use crate::units::Nanos;
 
 /// Weighted round robin with MQ-ECN round-time estimation.
+#[derive(Clone)]
 pub struct Wrr {
     weights: Vec<u32>,
     /// quantum_i in bytes.

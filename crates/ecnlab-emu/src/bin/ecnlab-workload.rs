@@ -6,11 +6,11 @@
 //! ```
 //!
 //! The simulator draws arrivals with `workload::generate(traffic, hosts,
-//! derive_seed(seed, 4_000_000))`, hosts' access rates taken from the topology
+//! Stream::Traffic.seed(seed))`, hosts' access rates taken from the topology
 //! (`Simulator::new`); this does the same, so an emulation of a scenario with the same seed
 //! carries the very flows `ecnlab run` simulates.
 
-use ecnlab_core::rng::derive_seed;
+use ecnlab_core::rng::Stream;
 use ecnlab_sim::topology::Net;
 use ecnlab_sim::workload::{self, HostInfo};
 use ecnlab_sim::Scenario;
@@ -48,7 +48,7 @@ fn run() -> Result<(), String> {
             _ => None,
         },
     };
-    let arrivals = workload::generate(&scn.traffic, &hosts, derive_seed(seed, 4_000_000))?;
+    let arrivals = workload::generate(&scn.traffic, &hosts, Stream::Traffic.seed(seed))?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     for a in &arrivals {

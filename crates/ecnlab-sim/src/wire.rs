@@ -1,0 +1,433 @@
+//! The wire: directed links, the egress [`Port`] that feeds each, and each link's
+//! transmission state. Read first: the order of simultaneous events (`crate::event`, module
+//! docs) and benches/PROFILE.md, sessions 6 and 7.
+//!
+//! A packet on the wire rides in its own `Arrive` event, which carries it to the far node at
+//! the end of its transmission plus the link's delay: nothing is read of the link it crossed
+//! on arrival, and the wheel's FIFO order per nanosecond keeps a link's packets in order
+//! (session 6). Queued packets have no events, and a busy link usually none of its own
+//! either (session 7): when packets wait behind the one that starts, the link is [`Tx::Owed`]
+//! its next dequeue, that packet travels as `ArriveResume`, and the owed dequeue is
+//! performed, at its own time and in the place its `TxDone` event would have had in the
+//! order of events, by that arrival or by the port's next enqueue, whichever comes first. A
+//! `TxDone` event ([`Tx::TxDoneScheduled`]) remains for ports on a switch's shared buffer
+//! pool, for packets with an RTT-variation delay, and for a packet enqueued while the link
+//! sends one that left an empty queue. (htsim's rule is "one pending event per FIFO or
+//! link"; here it is at most one, and usually none.)
+//!
+//! This module is the only one that knows about owed dequeues. Writers (an enqueue, the
+//! end of the run) bring a port up to their place in the order of events first; readers
+//! (samples, snapshots) go through [`Wire::port_at`], which performs the owed dequeues for
+//! the reader alone and puts the link back as it was, so that what is recorded never
+//! changes what is simulated.
+
+use crate::event::EventQueue;
+use crate::packet::{Kind, Packet};
+use crate::sim::Ev;
+use crate::topology::LinkSpec;
+use ecnlab_core::port::{BufferPool, Port};
+use ecnlab_core::units::{tx_time_ns, Nanos};
+use std::borrow::Cow;
+
+/// What ends the transmission in progress on a link (the link's state machine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Tx {
+    /// No dequeue pending: the link is free from `busy_until` on, and the next enqueue
+    /// starts a transmission then (at once, or by scheduling a `TxDone` event).
+    Idle,
+    /// A `TxDone` event at `busy_until` performs the next dequeue.
+    TxDoneScheduled,
+    /// The next dequeue is owed at `busy_until`, in the place `Wire::owed_seq` holds; no
+    /// event covers it: the `ArriveResume` of the packet on the wire, or the port's next
+    /// enqueue, whichever comes first, performs it ([`Wire::catch_up`]).
+    Owed,
+}
+
+/// A directed link and the egress port that feeds it.
+///
+/// Layout: at fabric scale a link is out of L1 at nearly every packet, so all an enqueue
+/// and a transmission touch of the link itself is packed in one cache line (transmission
+/// state, the constants a transmission needs, its packet counter, the port's own buffer
+/// pool), and the port (its first line: admission state) follows on the next.
+#[repr(C, align(64))]
+pub(crate) struct Link {
+    // ---- first cache line ----
+    /// End of the transmission in progress: the link is free from then on.
+    pub busy_until: Nanos,
+    /// `spec.rate_bps` and `spec.delay_ns`, copied here for the transmission path.
+    pub rate_bps: u64,
+    delay_ns: Nanos,
+    /// The port's own, unlimited pool when its switch shares none: kept here rather than
+    /// in a per-node vector, so that it costs no cache line of its own.
+    own_pool: BufferPool,
+    /// Packets put on the wire (packet-hops). Bytes are counted by the port's queues
+    /// ([`QueueStats`](ecnlab_core::port::QueueStats), payload apart): see
+    /// [`crate::metrics::tx_bytes`].
+    pub tx_pkts: u64,
+    /// `spec.to`: the node at the far end.
+    pub to: u32,
+    /// The switch's shared buffer pool (its index in `Wire::pools`), or [`OWN_POOL`].
+    shared_pool: u32,
+    pub tx: Tx,
+    pub is_switch_port: bool,
+    // ---- from the second line on ----
+    pub port: Port<Packet>,
+    pub spec: LinkSpec,
+}
+
+/// `Link::shared_pool` of a port without a shared buffer pool.
+pub(crate) const OWN_POOL: u32 = u32::MAX;
+
+impl Link {
+    pub(crate) fn new(spec: &LinkSpec, port: Port<Packet>, is_switch_port: bool, shared_pool: Option<u32>) -> Link {
+        Link {
+            busy_until: 0,
+            rate_bps: spec.rate_bps,
+            delay_ns: spec.delay_ns,
+            own_pool: BufferPool::unlimited(),
+            tx_pkts: 0,
+            to: spec.to as u32,
+            shared_pool: shared_pool.unwrap_or(OWN_POOL),
+            tx: Tx::Idle,
+            is_switch_port,
+            port,
+            spec: spec.clone(),
+        }
+    }
+
+    /// The port and the buffer pool it draws on: its switch's shared pool, or its own.
+    #[inline]
+    fn port_and_pool<'a>(&'a mut self, pools: &'a mut [BufferPool]) -> (&'a mut Port<Packet>, &'a mut BufferPool) {
+        let pool =
+            if self.shared_pool == OWN_POOL { &mut self.own_pool } else { &mut pools[self.shared_pool as usize] };
+        (&mut self.port, pool)
+    }
+
+    #[cfg(debug_assertions)]
+    fn pool<'a>(&'a self, pools: &'a [BufferPool]) -> &'a BufferPool {
+        if self.shared_pool == OWN_POOL {
+            &self.own_pool
+        } else {
+            &pools[self.shared_pool as usize]
+        }
+    }
+}
+
+/// Every link of the network, its port and the buffer pools the ports draw on.
+pub(crate) struct Wire {
+    pub links: Vec<Link>,
+    /// Shared buffer pools, indexed by node (`Link::shared_pool`).
+    pools: Vec<BufferPool>,
+    /// Per link: the insertion number taken for the dequeue it is owed ([`Tx::Owed`]), in
+    /// place of the `TxDone` event's, so that an owed dequeue and an event of the same
+    /// nanosecond keep the order the event queue gives them (read only on such ties, hence
+    /// not in the link's cache line).
+    owed_seq: Vec<u64>,
+    /// Per connection: the extra one-way delay of its data packets on its sender's access
+    /// link (RTT variation); empty without RTT variation.
+    conn_delay_ns: Vec<Nanos>,
+    /// Packets dropped by ports, at admission or at dequeue (CoDel).
+    pub dropped: u64,
+    /// `"s0->h3"` per link (error messages, time series).
+    pub names: Vec<String>,
+    /// The first broken invariant seen by the debug-build checks (never set in release).
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
+    pub violation: Option<String>,
+    /// Where [`Wire::port_at`] sends the events of the dequeues it performs for a reader
+    /// (drained at once; kept to reuse its memory).
+    scratch: Option<EventQueue<Ev>>,
+    /// Packet captures (`--pcap`): an observer of the transmissions that happen, read by
+    /// nothing in the simulation; the dequeues [`Wire::port_at`] performs for a reader are
+    /// not recorded (they are undone).
+    pub capture: Option<Box<crate::pcap::Capture>>,
+}
+
+impl Wire {
+    pub(crate) fn new(links: Vec<Link>, pools: Vec<BufferPool>, names: Vec<String>) -> Wire {
+        let n = links.len();
+        Wire {
+            links,
+            pools,
+            owed_seq: vec![0; n],
+            conn_delay_ns: Vec::new(),
+            dropped: 0,
+            names,
+            violation: None,
+            scratch: None,
+            capture: None,
+        }
+    }
+
+    /// Record connection `c`'s RTT-variation delay (connections are numbered in order).
+    pub(crate) fn set_conn_delay(&mut self, c: usize, delay_ns: Nanos) {
+        if delay_ns > 0 || !self.conn_delay_ns.is_empty() {
+            self.conn_delay_ns.resize(c + 1, 0);
+            self.conn_delay_ns[c] = delay_ns;
+        }
+    }
+
+    /// Hand a packet to the egress port of link `li` at `now`, from the event being handled
+    /// (its place: `events.current_seq()`); start transmitting if the link is idle.
+    #[inline]
+    pub(crate) fn enqueue(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, pkt: Packet) {
+        // Dequeues owed before this event come first: the packet must not be seen by a
+        // dequeue that happened before it arrived.
+        self.catch_up(events, now, li, now, events.current_seq());
+        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
+        let admitted = port.enqueue(now, pkt, pool).is_ok();
+        #[cfg(debug_assertions)]
+        self.debug_check_port(now, li);
+        if !admitted {
+            self.dropped += 1;
+            return;
+        }
+        let link = &mut self.links[li];
+        if link.tx != Tx::Idle {
+            return; // the transmission in progress ends with a dequeue that takes the next
+        }
+        if now >= link.busy_until {
+            self.start_tx(events, now, li, now);
+        } else {
+            link.tx = Tx::TxDoneScheduled;
+            events.push(link.busy_until, Ev::TxDone(li as u32));
+        }
+    }
+
+    /// The `TxDone` event of link `li`.
+    pub(crate) fn tx_done(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize) {
+        self.links[li].tx = Tx::Idle;
+        self.start_tx(events, now, li, now);
+    }
+
+    /// The `ArriveResume` event of a packet sent on link `li`: perform the dequeue it owes,
+    /// and return the node the packet reaches. The arrival comes right after that dequeue's
+    /// place in the order of events (the owed number was taken just after this event's), so
+    /// this catch-up is inclusive. (An older packet's arrival at the very time of the owed
+    /// dequeue performs it a little earlier in that order, which matters only if an event
+    /// in between enqueues into this port.)
+    #[inline]
+    pub(crate) fn arrive_resume(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize) -> usize {
+        self.catch_up(events, now, li, now, u64::MAX);
+        self.links[li].to as usize
+    }
+
+    /// The link is free at `at` (`now`, or an earlier time during [`Wire::catch_up`]):
+    /// send the port's next packet, if any. The packet leaves in its own arrival event, at
+    /// the end of its transmission plus the link delay (plus the connection's RTT-variation
+    /// delay on a sender's access link, so that a packet with a smaller one may overtake
+    /// another connection's).
+    ///
+    /// If more packets wait, the link is owed its next dequeue at the end of this
+    /// transmission ([`Tx::Owed`]), which needs no event of its own: the packet travels as
+    /// `ArriveResume`. Two cases keep a `TxDone` event ([`Tx::TxDoneScheduled`]): a port
+    /// drawing on its switch's shared pool (another port's admission must see this port's
+    /// dequeues as they happen) and a packet with an RTT-variation delay (a later packet
+    /// with a smaller one could arrive, and start its own successor, before this packet's
+    /// arrival).
+    #[inline]
+    fn start_tx(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, at: Nanos) {
+        let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
+        let (next, dropped) = port.dequeue_counting(at, pool);
+        self.dropped += dropped as u64; // drops at dequeue (CoDel)
+        #[cfg(debug_assertions)]
+        self.debug_check_port(now, li);
+        let Some((pkt, _)) = next else {
+            self.links[li].tx = Tx::Idle;
+            return;
+        };
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.record(li, at, &pkt);
+        }
+        let extra = if !self.conn_delay_ns.is_empty() && !self.links[li].is_switch_port && pkt.kind == Kind::Data {
+            self.conn_delay_ns.get(pkt.flow as usize).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        let link = &mut self.links[li];
+        let done = at + tx_time_ns(pkt.size as u64, link.rate_bps);
+        link.busy_until = done;
+        link.tx_pkts += 1;
+        let arrival = done + link.delay_ns + extra;
+        // A dequeue performed late by a catch-up (`at` < `now`) still schedules its arrival
+        // after `now`: the catch-up runs at the latest at the arrival of an earlier packet
+        // of this link, `at + delay` or before, and this packet needs `at + tx + delay`.
+        debug_assert!(arrival >= now, "arrival at {arrival} ns scheduled at {now} ns");
+        let owes_dequeue = !link.port.is_empty();
+        let carries_it = owes_dequeue && link.shared_pool == OWN_POOL && extra == 0;
+        events.push(arrival, if carries_it { Ev::ArriveResume(li as u32, pkt) } else { Ev::Arrive(link.to, pkt) });
+        link.tx = if !owes_dequeue {
+            Tx::Idle
+        } else if carries_it || done < now {
+            // `done < now`: inside a catch-up on a link with RTT variation, whose loop goes
+            // on from here.
+            self.owed_seq[li] = events.reserve_seq(); // where the TxDone event was
+            Tx::Owed
+        } else {
+            events.push(done, Ev::TxDone(li as u32));
+            Tx::TxDoneScheduled
+        };
+    }
+
+    /// Link `li` is owed a dequeue before the point (`until`, `seq`) in the order of events.
+    #[inline]
+    fn owes_before(&self, li: usize, until: Nanos, seq: u64) -> bool {
+        let l = &self.links[li];
+        l.tx == Tx::Owed && (l.busy_until < until || (l.busy_until == until && self.owed_seq[li] < seq))
+    }
+
+    /// Perform the dequeues link `li` is owed before the point (`until`, `seq`) in the order
+    /// of events (time, then insertion number), each at its own time (the end of the
+    /// transmission before it). An owed dequeue holds the insertion number its `TxDone`
+    /// event would have had, so it falls where that event would have: every enqueue into
+    /// the port catches up to its own event first, and the packets a dequeue at time t sees
+    /// are exactly those the event order put before it.
+    #[inline]
+    pub(crate) fn catch_up(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, until: Nanos, seq: u64) {
+        while self.owes_before(li, until, seq) {
+            self.links[li].tx = Tx::Idle;
+            let at = self.links[li].busy_until;
+            self.start_tx(events, now, li, at);
+        }
+    }
+
+    /// Perform every dequeue owed before (`until`, `seq`): the end of the run.
+    pub(crate) fn catch_up_all(&mut self, events: &mut EventQueue<Ev>, now: Nanos, until: Nanos, seq: u64) {
+        for li in 0..self.links.len() {
+            self.catch_up(events, now, li, until, seq);
+        }
+    }
+
+    /// Port `li` as it is at the point (`now`, `seq`) in the order of events: the one way
+    /// a reader (samples, the warm-up snapshot) sees a port. A port owing nothing is read
+    /// in place, its time integrals brought up to `now` (exact, and no part of what the
+    /// port decides). Otherwise the owed dequeues are performed by the wire's own
+    /// transmission path into a scratch event queue, the caught-up port is handed to the
+    /// reader, and the link is put back as it was (its port from a copy taken first): the
+    /// real dequeues happen later, when the wire performs them anyway. Performing them for
+    /// real now would give the events they schedule other insertion numbers, and so reorder
+    /// events of the same nanosecond: what is recorded would change what is simulated
+    /// (tests/observation.rs). (Going through `start_tx` rather than a second call of the
+    /// port's dequeue also keeps that dequeue inlined into the hot path: a second caller
+    /// cost 3.5 % more instructions on the 8-flow star.)
+    pub(crate) fn port_at(&mut self, li: usize, now: Nanos, seq: u64) -> Cow<'_, Port<Packet>> {
+        if !self.owes_before(li, now, seq) {
+            self.links[li].port.advance_clock(now);
+            return Cow::Borrowed(&self.links[li].port);
+        }
+        let l = &self.links[li];
+        let saved_port = l.port.clone();
+        let saved = (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped);
+        let saved_pool = (l.shared_pool != OWN_POOL).then(|| self.pools[l.shared_pool as usize]);
+        let mut scratch = self.scratch.take().unwrap_or_else(|| EventQueue::new(1));
+        let capture = self.capture.take(); // a reader's dequeues are undone: not captured
+                                           // As `catch_up`: the first owed dequeue is due by its place in the order; each one
+                                           // after it would be numbered after the reader's event, so is due only before `now`.
+        loop {
+            self.links[li].tx = Tx::Idle;
+            let at = self.links[li].busy_until;
+            self.start_tx(&mut scratch, now, li, at);
+            if !(self.links[li].tx == Tx::Owed && self.links[li].busy_until < now) {
+                break;
+            }
+        }
+        scratch.clear();
+        self.scratch = Some(scratch);
+        self.capture = capture;
+        let l = &mut self.links[li];
+        let mut view = std::mem::replace(&mut l.port, saved_port);
+        (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped) = saved;
+        if let Some(pool) = saved_pool {
+            self.pools[l.shared_pool as usize] = pool;
+        }
+        view.advance_clock(now);
+        Cow::Owned(view)
+    }
+
+    /// Packets put on the wire so far (packet-hops).
+    pub(crate) fn packet_hops(&self) -> u64 {
+        self.links.iter().map(|l| l.tx_pkts).sum()
+    }
+
+    /// Debug builds check a port's books after every enqueue and dequeue (O(queues)); the
+    /// first violation stops the run with its event time.
+    #[cfg(debug_assertions)]
+    fn debug_check_port(&mut self, now: Nanos, li: usize) {
+        if self.violation.is_some() {
+            return;
+        }
+        let link = &self.links[li];
+        let pool = link.pool(&self.pools);
+        let res = link.port.check_invariants(false).and_then(|_| {
+            if pool.used_bytes > pool.limit_bytes {
+                Err(format!("shared pool holds {} B, its limit is {} B", pool.used_bytes, pool.limit_bytes))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = res {
+            self.violation = Some(format!("internal error at t={now} ns: port {}: {e}", self.names[li]));
+        }
+    }
+
+    /// The wire's part of the counting audit (after [`Wire::catch_up_all`]): every port's
+    /// books ([`Port::check_invariants`] in full), packets each port dequeued = packets its
+    /// link sent (a packet is counted as sent when its transmission starts), shared pools =
+    /// the ports drawing from them, drops counted by the ports = drops counted here.
+    /// Returns the packets still queued.
+    pub(crate) fn audit(&self, at: Nanos, node_names: &[String]) -> Result<u64, String> {
+        let mut pool_use = vec![0u64; self.pools.len()];
+        let mut queued = 0u64;
+        for (li, l) in self.links.iter().enumerate() {
+            let fail = |e: String| format!("internal error at t={at} ns: port {}: {e}", self.names[li]);
+            l.port.check_invariants(true).map_err(fail)?;
+            let deq_pkts: u64 = l.port.stats().iter().map(|st| st.deq_pkts).sum();
+            if deq_pkts != l.tx_pkts {
+                return Err(fail(format!("its queues dequeued {deq_pkts} packets but its link sent {}", l.tx_pkts)));
+            }
+            if l.shared_pool == OWN_POOL {
+                if l.own_pool.used_bytes != l.port.bytes() {
+                    return Err(fail(format!(
+                        "its own pool counts {} B, it holds {} B",
+                        l.own_pool.used_bytes,
+                        l.port.bytes()
+                    )));
+                }
+            } else {
+                pool_use[l.shared_pool as usize] += l.port.bytes();
+            }
+            queued += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
+        }
+        for (n, p) in self.pools.iter().enumerate() {
+            if p.limit_bytes != u64::MAX && (p.used_bytes != pool_use[n] || p.used_bytes > p.limit_bytes) {
+                return Err(format!(
+                    "internal error at t={at} ns: the shared pool of {} counts {} B, its ports hold {} B (limit {} B)",
+                    node_names[n], p.used_bytes, pool_use[n], p.limit_bytes
+                ));
+            }
+        }
+        let port_drops: u64 = self.links.iter().map(|l| l.port.total_drops()).sum();
+        if port_drops != self.dropped {
+            return Err(format!(
+                "internal error at t={at} ns: ports counted {port_drops} drops, the network {}",
+                self.dropped
+            ));
+        }
+        Ok(queued)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_packs_its_transmission_path_in_one_cache_line() {
+        use std::mem::offset_of;
+        assert!(offset_of!(Link, is_switch_port) < 64);
+        assert!(offset_of!(Link, tx) < 64);
+        assert!(offset_of!(Link, own_pool) + std::mem::size_of::<BufferPool>() <= 64);
+        assert!(offset_of!(Link, tx_pkts) + 8 <= 64);
+        assert_eq!(offset_of!(Link, port), 64, "the port starts on the second line");
+    }
+}
