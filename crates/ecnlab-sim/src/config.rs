@@ -11,7 +11,7 @@ use ecnlab_core::MarkingConfig;
 use serde::{Deserialize, Serialize};
 
 /// A whole experiment.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Short identifier, e.g. `tcn-static`.
@@ -58,8 +58,9 @@ fn default_seed() -> u64 {
 }
 
 /// Built-in topologies. Host indices are 0-based; in a star, hosts hang off one switch.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(!remote, tag = "kind")]
 pub enum Topology {
     /// N hosts on one switch.
     Star {
@@ -104,7 +105,7 @@ pub enum Topology {
 internally_tagged!(Topology, "kind");
 
 /// Host settings.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
     /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking).
@@ -143,7 +144,7 @@ impl Default for HostConfig {
 /// Extra one-way delay to emulate RTT variation (ECN# §2.2, §5): added to the data
 /// packets a sender puts on its access link, like the ECN# ns-3 scripts' DelayQueueDisc at
 /// the server NIC (REFERENCE-IMPLEMENTATIONS §2.11); ACKs are not delayed.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RttVariation {
     /// Draw one delay per connection (`per_flow`) or one per sending host (`per_host`).
@@ -152,7 +153,7 @@ pub struct RttVariation {
     pub delay: DelayDist,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RttVariationMode {
     #[default]
@@ -161,8 +162,9 @@ pub enum RttVariationMode {
 }
 
 /// A distribution of extra delays.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(!remote, tag = "dist")]
 pub enum DelayDist {
     Fixed {
         value: Duration,
@@ -234,7 +236,7 @@ impl DelayDist {
 }
 
 /// One flow, or `count` identical flows.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub src: usize,
@@ -271,7 +273,7 @@ fn one() -> u32 {
 }
 
 /// A ping probe: small non-ECT request/reply packets between two hosts in a class.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeSpec {
     pub src: usize,
@@ -293,7 +295,7 @@ fn probe_size() -> ByteSize {
 }
 
 /// What is measured and when.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Per-queue statistics and probe RTTs count from this time on.

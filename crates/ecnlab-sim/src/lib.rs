@@ -16,6 +16,7 @@ pub mod event;
 pub mod metrics;
 pub mod packet;
 pub mod pcap;
+pub mod schema;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
