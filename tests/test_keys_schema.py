@@ -68,6 +68,12 @@ def test_list_keys_prints_every_key_with_type_and_default():
     assert 'time = "5ms"' in next(line for line in tb.splitlines() if "transport.rto_min " in line)
 
 
+def test_every_key_has_a_description():
+    # A doc comment on the Rust field is its description: a new field needs one.
+    bare = [k.key for k in KEYS if not k.description.strip()]
+    assert not bare, bare
+
+
 @pytest.mark.parametrize("edit", [
     ("marking", "tcn", "treshold"),  # a misspelt key inside a scheme's table
     ("topology", "hostz"),  # inside a tagged table

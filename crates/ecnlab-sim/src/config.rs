@@ -64,7 +64,9 @@ fn default_seed() -> u64 {
 pub enum Topology {
     /// N hosts on one switch.
     Star {
+        /// Number of hosts (0..hosts).
         hosts: usize,
+        /// Rate of each host link.
         link_rate: Rate,
         /// One-way propagation delay of each host link.
         link_delay: Duration,
@@ -78,19 +80,29 @@ pub enum Topology {
     /// `left` hosts on switch 0, `right` hosts on switch 1, one bottleneck link between.
     /// Hosts 0..left are on the left.
     Dumbbell {
+        /// Hosts on switch 0 (hosts 0..left).
         left: usize,
+        /// Hosts on switch 1 (hosts left..left + right).
         right: usize,
+        /// Rate of each host link.
         link_rate: Rate,
+        /// One-way propagation delay of each host link.
         link_delay: Duration,
+        /// Rate of the link between the two switches.
         bottleneck_rate: Rate,
+        /// One-way propagation delay of the link between the two switches.
         bottleneck_delay: Duration,
     },
     /// Two-tier Clos: `leaves` ToRs with `hosts_per_leaf` hosts each, every leaf connected
     /// to every spine; per-flow ECMP. Host h sits on leaf h / hosts_per_leaf.
     LeafSpine {
+        /// Number of leaf (ToR) switches.
         leaves: usize,
+        /// Number of spine switches, each connected to every leaf.
         spines: usize,
+        /// Hosts on each leaf.
         hosts_per_leaf: usize,
+        /// Rate of each host link.
         link_rate: Rate,
         /// Leaf-spine rate (default: link_rate).
         #[serde(default)]
@@ -166,20 +178,27 @@ pub enum RttVariationMode {
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
 #[schemars(!remote, tag = "dist")]
 pub enum DelayDist {
+    /// The same delay everywhere.
     Fixed {
+        /// The extra one-way delay.
         value: Duration,
     },
+    /// Uniform between `min` and `max`.
     Uniform {
+        /// Smallest extra delay.
         min: Duration,
+        /// Largest extra delay.
         max: Duration,
     },
     /// One of `values`, equally likely (the ECN# ns-3 classes: 1, 20, 50, 80, 160 us).
     Choice {
+        /// The delays to choose from, equally likely.
         values: Vec<Duration>,
     },
     /// An empirical CDF: `points = [[delay, cumulative probability], ...]`, linear
     /// interpolation between points.
     Empirical {
+        /// `[[delay, cumulative probability], ...]`, non-decreasing, ending at 1.
         points: Vec<(Duration, f64)>,
     },
 }
@@ -239,7 +258,9 @@ impl DelayDist {
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
+    /// Sending host (0-based).
     pub src: usize,
+    /// Receiving host (0-based).
     pub dst: usize,
     /// DSCP (traffic class); selects the switch queue.
     #[serde(default)]
@@ -247,6 +268,7 @@ pub struct FlowSpec {
     /// Number of identical flows.
     #[serde(default = "one")]
     pub count: u32,
+    /// When the flows start.
     #[serde(default)]
     pub start: Duration,
     /// Each flow of this entry starts at `start` plus a delay drawn uniformly from
@@ -276,13 +298,19 @@ fn one() -> u32 {
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeSpec {
+    /// Host that sends the pings (0-based).
     pub src: usize,
+    /// Host that answers them.
     pub dst: usize,
+    /// DSCP of requests and replies; selects the switch queue.
     #[serde(default)]
     pub class: u8,
+    /// Time between two pings.
     pub interval: Duration,
+    /// First ping.
     #[serde(default)]
     pub start: Duration,
+    /// No ping after this time; none = end of run.
     #[serde(default)]
     pub stop: Option<Duration>,
     /// Wire size of a probe packet.

@@ -145,16 +145,20 @@ pub enum Pattern {
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IncastSpec {
+    /// The host every query flow goes to.
     pub receiver: usize,
+    /// The hosts that answer a query.
     pub senders: Vec<usize>,
     /// Flow sizes are uniform integers in [size_min, size_max] bytes.
     pub size_min: ByteSize,
+    /// Largest flow size (see `size_min`).
     pub size_max: ByteSize,
     /// Number of queries.
     pub queries: u64,
     /// Time between query starts (required when queries > 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Duration>,
+    /// Start of the first query.
     #[serde(default)]
     pub start: Duration,
     /// DSCP of every query flow.
@@ -170,6 +174,7 @@ pub struct IncastSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
+    /// The CSV file (`start`, `src`, `dst`, `size`, optional `class`).
     pub file: String,
 }
 
