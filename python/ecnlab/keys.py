@@ -64,7 +64,7 @@ def _deref(sch: dict, node: dict) -> tuple[dict, str]:
     """The schema `node` stands for, and its definition name if it is one: through `$ref`,
     a one-element `allOf` and an optional's `anyOf [X, null]`, keeping `node`'s own
     description and default."""
-    own = {k: v for k, v in node.items() if k in ("description", "default")}
+    own = {k: node[k] for k in ("description", "default") if k in node}
     name = ""
     while True:
         if "$ref" in node:
@@ -79,11 +79,7 @@ def _deref(sch: dict, node: dict) -> tuple[dict, str]:
             node = rest[0]
         else:
             break
-    if own:
-        node = {**node, **{k: v for k, v in own.items() if k not in node or k == "default"}}
-        if "description" in own:
-            node["description"] = own["description"]
-    return node, name
+    return {**node, **own}, name
 
 
 def _tag(node: dict) -> str | None:
