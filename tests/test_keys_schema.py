@@ -66,6 +66,9 @@ def test_list_keys_prints_every_key_with_type_and_default():
     tb = run_cli("list", "--keys", "--profile", "textbook").stdout
     assert "transport.sack " not in tb and "transport.partial_ack_rto " in tb
     assert 'time = "5ms"' in next(line for line in tb.splitlines() if "transport.rto_min " in line)
+    # -v: whole doc comments, and each documented choice of an enum.
+    v = run_cli("list", "--keys", "-v").stdout
+    assert "ecn_sharp: ECN#" in v and "RFC 6298 §2.4 suggests 1 s" in v
 
 
 def test_every_key_has_a_description():

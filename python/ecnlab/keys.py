@@ -31,6 +31,7 @@ class Key:
     # key left out gets once its table is written (serde fills a written table from its
     # type's Default, an absent one from the enclosing table's).
     table_default: Any = REQUIRED
+    choices: tuple = ()  # (value, description) of each documented choice of an enum
 
     def summary(self) -> str:
         """The description's first sentence (two when the first only says "`linux` only.")."""
@@ -115,6 +116,12 @@ def type_name(sch: dict, node: dict) -> str:
     return {"boolean": "bool", "object": "table"}.get(t, t or "value")
 
 
+def _choices(sch: dict, node: dict) -> tuple:
+    node, _ = _deref(sch, node)
+    return tuple((v["const"], v["description"]) for v in node.get("oneOf", ())
+                 if "const" in v and v.get("description"))
+
+
 def _walk(sch: dict, node: dict, prefix: str, parent_default: Any, out: list, when: str) -> None:
     node, _ = _deref(sch, node)
     tag = _tag(node)
@@ -149,7 +156,7 @@ def _walk(sch: dict, node: dict, prefix: str, parent_default: Any, out: list, wh
             _walk(sch, items, f"{key}.N", {}, out, when)
         else:
             out.append(Key(key, type_name(sch, p), default, desc, when, p.get("x-profile", ""),
-                           p.get("x-textbook-default", REQUIRED), table_default))
+                           p.get("x-textbook-default", REQUIRED), table_default, _choices(sch, p)))
 
 
 def _is_table(sch: dict, node: dict) -> bool:
@@ -191,4 +198,7 @@ def render(profile: str | None = None, verbose: bool = False) -> list[str]:
         if verbose and k.description.strip() and k.description.strip() != k.summary():
             for para in k.description.strip().split("\n"):
                 lines.append(f"  {'':<{w}}      {para}")
+        if verbose:
+            for value, desc in k.choices:
+                lines.append(f"  {'':<{w}}      {value}: {' '.join(desc.split())}")
     return lines
