@@ -165,30 +165,15 @@ def _labelled(e: ScenarioError, name) -> ScenarioError:
     return err
 
 
-def _flatten(prefix: str, v, out: list) -> None:
-    if isinstance(v, dict):
-        for k, x in v.items():
-            _flatten(f"{prefix}.{k}" if prefix else k, x, out)
-    else:
-        out.append((prefix, v))
-
-
 def _cmd_list(a: argparse.Namespace) -> int:
-    from . import _core
-
     if a.keys:
-        print("Keys accepted by --set (and in scenario files), with their defaults:")
-        print("  name, description, claim, duration, seed       (top level)")
-        print("  topology.kind = star | dumbbell | leaf_spine, and its fields (see the built-ins)")
-        print("  flows.N.{src,dst,class,count,start,start_jitter,stop,size,rate,cc}   probes.N.{src,dst,class,interval,start,stop,size}")
-        rows: list = []
-        _flatten("", json.loads(_core.defaults_json()), rows)
-        w = max(len(k) for k, _ in rows)
-        for k, v in rows:
-            print(f"  {k:<{w}}  {json.dumps(v)}")
-        print(f"marking.scheme: {' | '.join(_core.scheme_names())}")
-        print(f"switch.scheduler.kind: {' | '.join(_core.scheduler_names())}")
+        from .keys import render
+
+        for line in render(a.profile, a.verbose):
+            print(line)
         return 0
+    if a.profile:
+        raise ScenarioError("list: --profile goes with --keys")
     print("Built-in scenarios (ecnlab run NAME; ecnlab list --keys for what --set accepts):")
     for n in builtin_names():
         desc, claim = describe(n)
@@ -198,6 +183,13 @@ def _cmd_list(a: argparse.Namespace) -> int:
             print(f"      {desc.strip().splitlines()[0]}")
         if claim and a.verbose:
             print(f"      claim: {claim.strip()}")
+    return 0
+
+
+def _cmd_schema(a: argparse.Namespace) -> int:
+    from . import _core
+
+    print(json.dumps(json.loads(_core.schema_json()), indent=2, ensure_ascii=False))
     return 0
 
 
@@ -329,9 +321,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=_cmd_run)
 
     ls = sub.add_parser("list", help="list built-in scenarios, or with --keys the keys --set accepts")
-    ls.add_argument("--keys", action="store_true", help="list every configurable key with its default")
-    ls.add_argument("-v", "--verbose", action="store_true", help="also show each paper claim")
+    ls.add_argument("--keys", action="store_true",
+                    help="list every key of a scenario file (and --set) with its type, default and description")
+    ls.add_argument("--profile", choices=["linux", "textbook"],
+                    help="with --keys: only the [transport] keys of this profile, at its defaults")
+    ls.add_argument("-v", "--verbose", action="store_true",
+                    help="also show each paper claim (with --keys: each key's full description)")
     ls.set_defaults(func=_cmd_list)
+
+    sch = sub.add_parser("schema", help="print the JSON Schema of a scenario file (for editors: Taplo, "
+                         "Even Better TOML)")
+    sch.set_defaults(func=_cmd_schema)
 
     c = sub.add_parser("check", help="validate a scenario without running it")
     c.add_argument("scenario")

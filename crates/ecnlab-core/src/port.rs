@@ -58,7 +58,7 @@ impl BufferPool {
 }
 
 /// The port part of a scenario's `[switch]` table.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PortConfig {
     /// Number of queues (1..=64).

@@ -85,7 +85,7 @@ fn split_number(s: &str) -> Result<(f64, &str), String> {
 }
 
 macro_rules! unit_newtype {
-    ($name:ident, $doc:literal, $parse:ident, $fmt:ident, $what:literal, $example:literal, $units:ident) => {
+    ($name:ident, $doc:literal, $parse:ident, $fmt:ident, $what:literal, $example:literal, $units:ident, $unit_re:ident) => {
         #[doc = $doc]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
         pub struct $name(pub u64);
@@ -135,6 +135,15 @@ macro_rules! unit_newtype {
                 s.serialize_str(&$fmt(self.0))
             }
         }
+        /// A string in the grammar above, or the number 0 (the JSON Schema of `ecnlab schema`).
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                unit_schema($what, $example, $units, $unit_re)
+            }
+        }
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str(&$fmt(self.0))
@@ -162,6 +171,29 @@ fn bare(v: &str, what: &str, example: &str, units: &str) -> String {
 const TIME_UNITS: &str = "ns, us, ms, s, min, h";
 const SIZE_UNITS: &str = "B, KB, MB, GB, KiB, MiB, GiB, or packets p";
 const RATE_UNITS: &str = "bps, Kbps, Mbps, Gbps, Tbps, or 25G, 100Mbit";
+
+// The units the parsers below accept, as regular expressions (for the JSON Schema; the
+// parsers stay the one judge, a test checks both agree on examples).
+const TIME_UNIT_RE: &str = "ns|us|µs|μs|ms|s|sec|min|h";
+const SIZE_UNIT_RE: &str = "B|[kK]B|MB|GB|KiB|MiB|GiB|p|pkts?|packets";
+const RATE_UNIT_RE: &str = "[kKMGT]?(bps|bit|bit/s|b/s)|[kKMGT]";
+/// A non-negative number as `split_number` reads it.
+const NUMBER_RE: &str = r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?";
+
+/// The JSON Schema of a value with a unit: a string of a number and one of `unit_re`, a
+/// string that is zero, or the number 0.
+fn unit_schema(what: &str, example: &str, units: &str, unit_re: &str) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": format!("A {what} with its unit, e.g. \"1{example}\" ({units}); 0 needs none."),
+        "anyOf": [
+            {
+                "type": "string",
+                "pattern": format!(r"^\s*\+?({NUMBER_RE}\s*({unit_re})|0+\.?0*|\.0+)\s*$")
+            },
+            { "type": "number", "const": 0 }
+        ]
+    })
+}
 
 thread_local! {
     /// Bytes of one packet (the scenario's MTU) while a scenario is being read, for sizes
@@ -290,6 +322,17 @@ pub fn fraction<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     d.deserialize_any(V)
 }
 
+/// The JSON Schema of a [`fraction`] field (`#[schemars(schema_with = "fraction_schema")]`).
+pub fn fraction_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": "A fraction: a number or a percentage such as \"10%\".",
+        "anyOf": [
+            { "type": "number" },
+            { "type": "string", "pattern": format!(r"^\s*[+-]?{NUMBER_RE}\s*%?\s*$") }
+        ]
+    })
+}
+
 /// Parse a value of one unit kind (`"time"` -> ns, `"size"` -> bytes, `"rate"` -> bit/s)
 /// for entry points outside a scenario (command-line options, a sweep's `timeout`).
 pub fn parse_kind(kind: &str, s: &str) -> Result<u64, String> {
@@ -338,7 +381,8 @@ unit_newtype!(
     fmt_duration,
     "time",
     "us",
-    TIME_UNITS
+    TIME_UNITS,
+    TIME_UNIT_RE
 );
 unit_newtype!(
     ByteSize,
@@ -347,7 +391,8 @@ unit_newtype!(
     fmt_bytes,
     "size",
     "KB",
-    SIZE_UNITS
+    SIZE_UNITS,
+    SIZE_UNIT_RE
 );
 unit_newtype!(
     Rate,
@@ -356,7 +401,8 @@ unit_newtype!(
     fmt_rate,
     "rate",
     "Gbps",
-    RATE_UNITS
+    RATE_UNITS,
+    RATE_UNIT_RE
 );
 
 impl Duration {

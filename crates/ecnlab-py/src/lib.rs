@@ -176,6 +176,13 @@ fn defaults_json() -> String {
     .to_string()
 }
 
+/// The JSON Schema (draft 07) of a scenario file, as JSON text (`ecnlab schema`; `ecnlab
+/// list --keys` is read from it): `ecnlab_sim::schema`.
+#[pyfunction]
+fn schema_json() -> String {
+    ecnlab_sim::schema::scenario_schema().to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
@@ -183,6 +190,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheme_names, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
     m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
     m.add_function(wrap_pyfunction!(clip, m)?)?;

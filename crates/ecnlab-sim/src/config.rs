@@ -11,7 +11,7 @@ use ecnlab_core::MarkingConfig;
 use serde::{Deserialize, Serialize};
 
 /// A whole experiment.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Short identifier, e.g. `tcn-static`.
@@ -58,12 +58,15 @@ fn default_seed() -> u64 {
 }
 
 /// Built-in topologies. Host indices are 0-based; in a star, hosts hang off one switch.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(!remote, tag = "kind")]
 pub enum Topology {
     /// N hosts on one switch.
     Star {
+        /// Number of hosts (0..hosts).
         hosts: usize,
+        /// Rate of each host link.
         link_rate: Rate,
         /// One-way propagation delay of each host link.
         link_delay: Duration,
@@ -77,19 +80,29 @@ pub enum Topology {
     /// `left` hosts on switch 0, `right` hosts on switch 1, one bottleneck link between.
     /// Hosts 0..left are on the left.
     Dumbbell {
+        /// Hosts on switch 0 (hosts 0..left).
         left: usize,
+        /// Hosts on switch 1 (hosts left..left + right).
         right: usize,
+        /// Rate of each host link.
         link_rate: Rate,
+        /// One-way propagation delay of each host link.
         link_delay: Duration,
+        /// Rate of the link between the two switches.
         bottleneck_rate: Rate,
+        /// One-way propagation delay of the link between the two switches.
         bottleneck_delay: Duration,
     },
     /// Two-tier Clos: `leaves` ToRs with `hosts_per_leaf` hosts each, every leaf connected
     /// to every spine; per-flow ECMP. Host h sits on leaf h / hosts_per_leaf.
     LeafSpine {
+        /// Number of leaf (ToR) switches.
         leaves: usize,
+        /// Number of spine switches, each connected to every leaf.
         spines: usize,
+        /// Hosts on each leaf.
         hosts_per_leaf: usize,
+        /// Rate of each host link.
         link_rate: Rate,
         /// Leaf-spine rate (default: link_rate).
         #[serde(default)]
@@ -104,7 +117,7 @@ pub enum Topology {
 internally_tagged!(Topology, "kind");
 
 /// Host settings.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
     /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking).
@@ -143,7 +156,7 @@ impl Default for HostConfig {
 /// Extra one-way delay to emulate RTT variation (ECN# §2.2, §5): added to the data
 /// packets a sender puts on its access link, like the ECN# ns-3 scripts' DelayQueueDisc at
 /// the server NIC (REFERENCE-IMPLEMENTATIONS §2.11); ACKs are not delayed.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RttVariation {
     /// Draw one delay per connection (`per_flow`) or one per sending host (`per_host`).
@@ -152,7 +165,7 @@ pub struct RttVariation {
     pub delay: DelayDist,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RttVariationMode {
     #[default]
@@ -161,23 +174,31 @@ pub enum RttVariationMode {
 }
 
 /// A distribution of extra delays.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(!remote, tag = "dist")]
 pub enum DelayDist {
+    /// The same delay everywhere.
     Fixed {
+        /// The extra one-way delay.
         value: Duration,
     },
+    /// Uniform between `min` and `max`.
     Uniform {
+        /// Smallest extra delay.
         min: Duration,
+        /// Largest extra delay.
         max: Duration,
     },
     /// One of `values`, equally likely (the ECN# ns-3 classes: 1, 20, 50, 80, 160 us).
     Choice {
+        /// The delays to choose from, equally likely.
         values: Vec<Duration>,
     },
     /// An empirical CDF: `points = [[delay, cumulative probability], ...]`, linear
     /// interpolation between points.
     Empirical {
+        /// `[[delay, cumulative probability], ...]`, non-decreasing, ending at 1.
         points: Vec<(Duration, f64)>,
     },
 }
@@ -234,10 +255,12 @@ impl DelayDist {
 }
 
 /// One flow, or `count` identical flows.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
+    /// Sending host (0-based).
     pub src: usize,
+    /// Receiving host (0-based).
     pub dst: usize,
     /// DSCP (traffic class); selects the switch queue.
     #[serde(default)]
@@ -245,6 +268,7 @@ pub struct FlowSpec {
     /// Number of identical flows.
     #[serde(default = "one")]
     pub count: u32,
+    /// When the flows start.
     #[serde(default)]
     pub start: Duration,
     /// Each flow of this entry starts at `start` plus a delay drawn uniformly from
@@ -271,16 +295,22 @@ fn one() -> u32 {
 }
 
 /// A ping probe: small non-ECT request/reply packets between two hosts in a class.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeSpec {
+    /// Host that sends the pings (0-based).
     pub src: usize,
+    /// Host that answers them.
     pub dst: usize,
+    /// DSCP of requests and replies; selects the switch queue.
     #[serde(default)]
     pub class: u8,
+    /// Time between two pings.
     pub interval: Duration,
+    /// First ping.
     #[serde(default)]
     pub start: Duration,
+    /// No ping after this time; none = end of run.
     #[serde(default)]
     pub stop: Option<Duration>,
     /// Wire size of a probe packet.
@@ -293,7 +323,7 @@ fn probe_size() -> ByteSize {
 }
 
 /// What is measured and when.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Per-queue statistics and probe RTTs count from this time on.

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod packet;
 pub mod pcap;
 pub mod recorder;
+pub mod schema;
 pub mod sim;
 pub mod tcp;
 pub mod topology;

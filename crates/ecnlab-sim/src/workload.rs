@@ -72,8 +72,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// One `[[traffic]]` entry.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(!remote, tag = "kind")]
 pub enum TrafficSpec {
     Poisson(PoissonSpec),
     Incast(IncastSpec),
@@ -83,7 +84,7 @@ pub enum TrafficSpec {
 crate::de::internally_tagged!(TrafficSpec, "kind");
 
 /// Poisson arrivals of CDF-sized flows at a target load.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PoissonSpec {
     /// A built-in CDF name ([`builtin_cdf_names`]) or a file path.
@@ -93,6 +94,7 @@ pub struct PoissonSpec {
     pub cdf_format: Option<CdfFormat>,
     /// Offered load in (0, 1] of the limiting edge (see the module docs): `0.6` or `"60%"`.
     #[serde(deserialize_with = "ecnlab_core::units::fraction")]
+    #[schemars(schema_with = "ecnlab_core::units::fraction_schema")]
     pub load: f64,
     /// Number of flows to generate.
     pub flows: u64,
@@ -123,7 +125,7 @@ fn default_classes() -> Vec<u8> {
 }
 
 /// How a Poisson flow picks its endpoints.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     #[default]
@@ -140,19 +142,23 @@ pub enum Pattern {
 /// of senders, that many distinct senders chosen at random; if larger, every sender sends
 /// fanout / S flows and fanout mod S random distinct senders send one more (ECN# uses N =
 /// 25..200 concurrent query flows from 16 senders).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IncastSpec {
+    /// The host every query flow goes to.
     pub receiver: usize,
+    /// The hosts that answer a query.
     pub senders: Vec<usize>,
     /// Flow sizes are uniform integers in [size_min, size_max] bytes.
     pub size_min: ByteSize,
+    /// Largest flow size (see `size_min`).
     pub size_max: ByteSize,
     /// Number of queries.
     pub queries: u64,
     /// Time between query starts (required when queries > 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Duration>,
+    /// Start of the first query.
     #[serde(default)]
     pub start: Duration,
     /// DSCP of every query flow.
@@ -165,9 +171,10 @@ pub struct IncastSpec {
 
 /// A CSV file of flows (columns `start`, `src`, `dst`, `size`, optional `class`; see
 /// [`trace`]), replayed exactly. A relative path is relative to the working directory.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
+    /// The CSV file (`start`, `src`, `dst`, `size`, optional `class`).
     pub file: String,
 }
 

@@ -55,7 +55,7 @@ use crate::units::{ByteSize, Duration, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// What CoDel does to the packets its control law selects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CodelMode {
     /// Set CE, at most one packet per dequeue (TCN testbed, ECN# baselines).
@@ -66,7 +66,7 @@ pub enum CodelMode {
 }
 
 /// How 1/sqrt(count) of the control law is computed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InvSqrt {
     /// Floating point, as RFC 8289's `control_law`.
@@ -76,7 +76,7 @@ pub enum InvSqrt {
     Newton,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CodelParams {
     /// Acceptable standing sojourn time (default 5ms: RFC 8289 §4; TCN testbed 51.2us, ECN# 85us).

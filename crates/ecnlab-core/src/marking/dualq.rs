@@ -31,7 +31,7 @@ use crate::units::{ByteSize, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// One RED instance of the dual AQM (`[marking.dualq.scalable]`, `[marking.dualq.classic]`).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedInstanceParams {
     /// Minimum threshold (MinThresh) on the average queue; default 7812 B (BDP/4, dual AQM §IV-A/B).
@@ -59,7 +59,7 @@ impl RedInstanceParams {
 }
 
 /// `[marking.dualq]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct DualAqmParams {
     /// RED instance for ECT traffic, which it marks; default step K = 13515 B (1.73 x BDP/4, Table I).

@@ -62,7 +62,7 @@ use crate::units::{bytes_in, ByteSize, Duration, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// How the gap between persistent marks shrinks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Spacing {
     /// Algorithm 1: `marking_next += pst_interval / marking_count`, fire when `now > marking_next`.
@@ -73,7 +73,7 @@ pub enum Spacing {
 }
 
 /// The congestion signal both parts compare with their targets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// The packet's sojourn time (the paper's choice).
@@ -83,7 +83,7 @@ pub enum Signal {
     QueueLength,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EcnSharpParams {
     /// Instantaneous threshold: mark when sojourn > ins_target (default 200us: ECN# §5.2, 90th-percentile RTT x lambda).

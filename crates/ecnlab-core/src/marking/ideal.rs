@@ -52,7 +52,7 @@ use crate::units::{tx_time_ns, ByteSize, Duration, Nanos, NS_PER_S};
 use serde::{Deserialize, Serialize};
 
 /// How ideal ECN/RED learns C_i.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Estimator {
     /// TCN Algorithm 1 (departure-rate measurement, from PIE).
@@ -63,7 +63,7 @@ pub enum Estimator {
 }
 
 /// Which reading of Algorithm 1.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// TCN Algorithm 1 as printed.
@@ -75,7 +75,7 @@ pub enum Variant {
 }
 
 /// `[marking.ideal]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct IdealParams {
     /// Standard threshold at line rate, C x RTT x lambda; default 97500 B (65 packets at 10 Gbps, TCN §6.2).

@@ -182,7 +182,7 @@ pub enum Decision {
 }
 
 /// What the port does with a non-ECT packet (pure ACKs included) that a scheme would mark.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NonEctPolicy {
     /// Let it through unmarked (what the TCN, MQ-ECN and ECN# authors' code does; default).
@@ -242,7 +242,7 @@ impl Hooks {
 }
 
 /// Scheme names as written in scenario files (`marking.scheme`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchemeName {
     /// No AQM: tail drop only.
@@ -294,7 +294,7 @@ impl SchemeName {
 
 /// The `[marking]` table of a scenario: the chosen scheme plus every scheme's parameters,
 /// so that `--set marking.scheme=...` switches between fully configured schemes.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MarkingConfig {
     pub scheme: SchemeName,

@@ -22,7 +22,7 @@ use crate::units::{ByteSize, Nanos, NS_PER_S};
 use serde::{Deserialize, Serialize};
 
 /// `[marking.mq_ecn]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MqEcnParams {
     /// Standard threshold C x RTT x lambda (strict queues' K); default 97500 B (65 packets at 10 Gbps, TCN §6.2).

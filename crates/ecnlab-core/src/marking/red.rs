@@ -41,7 +41,7 @@ use crate::units::{tx_time_ns, ByteSize, Nanos, NS_PER_S};
 use serde::{Deserialize, Serialize};
 
 /// `[marking.red]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedParams {
     /// Minimum threshold on the average queue; default 7500 B (5 packets, Floyd's RED guidelines).

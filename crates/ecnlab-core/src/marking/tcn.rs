@@ -31,7 +31,7 @@ use crate::rng::Rng;
 use crate::units::{Duration, Nanos};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcnParams {
     /// Sojourn-time threshold T = RTT x lambda, marks when sojourn > T (default 78us: TCN §6.2, 10 Gbps).

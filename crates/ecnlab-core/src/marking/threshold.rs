@@ -17,7 +17,7 @@ use crate::units::{ByteSize, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// Which occupancy DCTCP-RED compares with K.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// The packet's queue (per-queue ECN/RED).
@@ -30,7 +30,7 @@ pub enum Scope {
 }
 
 /// Where the comparison happens.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Hook {
     #[default]
@@ -40,7 +40,7 @@ pub enum Hook {
 }
 
 /// `[marking.threshold]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ThresholdParams {
     /// Occupancy compared with K; default `queue` (per-queue ECN/RED, TCN §3.2.1).

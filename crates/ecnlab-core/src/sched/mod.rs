@@ -70,7 +70,7 @@ pub trait Scheduler {
 }
 
 /// Scheduler names as written in scenario files.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerKind {
     /// Strict priority, queue 0 first.
@@ -90,7 +90,7 @@ pub enum SchedulerKind {
 
 /// How MQ-ECN's round-time samples are taken; the three public implementations differ
 /// (REFERENCE-IMPLEMENTATIONS §2.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RoundTimeVariant {
     /// MQ-ECN-NS2 `dwrr.cc` (default): sample on rotation, and on emptying with one tx time.
@@ -103,7 +103,7 @@ pub enum RoundTimeVariant {
 }
 
 /// The `[switch.scheduler]` table.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SchedulerConfig {
     pub kind: SchedulerKind,

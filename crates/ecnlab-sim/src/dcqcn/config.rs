@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 /// DCQCN parameters (`[transport.dcqcn]`). Times are [`Duration`]s (`"55us"`), sizes
 /// [`ByteSize`]s (`"10MB"`), rates [`Rate`]s (`"40Mbps"`).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct DcqcnConfig {
     /// EWMA gain g of the rate-reduction factor alpha (RP). Default 1/256 (DCQCN paper

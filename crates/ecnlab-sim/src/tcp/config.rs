@@ -10,7 +10,7 @@ use ecnlab_core::units::{Duration, NS_PER_US};
 use serde::{Deserialize, Serialize};
 
 /// Congestion control flavour of a TCP sender (and the matching receiver ECN behaviour).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema)]
 pub enum CcKind {
     /// NewReno (RFC 5681 + RFC 6582) without ECN: packets are not-ECT, losses are the only
     /// congestion signal. The receiver never echoes CE. Under `linux`: the kernel's `reno`
@@ -59,7 +59,7 @@ impl CcKind {
 
 /// Which partial ACKs of NewReno fast recovery restart the retransmission timer (RFC 6582
 /// §3.2 step 5 and §4; the RFC calls neither variant optimal).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema)]
 pub enum PartialAckRto {
     /// Every partial ACK restarts the timer ("Slow-but-Steady", RFC 6582 §4; ns-2's NewReno
     /// default and RFC 6298 §5.3's rule): recovery repairs one hole per round trip for as
@@ -76,7 +76,7 @@ pub enum PartialAckRto {
 }
 
 /// Which host stack a connection runs (`transport.profile`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema)]
 pub enum Profile {
     /// What Linux does (`tcp::linux`): whole-segment windows, SACK with RFC 6675 recovery,
     /// PRR, delayed ACKs with quick-ACK, the kernel's RTO and congestion-control modules.
@@ -108,8 +108,11 @@ impl Profile {
 /// `sack` under `textbook`): the field keeps its value but nothing reads it. Which keys each
 /// profile uses, and the defaults that differ, are in [`TcpConfig::for_profile`] and
 /// `RawTcpConfig::resolve`, the one place they are decided.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(try_from = "RawTcpConfig", into = "RawTcpConfig")]
+// The schema is the table as written (every key optional, the `linux` profile's defaults;
+// `crate::schema` adds which keys each profile takes), with these fields' docs.
+#[schemars(!try_from, !into, default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// `"linux"` (default) or `"textbook"`.
     pub profile: Profile,
@@ -240,8 +243,8 @@ impl Default for TcpConfig {
 }
 
 /// Keys only `textbook` reads, and keys only `linux` reads (the rest are shared).
-const TEXTBOOK_ONLY: [&str; 3] = ["partial_ack_rto", "min_cwnd", "dctcp_alpha_bits"];
-const LINUX_ONLY: [&str; 6] = ["sack", "prr", "cubic_beta", "cubic_c", "cubic_fast_convergence", "cubic_hystart"];
+pub const TEXTBOOK_ONLY: [&str; 3] = ["partial_ack_rto", "min_cwnd", "dctcp_alpha_bits"];
+pub const LINUX_ONLY: [&str; 6] = ["sack", "prr", "cubic_beta", "cubic_c", "cubic_fast_convergence", "cubic_hystart"];
 
 impl TcpConfig {
     /// Every field at `profile`'s default.

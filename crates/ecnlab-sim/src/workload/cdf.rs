@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 pub const PACKET_PAYLOAD_BYTES: u64 = 1460;
 
 /// How a CDF file gives its sizes (and so how samples are rounded).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CdfFormat {
     /// `<packets> <unused> <cdf>`; samples round up to whole 1460 B packets (ns-2).
