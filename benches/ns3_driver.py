@@ -254,7 +254,29 @@ public:
             double(m_txBuffer->GetSacked()), double(m_txBuffer->GetLost()), double(m_txBuffer->BytesInFlight()),
             double(m_tcb->m_cWnd.Get()), double(m_tcb->m_ssThresh.Get())});
     }
+    // Receiver side (s_linux_rx, the `linux` comparisons): two of Linux's delayed-ACK rules
+    // that ns-3 3.44 lacks, as ecnlab's linux receiver applies them (tcp/linux/receiver.rs):
+    // quick-ACK mode at the connection's first data, an ACK for each of the first
+    // s_quick_acks segments (tcp_incr_quickack / tcp_event_data_recv; ecnlab: 16), and an
+    // immediate ACK for an in-order segment shorter than the MSS (a flow's last, pushed,
+    // segment: tcp_measure_rcv_mss sets ICSK_ACK_PUSHED, tcp_cleanup_rbuf ACKs on the read).
+    // Without them ns-3 holds the ACK of a flow's odd or short last segment for DelAckTimeout.
+    static bool s_linux_rx;
+    static uint32_t s_quick_acks;
+    static uint64_t s_rx_quick, s_rx_pushed;
+    uint32_t m_quick_used = 0;
 protected:
+    void ReceivedData(Ptr<Packet> packet, const TcpHeader &h) override {
+        uint32_t sz = packet->GetSize();
+        TcpSocketBase::ReceivedData(packet, h);
+        if (!s_linux_rx || sz == 0 || !m_delAckEvent.IsPending()) return;
+        bool quick = m_quick_used < s_quick_acks;
+        if (!quick && sz >= m_tcb->m_segmentSize) return;
+        if (quick) { ++m_quick_used; ++s_rx_quick; } else ++s_rx_pushed;
+        m_delAckEvent.Cancel();
+        m_delAckCount = 0;
+        SendEmptyPacket(TcpHeader::ACK);
+    }
     Ptr<TcpSocketBase> Fork() override { return CopyObject<BenchSocket>(this); }
     void ReceivedAck(Ptr<Packet> packet, const TcpHeader &h) override {
         TcpSocketState::TcpCongState_t st = m_tcb->m_congState.Get();
@@ -334,7 +356,7 @@ protected:
             ++s_cwr_recoveries;
             SendPendingData(m_connected);
         } else if (m_dupAckCount < m_retxThresh && m_limitedTx) {
-            m_txBuffer->AddRenoSack();
+            if (!m_sackEnabled) m_txBuffer->AddRenoSack();   // with SACK the scoreboard is real
             ++s_cwr_limited_tx;
             SendPendingData(m_connected);
         } else if (m_dupAckCount == m_retxThresh) {
@@ -350,6 +372,9 @@ public:
     static uint64_t s_exits, s_exits_deflated, s_exit_deflated_bytes;
 };
 bool BenchSocket::s_enabled = false;
+bool BenchSocket::s_linux_rx = false;
+uint32_t BenchSocket::s_quick_acks = 16;
+uint64_t BenchSocket::s_rx_quick = 0, BenchSocket::s_rx_pushed = 0;
 bool BenchSocket::s_newreno = false;
 bool BenchSocket::s_exit_flight = false;
 uint64_t BenchSocket::s_exits = 0, BenchSocket::s_exits_deflated = 0, BenchSocket::s_exit_deflated_bytes = 0;
@@ -357,8 +382,9 @@ uint64_t BenchSocket::s_reno_sack_resets = 0, BenchSocket::s_recover_blocked = 0
 std::vector<std::vector<double>> BenchSocket::s_ack_log;
 uint64_t BenchSocket::s_cwr_recoveries = 0, BenchSocket::s_cwr_limited_tx = 0, BenchSocket::s_ece_kept = 0;
 TypeId g_cc_tid;
+TypeId g_recovery_tid = TcpClassicRecovery::GetTypeId();
 Ptr<Socket> MakeSenderSocket(Ptr<Node> node, int32_t diag) {
-    if (!BenchSocket::s_enabled && !BenchSocket::s_newreno && !BenchSocket::s_exit_flight && diag < 0) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+    if (!BenchSocket::s_enabled && !BenchSocket::s_newreno && !BenchSocket::s_exit_flight && !BenchSocket::s_linux_rx && diag < 0) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
     // As TcpL4Protocol::CreateSocket, with the subclass.
     Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
     ObjectFactory cc, rtt;
@@ -369,7 +395,9 @@ Ptr<Socket> MakeSenderSocket(Ptr<Node> node, int32_t diag) {
     s->SetTcp(tcp);
     s->SetRtt(rtt.Create<RttEstimator>());
     s->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
-    s->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
+    ObjectFactory rec;
+    rec.SetTypeId(g_recovery_tid);
+    s->SetRecoveryAlgorithm(rec.Create<TcpRecoveryOps>());
     tcp->AddSocket(s);
     if (diag >= 0) {
         s->m_diag = diag;
@@ -616,7 +644,8 @@ void Accepted(Ptr<Socket> s, const Address &) {
     s->SetCloseCallbacks(MakeCallback(&RxPeerClose), MakeCallback(&RxErr));
 }
 void Listen(Ptr<Node> n, uint16_t port) {
-    Ptr<Socket> l = Socket::CreateSocket(n, TcpSocketFactory::GetTypeId());
+    // A BenchSocket listener (its accepted sockets are forks of it) for the linux receiver rules.
+    Ptr<Socket> l = BenchSocket::s_linux_rx ? MakeSenderSocket(n, -1) : Socket::CreateSocket(n, TcpSocketFactory::GetTypeId());
     l->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
     l->Listen();
     l->SetAcceptCallback(MakeCallback(&AcceptReq), MakeCallback(&Accepted));
@@ -659,7 +688,14 @@ def main() -> None:
     b.BenchSocket.s_enabled = bool(cfg.get("ns3_cwr_loss_detection", False))
     b.BenchSocket.s_newreno = bool(cfg.get("ns3_newreno_recover", False))
     b.BenchSocket.s_exit_flight = cfg.get("ns3_recovery_exit", "ssthresh") == "flight"
-    SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
+    # "classic" (textbook comparisons: RFC 5681/6582 window cut at once) or "prr" (RFC 6937,
+    # the linux comparisons; ns-3's TcpPrrRecovery, also used in CA_CWR).
+    rec_tid = ns.TcpPrrRecovery.GetTypeId() if cfg.get("ns3_recovery", "classic") == "prr" else ns.TcpClassicRecovery.GetTypeId()
+    b.g_recovery_tid = rec_tid
+    SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(rec_tid))
+    b.BenchSocket.s_linux_rx = bool(cfg.get("ns3_linux_rx", False))
+    if "delayed_ack_timeout_us" in tr:
+        SD("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MicroSeconds(tr["delayed_ack_timeout_us"])))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
     SD("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tr["init_cwnd"]))
     SD("ns3::TcpSocket::DelAckCount", ns.UintegerValue(tr["delayed_ack"]))
@@ -669,7 +705,7 @@ def main() -> None:
     SD("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MicroSeconds(tr["rto_min_us"])))
     SD("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.NanoSeconds(1)))
     SD("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
-    SD("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    SD("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(cfg.get("ns3_sack", False))))
     SD("ns3::RttEstimator::InitialEstimation", ns.TimeValue(ns.MicroSeconds(tr["rto_init_us"])))
     SD("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(tr["dctcp_g"]))
     SD("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(tr["dctcp_alpha_init"]))
@@ -837,7 +873,12 @@ def main() -> None:
                            "recovery_exit_flight": bool(b.BenchSocket.s_exit_flight),
                            "recovery_exits": int(b.BenchSocket.s_exits),
                            "recovery_exits_deflated_below_ssthresh": int(b.BenchSocket.s_exits_deflated),
-                           "recovery_exit_deflated_bytes": int(b.BenchSocket.s_exit_deflated_bytes)}
+                           "recovery_exit_deflated_bytes": int(b.BenchSocket.s_exit_deflated_bytes),
+                           "linux_rx": bool(b.BenchSocket.s_linux_rx),
+                           "rx_quick_acks": int(b.BenchSocket.s_rx_quick),
+                           "rx_pushed_acks": int(b.BenchSocket.s_rx_pushed)}
+    res["ns3_tcp"] = {"recovery": cfg.get("ns3_recovery", "classic"), "sack": bool(cfg.get("ns3_sack", False)),
+                      "del_ack_count": tr["delayed_ack"], "del_ack_timeout_us": tr.get("delayed_ack_timeout_us")}
     res["tcn_over_threshold"] = int(b.g_tcn_over)
     res["tcn_marked"] = int(b.g_tcn_marked)
     # marks on segments with payload (ecnlab's pure ACKs are not ECT, ns-3's are ECT(0))

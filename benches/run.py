@@ -418,6 +418,14 @@ def markdown(res: dict) -> str:
               "within 3 %: a residual difference that comes with TCN marking itself (one FIFO per port with TCN "
               "at 78 us: ns-3 +9.7 % mean FCT, 43 % more drops, over 9 ecnlab and 3 ns-3 jittered runs; the same "
               "FIFO with RED agrees), cause not found (benches/scenarios.py docstring).", ""]
+        if any(S.SCENARIOS.get(r["scenario"], {}).get("transport", {}).get("profile") == "linux" for r in res["shared"]):
+            L += ["The `*-linux` rows are the other comparison (issue 16): ecnlab's `linux` host profile against ns-3 "
+                  "with SACK and PRR (TcpPrrRecovery, also in CWR), delayed ACKs (every 2nd segment, 1 ms timer on "
+                  "both; the driver adds Linux's quick-ACK for the first 16 segments and the immediate ACK of a "
+                  "short segment), DCTCP alpha starting at 1 and its kernel floor of 2 segments; none of the "
+                  "NewReno-without-SACK alignments above (RFC 6582 `recover`, RFC 3465 L = 2, option-1 deflation) "
+                  "applies. Remaining differences (ns-3's byte windows, its alpha and RTO formulas, ...) are listed "
+                  "in the benches/scenarios.py docstring; benches/results/linux-profile.md discusses the results.", ""]
     for r in res["shared"] + res.get("full", []):
         L.append(f"- **{r['scenario']}**: {r['description']}")
     L.append("")

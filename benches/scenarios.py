@@ -138,6 +138,36 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   before that ACK, ecnlab updates alpha with that ACK first; ns-3 (no timestamps)
   takes no RTT sample from a retransmitted segment (Karn), ecnlab samples every ACK from the
   echoed send time (RFC 7323 §4).
+
+Linux profile comparisons (`*-linux` scenarios, issue 16): ecnlab's `linux` host profile
+against ns-3's own Linux-like stack. Everything above that models NewReno WITHOUT SACK is
+left out; what is kept or changed, with its reason (LINUX_TRANSPORT, LINUX_NS3_ALIGNMENT):
+- SACK on both (ns-3 Sack, its default; ecnlab RFC 6675 recovery), PRR on both (ns-3
+  TcpPrrRecovery, which ns-3 also runs in CA_CWR after an ECN-Echo; ecnlab `prr`).
+- Delayed ACKs on both: an ACK every second full segment (ns-3 DelAckCount 2), the timer 1 ms
+  on both (below RTO_min; see LINUX_TRANSPORT). ns-3 3.44 lacks two of Linux's rules that
+  ecnlab's linux receiver has; the driver's BenchSocket adds them on the receiving sockets
+  (`ns3_linux_rx`): quick-ACK for the first 16 data segments of a connection, and an
+  immediate ACK for an in-order segment shorter than the MSS. The immediate ACK on a change
+  of the CE state (RFC 8257 §3.2) and on out-of-order data is ns-3's own.
+- DCTCP alpha starts at 1 (kernel `dctcp_alpha_on_init`, ns-3's default), g = 1/16; window
+  floor 2 segments after an ECN cut (kernel `max(.., 2)`; BenchDctcp); a loss halves the
+  window (kernel `dctcp_react_to_loss`; BenchDctcp `ns3_dctcp_loss_halving`).
+- Fast retransmit also in CA_CWR (kernel `tcp_fastretrans_alert`; BenchSocket), kept; with
+  SACK its Limited Transmit does not touch ns-3's Reno scoreboard. Difference left: on such a
+  recovery from CWR ns-3 keeps the ECN-reduced ssthresh, ecnlab (as the kernel's DCTCP, whose
+  `dctcp_state` runs `dctcp_react_to_loss` on entering Recovery) takes cwnd / 2.
+- Not applied: RFC 6582 `recover` and Reno-scoreboard resets, RFC 3465 L = 2 (Linux's
+  `tcp_slow_start`, ecnlab's linux `ca.rs` and ns-3's TcpLinuxReno all count every segment an
+  ACK covers), RFC 6582 option-1 deflation (Linux and ns-3's PRR both end a reduction at
+  cwnd = ssthresh).
+- Kept as in the textbook runs: RTO_min = initial RTO = 5 ms (a datacenter route's rto_min;
+  defaults 200 ms / 1 s in ecnlab linux, 1 s in ns-3), IW 10, 4 MB send buffer, no
+  timestamps in ns-3 (ecnlab samples the RTT from the echoed send time), links, RED, NICs.
+- Known differences not aligned: ns-3 counts cwnd in bytes and cuts DCTCP's window in bytes,
+  the kernel (and ecnlab linux) in whole segments with `tcp_cong_avoid_ai`'s counter; ns-3's
+  alpha is a double, the kernel's 10-bit fixed point; ns-3's RTO is RFC 6298 max(RTO_min,
+  SRTT + 4 RTTVAR), the kernel's SRTT + max(mdev, RTO_min).
 """
 
 from __future__ import annotations
@@ -162,6 +192,59 @@ COMMON_TRANSPORT = {
     # snd_buf_bytes // mss segments. Without it ecnlab's senders overflowed their own 4 MB NIC
     # FIFO where ns-3's could not (150-flow leaf-spine: 3651 NIC drops against 442 with it).
     "snd_buf_bytes": 4 << 20,
+}
+
+# The `linux` host profile against ns-3's own SACK + PRR stack (issue 16). Only the settings
+# both sides can state alike; the textbook alignments above that model NewReno without SACK
+# are NOT applied (see LINUX_NS3_ALIGNMENT and the "linux profile comparisons" part of the
+# module docstring).
+LINUX_TRANSPORT = {
+    "profile": "linux",
+    "cc": "dctcp",
+    "mss": 1460,
+    "init_cwnd": 10,              # RFC 6928, Linux TCP_INIT_CWND; ns-3 InitialCwnd
+    # Datacenter route setting (`ip route ... rto_min`), as the textbook runs: ecnlab's linux
+    # default is 200 ms (TCP_RTO_MIN), ns-3's MinRto 1 s; 5 ms on both.
+    "rto_min_us": 5000,
+    "rto_init_us": 5000,
+    "dctcp_g": 0.0625,            # Linux dctcp_shift_g 4; ns-3 DctcpShiftG
+    # Linux dctcp_alpha_on_init = 1024/1024 (ecnlab linux default); ns-3 DctcpAlphaOnInit 1 (its default)
+    "dctcp_alpha_init": 1.0,
+    # Linux: an ACK every second full segment (ns-3 DelAckCount 2). The timer is lowered, as
+    # datacenter kernels lower TCP_DELACK_MIN, to 1 ms on both (ecnlab delayed_ack_timeout, ns-3
+    # DelAckTimeout; defaults 40 ms and 200 ms): it must stay below RTO_min. The workloads' flow
+    # sizes are whole segments, so a flow with an odd segment count past its 16 quick ACKs ends
+    # on a full segment that waits for the timer (not "pushed": Linux ACKs at once only a
+    # segment shorter than the MSS); with 40 ms every such flow took a spurious 5 ms RTO in both
+    # simulators (quick run: ns-3 299 RTO entries for 40 flows and no drop, one flow 285 of them).
+    "delayed_ack": 2,
+    "delayed_ack_timeout_us": 1000,
+    "sack": True,                 # ns-3 Sack (its default)
+    "prr": True,                  # ns-3 TcpPrrRecovery
+    # DCTCP's window floor after an ECN cut: the kernel's max(cwnd - cwnd alpha/2, 2); ns-3's
+    # TcpDctcp has none, BenchDctcp floors at this many segments. ecnlab linux: built in.
+    "min_cwnd": 2,
+    "snd_buf_bytes": 4 << 20,
+}
+
+# ns-3 driver switches for the linux comparisons, each with the Linux behaviour it stands for.
+LINUX_NS3_ALIGNMENT = {
+    "ns3_sack": True,
+    "ns3_recovery": "prr",
+    # Linux's receiver rules ns-3 3.44 lacks (BenchSocket::ReceivedData): quick-ACK for the
+    # first 16 segments, an immediate ACK for a pushed segment shorter than the MSS.
+    "ns3_linux_rx": True,
+    # dctcp_react_to_loss: ssthresh = max(cwnd / 2, 2) on fast retransmit and RTO.
+    "ns3_dctcp_loss_halving": True,
+    # tcp_fastretrans_alert enters Recovery from CWR; an ECE in Recovery/Loss changes no state.
+    "ns3_cwr_loss_detection": True,
+    # Not applied (textbook-only): RFC 6582 `recover` / Reno-scoreboard resets (NewReno without
+    # SACK), RFC 3465 L = 2 (Linux's tcp_slow_start counts every segment acknowledged, as
+    # ns-3's TcpLinuxReno and ecnlab's linux ca.rs), RFC 6582 option-1 deflation (Linux's
+    # tcp_end_cwnd_reduction and ns-3's PRR exit both set cwnd = ssthresh).
+    "ns3_newreno_recover": False,
+    "ns3_abc_limit": 0,
+    "ns3_recovery_exit": "ssthresh",
 }
 
 SCENARIOS: dict[str, dict] = {
@@ -272,6 +355,34 @@ SCENARIOS: dict[str, dict] = {
     },
 }
 
+# The linux-profile twins of (a) and (b), and (a) at 200 us base RTT (issue 16's checks).
+SCENARIOS["dctcp-8long-linux"] = dict(
+    copy.deepcopy(SCENARIOS["dctcp-8long"]),
+    description="8 DCTCP long flows -> one 10 Gbps port, K = 65 pkts, 100 us base RTT, 1 s; linux profile vs ns-3 SACK + PRR",
+    transport=dict(LINUX_TRANSPORT))
+SCENARIOS["dctcp-8long-200us-linux"] = dict(
+    copy.deepcopy(SCENARIOS["dctcp-8long"]),
+    description="8 DCTCP long flows -> one 10 Gbps port, K = 65 pkts, 200 us base RTT, 1 s; linux profile vs ns-3 SACK + PRR",
+    # 4 x 49.4 us of propagation + two 1.2 us serialisations of a data segment (+ an ACK's 32 ns) ~ 200 us
+    topology={"kind": "star", "hosts": 9, "link_rate_gbps": 10, "link_delay_us": 49.4},
+    transport=dict(LINUX_TRANSPORT))
+SCENARIOS["websearch-incast60-linux"] = dict(
+    copy.deepcopy(SCENARIOS["websearch-incast60"]),
+    description="web-search Poisson 60 % load -> one 10 Gbps port, 16 senders, 1000 flows, K = 65 pkts; linux profile vs ns-3 SACK + PRR",
+    transport=dict(LINUX_TRANSPORT))
+# Diagnostic (not in the default run): websearch-incast60-linux with an ACK per segment on both
+# (delayed_ack = 1; ns-3 DelAckCount 1), to tell the receivers' delayed-ACK rules from the senders.
+SCENARIOS["websearch-incast60-linux-ack1"] = dict(
+    copy.deepcopy(SCENARIOS["websearch-incast60-linux"]),
+    description="websearch-incast60-linux with an ACK per segment on both (diagnostic)",
+    transport=dict(LINUX_TRANSPORT, delayed_ack=1), diagnostic=True)
+# Diagnostic: websearch-incast60-linux with DCTCP's alpha starting at 0 on both (the textbook
+# runs' value), to tell whether the queue gap comes with the first cuts of new flows.
+SCENARIOS["websearch-incast60-linux-alpha0"] = dict(
+    copy.deepcopy(SCENARIOS["websearch-incast60-linux"]),
+    description="websearch-incast60-linux with DCTCP alpha starting at 0 on both (diagnostic)",
+    transport=dict(LINUX_TRANSPORT, dctcp_alpha_init=0.0), diagnostic=True)
+
 # Full-scale TCN leaf-spine: ecnlab only (ns-3 would take hours); the built-in scenario.
 FULL_SCALE = {
     "tcn-leafspine-full": {"builtin": "tcn-leafspine", "quick_set": ["traffic.0.flows=200", "traffic.1.flows=200",
@@ -327,12 +438,19 @@ def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
         out += ['scheme = "tcn"', "", "[marking.tcn]", f'threshold = {_us(m["threshold_us"])}']
     else:
         raise ValueError(m["scheme"])
-    # The textbook profile: the agreement runs compare ns-3 without SACK with ecnlab's NewReno
-    # (the linux profile's agreement runs are still to be added, issue 16).
-    out += ["", "[transport]", 'profile = "textbook"', f'cc = "{tr["cc"]}"', f'mss = {tr["mss"]}', f'init_cwnd = {tr["init_cwnd"]}',
-            f'min_cwnd = {tr["min_cwnd"]}', f'max_cwnd = {tr["snd_buf_bytes"] // tr["mss"]}', f'rto_min = {_us(tr["rto_min_us"])}', f'rto_init = {_us(tr["rto_init_us"])}',
-            f'dctcp_g = {tr["dctcp_g"]}', f'dctcp_alpha_init = {tr["dctcp_alpha_init"]}',
-            f'delayed_ack = {tr["delayed_ack"]}', f'partial_ack_rto = "{tr["partial_ack_rto"]}"', "", "[host]", "persistent_connections = false", "nic_marking = false"]
+    # `textbook` scenarios compare ns-3 without SACK with ecnlab's NewReno; `linux` ones
+    # (LINUX_TRANSPORT) the linux profile with ns-3's SACK + PRR. Each profile refuses the
+    # other's keys, so only the shared ones plus its own are written.
+    profile = tr.get("profile", "textbook")
+    out += ["", "[transport]", f'profile = "{profile}"', f'cc = "{tr["cc"]}"', f'mss = {tr["mss"]}', f'init_cwnd = {tr["init_cwnd"]}',
+            f'max_cwnd = {tr["snd_buf_bytes"] // tr["mss"]}', f'rto_min = {_us(tr["rto_min_us"])}', f'rto_init = {_us(tr["rto_init_us"])}',
+            f'dctcp_g = {tr["dctcp_g"]}', f'dctcp_alpha_init = {tr["dctcp_alpha_init"]}', f'delayed_ack = {tr["delayed_ack"]}']
+    if profile == "textbook":
+        out += [f'min_cwnd = {tr["min_cwnd"]}', f'partial_ack_rto = "{tr["partial_ack_rto"]}"']
+    else:
+        out += [f'delayed_ack_timeout = {_us(tr["delayed_ack_timeout_us"])}',
+                f'sack = {str(tr["sack"]).lower()}', f'prr = {str(tr["prr"]).lower()}']
+    out += ["", "[host]", "persistent_connections = false", "nic_marking = false"]
     if sc.get("ack_dscp") is not None:
         out.append(f'ack_dscp = {sc["ack_dscp"]}')
     for f in sc.get("long_flows", []):
@@ -345,6 +463,13 @@ def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
 
 def ns3_config(sc: dict, trace_csv: str | None) -> dict:
     """Everything the ns-3 driver needs, as JSON-able data."""
+    cfg = _ns3_config_textbook(sc, trace_csv)
+    if sc["transport"].get("profile") == "linux":
+        cfg.update(LINUX_NS3_ALIGNMENT)
+    return cfg
+
+
+def _ns3_config_textbook(sc: dict, trace_csv: str | None) -> dict:
     return {
         "name": sc["name"],
         "topology": sc["topology"],
