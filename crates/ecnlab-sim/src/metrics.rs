@@ -144,6 +144,13 @@ pub struct FlowRecord {
 /// remaining bytes at the path's bottleneck rate. Window growth (slow start) is not
 /// included, so large flows approach it and small flows exceed it by their extra RTTs.
 pub fn ideal_fct_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32) -> Nanos {
+    ideal_fct_to_ns(net, src, dst, size, mss, true)
+}
+
+/// [`ideal_fct_ns`], or without the ACK's way back (`to_ack` false) for stacks whose FCT
+/// ends when the receiver holds the last byte (the `linux` profile,
+/// `transport::Receiver::completion_bytes`).
+pub fn ideal_fct_to_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32, to_ack: bool) -> Nanos {
     let fwd = net.path(src, dst);
     let rev = net.path(dst, src);
     let seg = (size.min(mss as u64) + TCP_IP_HEADER as u64).max(1);
@@ -154,7 +161,7 @@ pub fn ideal_fct_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32) -> N
         t = t.saturating_add(l.delay_ns).saturating_add(tx_time_ns(seg, l.rate_bps));
         bottleneck = bottleneck.min(l.rate_bps);
     }
-    for &li in &rev {
+    for &li in rev.iter().filter(|_| to_ack) {
         let l = &net.links[li as usize];
         t = t.saturating_add(l.delay_ns).saturating_add(tx_time_ns(crate::packet::ACK_BYTES as u64, l.rate_bps));
     }
@@ -166,7 +173,8 @@ pub fn ideal_fct_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32) -> N
 impl FlowRecord {
     pub(crate) fn of(id: usize, f: &Flow, sim: &Simulator) -> FlowRecord {
         let fct = f.finish.map(|t| t.saturating_sub(f.start));
-        let ideal = f.size.map(|s| ideal_fct_ns(&sim.net, f.src as usize, f.dst as usize, s, sim.mss));
+        let to_ack = sim.conns[f.conn as usize].receiver.completion_bytes().is_none();
+        let ideal = f.size.map(|s| ideal_fct_to_ns(&sim.net, f.src as usize, f.dst as usize, s, sim.mss, to_ack));
         let conn_acked = sim.conns[f.conn as usize].sender.acked_bytes();
         let acked = match f.size {
             Some(s) => conn_acked.saturating_sub(f.seq_start()).min(s),

@@ -553,6 +553,9 @@ impl Simulator {
                     return;
                 }
                 self.conns[c].receiver.on_data(self.now, &pkt, &mut self.out);
+                if self.conns[c].receiver.completion_bytes().is_some() {
+                    self.check_message_done(c);
+                }
                 self.flush_out();
                 self.arm_rcv(c);
             }
@@ -563,7 +566,9 @@ impl Simulator {
                 }
                 let conn = &mut self.conns[c];
                 conn.sender.on_ack(self.now, &pkt, &conn.receiver, &mut self.out);
-                self.check_message_done(c);
+                if conn.receiver.completion_bytes().is_none() {
+                    self.check_message_done(c);
+                }
                 self.flush_out();
                 self.arm_snd(c);
             }
@@ -572,15 +577,19 @@ impl Simulator {
         }
     }
 
-    /// The connection's current message is fully acknowledged: record its FCT (from its
-    /// arrival to the ACK of its last byte, as the ns-2 scripts measure) and free the
-    /// connection for the next message.
+    /// The connection's current message is complete: record its FCT and free the
+    /// connection for the next message. Complete means fully acknowledged (from its arrival
+    /// to the ACK of its last byte, as the ns-2 scripts measure), or, for the `linux`
+    /// profile, fully received in order (as the testbeds' applications measure: the
+    /// receiver's delayed ACK of a last odd segment is not the application's wait;
+    /// [`Receiver::completion_bytes`]).
     fn check_message_done(&mut self, c: usize) {
         let conn = &mut self.conns[c];
         let Some(f) = conn.current else { return };
         let flow = &mut self.flows[f as usize];
         let Some(size) = flow.size else { return };
-        if conn.sender.acked_bytes() >= flow.seq_start + size {
+        let done_bytes = conn.receiver.completion_bytes().unwrap_or_else(|| conn.sender.acked_bytes());
+        if done_bytes >= flow.seq_start + size {
             flow.finish = Some(self.now);
             self.finite_done += 1;
             if self.stop_when_done && !self.has_long_lived && self.finite_done == self.finite_flows {

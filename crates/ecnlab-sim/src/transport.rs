@@ -117,4 +117,15 @@ impl Receiver {
     pub fn timer(&self) -> Option<Nanos> {
         each!(self, Receiver, r => r.timer())
     }
+    /// In-order bytes the application holds, where a message's completion is taken at the
+    /// receiver: the `linux` profile, whose delayed ACKs would otherwise add up to the
+    /// delayed-ACK timer to a message that ends on an odd full segment. `None` for the
+    /// stacks whose FCT ends at the ACK of the last byte (the papers' ns-2 convention).
+    #[inline]
+    pub fn completion_bytes(&self) -> Option<u64> {
+        match self {
+            Receiver::Linux(r) => Some(r.delivered_bytes()),
+            Receiver::Tcp(_) | Receiver::Dcqcn(_) => None,
+        }
+    }
 }

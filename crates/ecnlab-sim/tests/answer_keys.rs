@@ -48,6 +48,35 @@ size = "1022000B"
     assert!((fct - ideal).abs() <= 1.2, "fct {fct} us vs ideal {ideal} us");
 }
 
+/// The `linux` profile takes a message's completion at the receiver (the application holds
+/// its last byte), so a flow that ends on an odd full segment, whose last ACK Linux delays
+/// by up to the 40 ms delayed-ACK timer, is not charged for that wait, nor for the
+/// spurious timeout it would cause; its ideal FCT has no ACK coming back.
+#[test]
+fn linux_fct_ends_at_the_receiver_not_at_the_delayed_ack() {
+    for segments in [1u64, 3, 21] {
+        let scn = star(&format!(
+            r#"
+[transport]
+profile = "linux"
+cc = "dctcp"
+rto_min = "10ms"
+[[flows]]
+src = 1
+dst = 0
+size = "{}B"
+"#,
+            segments * 1460
+        ));
+        let out = run(&scn, 1).unwrap();
+        let f = &out.flows[0];
+        let (fct, ideal) = (f.fct_us.unwrap(), f.ideal_fct_us.unwrap());
+        // Slow start from 10 segments: 21 segments take one extra round trip (~42 us).
+        assert!(fct >= ideal - 1.2 && fct <= ideal + 50.0, "{segments} segments: fct {fct} us vs ideal {ideal} us");
+        assert_eq!(f.timeouts, 0, "{segments} segments: the delayed ACK fired the RTO");
+    }
+}
+
 #[test]
 fn one_long_flow_fills_the_link() {
     for cc in ["newreno", "ecn_star", "dctcp"] {
