@@ -344,6 +344,17 @@ impl TcpConfig {
         if !gain_ok(self.dualq_g) {
             return Err(format!("transport.dualq_g = {} must be in (0, 1]", self.dualq_g));
         }
+        // The kernel keeps DCTCP's gain as a shift (`dctcp_shift_g`): the linux profile's
+        // DCTCPs take g = 1/2^n only, as the emulator's BPF DCTCP does.
+        if self.profile == Profile::Linux {
+            for (key, g, most) in [("dctcp_g", self.dctcp_g, 10u32), ("dualq_g", self.dualq_g, 20)] {
+                if !(0..=most).any(|n| g == 1.0 / (1u64 << n) as f64) {
+                    return Err(format!(
+                        "transport.{key} = {g} under profile \"linux\": the kernel keeps the gain as a shift, g = 1/2^n (n = 0..{most})"
+                    ));
+                }
+            }
+        }
         if !(0.0..=1.0).contains(&self.dctcp_alpha_init) {
             return Err(format!("transport.dctcp_alpha_init = {} must be in [0, 1]", self.dctcp_alpha_init));
         }

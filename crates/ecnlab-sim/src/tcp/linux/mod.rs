@@ -40,8 +40,8 @@ pub enum LinuxCa {
     DctcpDualq(DctcpDualq),
 }
 
-/// `1/2^n` as n, for the gains the kernel keeps as shifts (`dctcp_shift_g`); the nearest
-/// power of two otherwise (the `linux` profile's validation refuses other gains).
+/// `1/2^n` as n, for the gains the kernel keeps as shifts (`dctcp_shift_g`); the linux
+/// profile's validation (`TcpConfig::validate`) refuses other gains.
 fn shift_of(g: f64) -> u32 {
     (-g.log2()).round().clamp(0.0, 52.0) as u32
 }

@@ -5,9 +5,12 @@
 //! its connection's [`SackLog`] under a serial number and puts `serial + 1` in the ACK's
 //! `payload` field (0: no SACK option; a pure ACK has no payload, and nothing counts an
 //! ACK's `payload`, see `PortPacket::payload_bytes`). The sender reads the blocks back when
-//! the ACK arrives. The log keeps the last [`SackLog::DEPTH`] ACKs' blocks; an ACK older
-//! than that (reordered behind `DEPTH` newer ones) reads as carrying no SACK option, as if
-//! a middlebox had stripped it, which SACK tolerates by design (RFC 2018 §8). A dropped ACK
+//! the ACK arrives. The log keeps the blocks of the last [`SackLog::DEPTH`] ACKs that
+//! carried any: an ACK is read at its arrival, so the bound is on SACK-carrying ACKs in
+//! flight at once (during recovery every segment is ACKed, so about a window of 512
+//! segments); an older one reads as carrying no SACK option, as if a middlebox had stripped
+//! it, which SACK tolerates by design (RFC 2018 §8). The log is allocated at the first ACK
+//! with blocks, so connections that never see loss or reordering pay nothing. A dropped ACK
 //! loses its blocks with it, as on a real wire.
 
 /// Most blocks one ACK carries: 3, as Linux sends with the timestamp option on (40 bytes
@@ -44,19 +47,22 @@ pub struct SackLog {
 
 impl Default for SackLog {
     fn default() -> Self {
-        SackLog { next: 0, slots: vec![(u32::MAX, SackBlocks::default()); Self::DEPTH].into_boxed_slice() }
+        SackLog { next: 0, slots: Box::default() }
     }
 }
 
 impl SackLog {
-    /// ACKs whose blocks are kept.
-    pub const DEPTH: usize = 64;
+    /// SACK-carrying ACKs whose blocks are kept (28 KB per connection that needs any).
+    pub const DEPTH: usize = 512;
 
     /// Records the blocks of an ACK about to be sent; returns the value for its `payload`
     /// field (0 when `blocks` is empty: no option).
     pub fn record(&mut self, blocks: &SackBlocks) -> u32 {
         if blocks.len == 0 {
             return 0;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![(u32::MAX, SackBlocks::default()); Self::DEPTH].into_boxed_slice();
         }
         let serial = self.next;
         self.next = self.next.wrapping_add(1) % (u32::MAX - 1);
@@ -67,7 +73,7 @@ impl SackLog {
     /// The blocks of the ACK whose `payload` field is `tag`, if still kept.
     pub fn read(&self, tag: u32) -> Option<&SackBlocks> {
         let serial = tag.checked_sub(1)?;
-        let (s, b) = &self.slots[serial as usize % Self::DEPTH];
+        let (s, b) = self.slots.get(serial as usize % Self::DEPTH)?;
         (*s == serial).then_some(b)
     }
 }

@@ -464,6 +464,7 @@ impl LinuxSender {
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.tp.snd_cwnd_cnt = 0; // tcp_init_cwnd_reduction
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp);
@@ -669,6 +670,8 @@ impl LinuxSender {
                 }
                 self.sb.push(seq, len, now);
                 self.snd_nxt += len as u64;
+                // The hooks read snd_nxt (DCTCP's once-per-window alpha, HyStart's rounds).
+                self.tp.snd_nxt = self.snd_nxt;
                 self.emit(now, seq, len, true, out);
                 sent = true;
             }
@@ -755,6 +758,8 @@ impl LinuxSender {
         self.stats.sent_bytes += len as u64;
         self.stats.sent_segments += 1;
         self.lsndtime = now;
+        // `tp->lsndtime`, after the TxStart event (CUBIC's epoch shift reads the idle time).
+        self.tp.lsndtime = now;
         self.sent_any = true;
         out.push(Packet {
             flow: self.flow,
