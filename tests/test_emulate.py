@@ -119,7 +119,7 @@ def test_without_root_says_so_in_one_line(monkeypatch, capsys):
 def test_dilation_scales_times_and_rates_but_not_sizes():
     from ecnlab.api import resolve
 
-    doc = resolve("tcn-static")
+    doc = emu.resolve_scenario(resolve("tcn-static"))
     s = emu.scale_scenario(doc, 10.0, "dilate")
     ns = emu.parse_time_ns
     assert emu.parse_rate_bps(s["topology"]["link_rate"]) == 100_000_000
@@ -141,7 +141,7 @@ def test_dilation_scales_times_and_rates_but_not_sizes():
 def test_rate_mode_scales_queue_thresholds_not_times():
     from ecnlab.api import resolve
 
-    doc = resolve("tcn-static")
+    doc = emu.resolve_scenario(resolve("tcn-static"))
     s = emu.scale_scenario(doc, 10.0, "rate")
     assert emu.parse_size_bytes(s["marking"]["threshold"]["k"]) == 3200
     assert emu.parse_size_bytes(s["marking"]["ideal"]["k"]) == 3200
@@ -151,16 +151,61 @@ def test_rate_mode_scales_queue_thresholds_not_times():
     assert emu.parse_rate_bps(s["topology"]["link_rate"]) == 100_000_000
 
 
-def test_bare_numbers_scale_by_their_field_type():
-    doc = {"duration": 1_000_000_000, "topology": {"kind": "star", "hosts": 2, "link_rate": 1_000_000_000,
-                                                   "link_delay": 1000},
-           "marking": {"tcn": {"threshold": 256_000}, "threshold": {"k": 32000}}, "switch": {"queues": 3}}
-    s = emu.scale_scenario(doc, 4.0, "dilate")
-    assert emu.parse_time_ns(s["duration"]) == 4_000_000_000
-    assert emu.parse_rate_bps(s["topology"]["link_rate"]) == 250_000_000
-    assert emu.parse_time_ns(s["marking"]["tcn"]["threshold"]) == 1_024_000
-    assert s["marking"]["threshold"]["k"] == 32000
-    assert s["switch"]["queues"] == 3 and s["topology"]["hosts"] == 2
+def test_the_resolved_scenario_reads_back_to_itself():
+    """``_core.resolve_json``, which the emulator runs on, is a fixed point on every built-in
+    scenario: what it writes the core reads back to the same scenario."""
+    from ecnlab import _core
+    from ecnlab.api import resolve
+    from ecnlab.scenario import builtin_names
+
+    for name in builtin_names():
+        once = _core.resolve_json(json.dumps(resolve(name)))
+        assert _core.resolve_json(once) == once, name
+
+
+def test_units_are_the_scenario_grammar():
+    """Values the emulator reads mean what they mean in a scenario (the core parses them):
+    a rate written as tc and vendors do (``25G``), a threshold in packets of the scenario's
+    MTU (``65p``); a bare number is refused as in a scenario file."""
+    doc = emu.resolve_scenario({
+        "name": "units", "duration": "1s",
+        "topology": {"kind": "star", "hosts": 2, "link_rate": "25G", "link_delay": "1us"},
+        "switch": {"queues": 1, "buffer": "200p"},
+        "marking": {"scheme": "per_queue", "threshold": {"k": "65p"}},
+        "transport": {"mss": 960},
+        "flows": [{"src": 1, "dst": 0}]})
+    assert emu.parse_rate_bps(doc["topology"]["link_rate"]) == 25_000_000_000
+    assert emu.parse_size_bytes(doc["marking"]["threshold"]["k"]) == 65 * 1000  # MTU = mss + 40
+    assert emu.parse_size_bytes(doc["switch"]["buffer"]) == 200 * 1000
+    s = emu.scale_scenario(doc, 10.0, "rate")
+    assert emu.parse_rate_bps(s["topology"]["link_rate"]) == 2_500_000_000
+    assert emu.parse_size_bytes(s["marking"]["threshold"]["k"]) == 6500
+    assert emu.parse_rate_bps("100Mbit") == emu.parse_rate_bps("100Mbps") == 100_000_000
+    for bad, parse in (("100", emu.parse_time_ns), ("12MBps", emu.parse_rate_bps), ("65p", emu.parse_size_bytes)):
+        with pytest.raises(emu.EmulationError):
+            parse(bad)
+
+
+def test_the_hosts_take_the_profiles_transport_defaults():
+    """The kernel's hosts are set from the resolved [transport]: the linux profile's
+    rto_min (200 ms) and delayed ACKs, the textbook profile's 5 ms and an ACK per segment;
+    what the scenario sets wins. No default of the emulator's own."""
+    base = {"name": "t", "duration": "1s",
+            "topology": {"kind": "star", "hosts": 2, "link_rate": "1Gbps", "link_delay": "1us"},
+            "flows": [{"src": 1, "dst": 0}]}
+    linux = emu.host_stack(emu.resolve_scenario(base)["transport"])
+    assert linux["route"] == {"rto_min": "200ms", "initcwnd": "10"}, linux  # delayed ACKs: no quickack
+    assert linux["sysctls"]["net.ipv4.tcp_sack"] == "1" and linux["warnings"] == []
+    tb = emu.host_stack(emu.resolve_scenario({**base, "transport": {"profile": "textbook"}})["transport"])
+    assert tb["route"] == {"rto_min": "5ms", "initcwnd": "10", "quickack": "1"}, tb
+    assert "net.ipv4.tcp_sack" not in tb["sysctls"]
+    own = emu.host_stack(emu.resolve_scenario(
+        {**base, "transport": {"rto_min": "10ms", "init_cwnd": 16, "delayed_ack": 1, "prr": False,
+                               "dupack_thresh": 5}})["transport"])
+    assert own["route"] == {"rto_min": "10ms", "initcwnd": "16", "quickack": "1"}, own
+    assert own["sysctls"]["net.ipv4.tcp_reordering"] == "5"
+    assert any("transport.prr" in w for w in own["warnings"]), own
+    assert own["fixed"]["rto_init"]["scenario"] == "1s"
 
 
 # -- as root, in namespaces ---------------------------------------------------------------

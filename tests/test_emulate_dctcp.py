@@ -118,16 +118,22 @@ def test_the_scenario_sets_the_bpf_parameters():
     """transport.dctcp_g, dctcp_alpha_init and the dual-AQM switches reach the kernel's
     algorithm (the loader writes them into the object before loading); what it cannot carry
     out is refused in one line."""
-    # The linux profile (the default) starts alpha at 1, as the kernel module does.
-    assert emu.bpf_params("dctcp", {}) == {"shift_g": 4, "alpha_init": 1024}
-    assert emu.bpf_params("dctcp", {"transport": {"dctcp_g": 0.125, "dctcp_alpha_init": 1.0}}) == \
-        {"shift_g": 3, "alpha_init": 1024}
-    assert emu.bpf_params("dctcp_dualq", {"transport": {"dualq_progressive": False}}) == \
-        {"shift_g": 8, "alpha_init": 1 << 20, "progressive": 0, "grow_in_cwr": 1}
+    def tr(**t) -> dict:
+        doc = scenario("dctcp")
+        doc["transport"].update(t)
+        return emu.resolve_scenario(doc)
+
+    # The initial alpha is the profile's: the kernel module's 1 under linux (the default),
+    # TCN-NS2's 0 under textbook.
+    assert emu.bpf_params("dctcp", tr()) == {"shift_g": 4, "alpha_init": 1024}
+    assert emu.bpf_params("dctcp", tr(profile="textbook")) == {"shift_g": 4, "alpha_init": 0}
+    assert emu.bpf_params("dctcp", tr(dctcp_g=0.125, dctcp_alpha_init=0.5)) == {"shift_g": 3, "alpha_init": 512}
+    assert emu.bpf_params("dctcp_dualq", tr(dualq_progressive=False, dctcp_alpha_init=0)) == \
+        {"shift_g": 8, "alpha_init": 0, "progressive": 0, "grow_in_cwr": 1}
     with pytest.raises(emu.EmulationError, match=r"transport.dctcp_g = 0.05: .* g = 1/2\^k"):
-        emu.bpf_params("dctcp", {"transport": {"dctcp_g": 0.05}})
+        emu.bpf_params("dctcp", tr(dctcp_g=0.05))
     with pytest.raises(emu.EmulationError, match="dualq_per_ack_alpha"):
-        emu.bpf_params("dctcp_dualq", {"transport": {"dualq_per_ack_alpha": False}})
+        emu.bpf_params("dctcp_dualq", tr(dualq_per_ack_alpha=False))
 
 
 @needs_netns

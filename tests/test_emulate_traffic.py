@@ -61,7 +61,7 @@ def test_the_emulation_carries_the_simulators_flows(tmp_path, cdf):
         emu.workload_binary(exe)
     except emu.EmulationError as e:
         pytest.skip(str(e))
-    doc = api.resolve(traffic_scenario(cdf, flows=40), [])
+    doc = emu.resolve_scenario(api.resolve(traffic_scenario(cdf, flows=40), []))
     msgs = emu.generate_messages(doc, 3, 0, tmp_path, exe)
     res = api.run(doc, seed=3)
     res.write(tmp_path / "sim")

@@ -139,9 +139,12 @@ def _flow_groups(doc: dict[str, Any]) -> dict[tuple[int, int], list[int]]:
 
 def rows(doc: dict[str, Any], sim: dict[str, Any], emus: list[dict[str, Any]], factor: float = 1.0,
          link_rate_bps: float | None = None) -> list[dict[str, Any]]:
-    """The compared figures of one scenario: ``sim`` the simulator's summary, ``emus`` the
-    emulated runs' (averaged). ``factor``: goodputs x factor and times / factor give the
-    original time base (dilated runs). Pure: no I/O."""
+    """The compared figures of one scenario (``doc``, as the runs ran it): ``sim`` the
+    simulator's summary, ``emus`` the emulated runs' (averaged). ``factor``: goodputs x
+    factor and times / factor give the original time base (dilated runs). Pure: no I/O."""
+    from .emulate import resolve_scenario
+
+    doc = resolve_scenario(doc)
     out: list[dict[str, Any]] = []
 
     def row(metric: str, kind: str, unit: str, s: float | None, e: float | None, runs: list | None = None) -> None:
@@ -288,18 +291,21 @@ def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.Pat
     out.mkdir(parents=True, exist_ok=True)
     for f in ("validate.json", "validate.md", "validate.png"):
         (out / f).unlink(missing_ok=True)
-    prof = profile_overrides(sim_profile or "textbook")
+    # Both sides run the profile's resolved [transport]: the kernel's hosts take its
+    # rto_min, initial window and delayed-ACK rule (emulate.host_stack), so that the
+    # comparison is of the two stacks, not of two configurations.
+    overrides = [*overrides, *profile_overrides(sim_profile or "textbook")]
     # The simulator's side is checked first: a scenario it refuses fails before minutes
     # of emulation.
-    api.validate(scenario, [*overrides, *prof])
+    api.validate(scenario, overrides)
     emus = []
     for k in range(runs):
         d = out / ("emulated" if runs == 1 else f"emulated-{k + 1}")
         emus.append(emu.emulate(scenario, d, overrides, seed, rate=rate, quiet=quiet))
     first = out / ("emulated" if runs == 1 else "emulated-1")
+    # The very scenario the emulation ran: resolved by the core and scaled.
     scaled = json.loads((first / "scenario.json").read_text())
-    sim_doc = api.resolve(scaled, prof)
-    res = api.run(sim_doc, seed=emus[0]["seed"])
+    res = api.run(scaled, seed=emus[0]["seed"])
     res.write(out / "simulated")
     sc = emus[0]["emulation"]["scale"]
     factor = sc["factor"] if sc["mode"] == "dilate" else 1.0
@@ -307,7 +313,7 @@ def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.Pat
     result = {
         "scenario": emus[0]["scenario"], "seed": emus[0]["seed"], "runs": runs, "factor": sc["factor"],
         "mode": sc["mode"], "sim_profile": sim_profile or "textbook",
-        "sim_cc": sim_doc.get("transport", {}).get("cc", "dctcp"),
+        "sim_cc": scaled["transport"]["cc"],
         "emu_cc": {k: v["kernel"] for k, v in emus[0]["emulation"]["cc"].items()},
         "kernel": emus[0]["emulation"]["kernel"],
         "load_average": list(os.getloadavg()),

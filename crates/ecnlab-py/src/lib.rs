@@ -102,6 +102,18 @@ fn run_json<'py>(
     Ok((text, caps, truncated))
 }
 
+/// The scenario (JSON text) as the core reads it (JSON text): every default filled in,
+/// `transport` resolved for its profile (only the keys that profile uses), units in their
+/// canonical form (`"200ms"`, `"97500B"` for `"65p"`, `"25Gbps"` for `"25G"`). It reads back
+/// to the same scenario. For front ends that act on a scenario outside the simulator (the
+/// emulator's hosts and switch), so that they take their defaults from here and nowhere else.
+#[pyfunction]
+fn resolve_json(scenario_json: &str) -> PyResult<String> {
+    let scn = Scenario::from_json(scenario_json).map_err(value_error)?;
+    scn.validate().map_err(value_error)?;
+    serde_json::to_string(&scn).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// Parse a value of one unit kind, `"time"` (-> ns), `"size"` (-> bytes) or `"rate"`
 /// (-> bit/s), with the grammar of scenario files (`ecnlab_core::units`): for command-line
 /// options and sweep files, so that every entry point reads units the same way. Raises
@@ -193,6 +205,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
     m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(clip, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())

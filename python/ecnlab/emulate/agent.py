@@ -28,17 +28,22 @@ def _sleep_until(t: float) -> None:
 
 
 def _netstat() -> dict[str, int]:
-    """TcpExt and IpExt counters of this namespace (/proc/net/netstat is per netns)."""
+    """TcpExt, IpExt and Tcp counters of this namespace (/proc/net/netstat and snmp are
+    per netns)."""
     out: dict[str, int] = {}
-    try:
-        lines = Path("/proc/net/netstat").read_text().splitlines()
-    except OSError:
-        return out
-    for head, vals in zip(lines[0::2], lines[1::2]):
-        names = head.split()
-        nums = vals.split()
-        for n, v in zip(names[1:], nums[1:]):
-            out[names[0].rstrip(":") + n] = int(v)
+    for f in ("netstat", "snmp"):
+        try:
+            lines = Path(f"/proc/net/{f}").read_text().splitlines()
+        except OSError:
+            continue
+        for head, vals in zip(lines[0::2], lines[1::2]):
+            names = head.split()
+            nums = vals.split()
+            for n, v in zip(names[1:], nums[1:]):
+                try:
+                    out[names[0].rstrip(":") + n] = int(v)
+                except ValueError:
+                    pass
     return out
 
 
@@ -449,7 +454,11 @@ class _Agent:
             time.sleep(0.02)
         net1 = _netstat()
         keys = ("TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery",
-                "IpExtInCEPkts", "IpExtInECT0Pkts", "IpExtInECT1Pkts", "IpExtInNoECTPkts", "TcpExtTCPECNRehash")
+                "IpExtInCEPkts", "IpExtInECT0Pkts", "IpExtInECT1Pkts", "IpExtInNoECTPkts", "TcpExtTCPECNRehash",
+                # How the receivers ACKed: delayed-ACK timer expiries (also while the socket
+                # was held by the application) and ACKs sent at once.
+                "TcpExtDelayedACKs", "TcpExtDelayedACKLocked", "TcpExtTCPHPAcks", "TcpExtTCPPureAcks",
+                "TcpOutSegs", "TcpInSegs")
         return {
             "host": self.spec["host"],
             "samples_t": self.samples_t,

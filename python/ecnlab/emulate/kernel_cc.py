@@ -53,11 +53,12 @@ def bpf_dir(build: bool = True) -> Path:
 
 
 def bpf_params(name: str, doc: dict[str, Any]) -> dict[str, int]:
-    """The parameters of the BPF algorithm for scenario cc ``name``, from the scenario's
-    ``[transport]`` (its defaults are the core's): what the loader sets in the object's
-    .rodata before loading. Raises EmulationError for a value it cannot carry out."""
-    tr = dict(_core_defaults().get("transport", {}))
-    tr.update(doc.get("transport", {}))
+    """The parameters of the BPF algorithm for scenario cc ``name``, from the *resolved*
+    scenario's ``[transport]`` (``units.resolve_scenario``: the defaults of its host profile,
+    e.g. the initial alpha 1 under ``linux`` and 0 under ``textbook``): what the loader sets
+    in the object's .rodata before loading. Raises EmulationError for a value it cannot
+    carry out."""
+    tr = doc["transport"]
 
     def shift(key: str, most: int) -> int:
         g = float(tr[key])

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .common import EmulationError, SUBNET, _Terminated
-from .units import parse_rate_bps, parse_size_bytes, parse_time_ns, scale_scenario
+from .units import parse_rate_bps, parse_size_bytes, parse_time_ns, resolve_scenario, scale_scenario
 from .namespaces import (_child_setup, _delete_namespaces, _in_netns, _new_prefix, _offloads_off, _run,
                          _write_sysctls, available_congestion_controls, check_environment, cleanup_stale,
                          switch_binary)
@@ -61,9 +61,9 @@ def _interp(ts: list[float], vs: list[int], t: float) -> float:
 
 
 def _classify(doc: dict[str, Any], dscp: int) -> int:
-    sw = doc.get("switch", {})
-    n = int(sw.get("queues", 1))
-    m = sw.get("dscp_to_queue", []) or []
+    sw = doc["switch"]
+    n = int(sw["queues"])
+    m = sw["dscp_to_queue"]
     return int(m[dscp]) if dscp < len(m) else min(dscp, n - 1)
 
 
@@ -188,14 +188,14 @@ class _Emulation:
             self.namespaces.append(ns)
         off6 = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
         _in_netns(self.sw_ns, _write_sysctls, off6)
-        tr = self.doc.get("transport", {})
-        rto_min_ms = max(1, math.ceil(parse_time_ns(tr.get("rto_min", "5ms")) / 1e6))
-        init_cwnd = int(tr.get("init_cwnd", 10))
-        ack_dscp = self.doc.get("host", {}).get("ack_dscp")
+        stack = self.stack
+        route_opts = " ".join(f"{k} {v}" for k, v in stack["route"].items())
+        ack_dscp = self.doc["host"]["ack_dscp"]
         for i, ns in enumerate(self.host_ns):
             ecn = cc_ecn.get(i, {"sysctl": "2", "routes": set()})
             _in_netns(ns, _write_sysctls, {
                 **off6,
+                **stack["sysctls"],
                 "net.ipv4.tcp_ecn": ecn["sysctl"],
                 "net.ipv4.tcp_no_metrics_save": "1",
                 # No TCP timestamps: the simulator's segments carry no options, so 1460
@@ -216,12 +216,11 @@ class _Emulation:
                 f"addr add {_ip(i)}/24 dev h{i} noprefixroute",
                 "link set lo up",
                 f"link set h{i} up",
-                f"route add {SUBNET}.0/24 dev h{i} src {_ip(i)} rto_min {rto_min_ms}ms initcwnd {init_cwnd} quickack 1",
+                f"route add {SUBNET}.0/24 dev h{i} src {_ip(i)} {route_opts}",
             ]
             ecn = cc_ecn.get(i, {"routes": set()})
             for j in sorted(ecn["routes"]):
-                b.append(f"route add {_ip(j)}/32 dev h{i} src {_ip(i)} rto_min {rto_min_ms}ms initcwnd {init_cwnd} "
-                         f"quickack 1 features ecn")
+                b.append(f"route add {_ip(j)}/32 dev h{i} src {_ip(i)} {route_opts} features ecn")
             for j in range(self.n):
                 if j != i:
                     b.append(f"neigh replace {_ip(j)} lladdr {_mac(j)} dev h{i} nud permanent")
@@ -234,7 +233,7 @@ class _Emulation:
         # The host's NIC: its line rate, with a FIFO of host.nic_buffer (tbf; the switch
         # side is shaped by the switch). Propagation delays are applied by the switch.
         if self.opts.get("host_shaping", True):
-            nic = parse_size_bytes(self.doc.get("host", {}).get("nic_buffer", "4MB"))
+            nic = parse_size_bytes(self.doc["host"]["nic_buffer"])
             for i in range(self.n):
                 burst = max(2 * 1514, int(link_rates[i] * 50e-6 / 8))
                 p = _run(["tc", "-n", self.host_ns[i], "qdisc", "replace", "dev", f"h{i}", "root", "tbf",
@@ -246,7 +245,7 @@ class _Emulation:
                     break
 
     def start_switch(self, exe: Path, link_rates: list[int], link_delays: list[int]) -> subprocess.Popen:
-        sw = dict(self.doc.get("switch", {}))
+        sw = dict(self.doc["switch"])
         rate = min(link_rates)
         burst = self.opts.get("burst")
         burst_b = parse_size_bytes(burst) if burst not in (None, "auto") else max(2500, rate * 100e-6 / 8)
@@ -255,7 +254,7 @@ class _Emulation:
                        "delay": f"{link_delays[i] if self.opts.get('link_delay', True) else 0}ns"}
                       for i in range(self.n)],
             "switch": sw,
-            "marking": self.doc.get("marking", {}),
+            "marking": self.doc["marking"],
             "shaper": {"rate_fraction": self.opts.get("shaper_fraction", 0.995), "burst": f"{int(burst_b)}B"},
             "static_macs": [{"mac": _mac(i), "port": i} for i in range(self.n)],
             "seed": self.seed,
@@ -272,6 +271,59 @@ class _Emulation:
         if line.strip() != "ready":
             raise EmulationError(f"ecnlab-switch did not start: {_why(p, line)}")
         return p
+
+
+# What the kernel does where the scenario's [transport] has no per-namespace knob: the
+# value a host runs whatever the scenario says (include/net/tcp.h, tcp_input.c).
+_KERNEL_FIXED = {
+    "rto_init": "1s (TCP_TIMEOUT_INIT)",
+    "rto_max": "120s (TCP_RTO_MAX; net.ipv4.tcp_rto_max_ms is left alone)",
+    "delayed_ack_timeout": "40ms, adapting up to 200ms (TCP_ATO_MIN, TCP_DELACK_MAX)",
+}
+
+
+# tcp_cubic's module parameters (beta 717/1024, bic_scale 41, fast_convergence,
+# hystart): global to the machine, so never changed for a run.
+_KERNEL_CUBIC = {"cubic_beta": 0.7, "cubic_c": 0.4, "cubic_fast_convergence": True, "cubic_hystart": True}
+
+
+def host_stack(transport: dict[str, Any], cubic: bool = False) -> dict[str, Any]:
+    """How the kernel's hosts carry out a *resolved* ``[transport]`` (its host profile's
+    defaults included, so ``rto_min`` is 200 ms under ``linux`` and 5 ms under ``textbook``
+    unless the scenario sets it): ``route`` (``ip route`` metrics of every host route),
+    ``sysctls`` (per host namespace), ``fixed`` (keys the kernel does its own way: the
+    scenario's value and the kernel's), ``warnings`` (model choices the kernel cannot make;
+    ``cubic``: whether a flow runs Cubic, whose parameters are then checked). Pure."""
+    tr = transport
+    route = {
+        # RTAX_RTO_MIN is in ms.
+        "rto_min": f"{max(1, math.ceil(parse_time_ns(tr['rto_min']) / 1e6))}ms",
+        "initcwnd": str(int(tr["init_cwnd"])),
+    }
+    warnings = []
+    # delayed_ack 1: an ACK per segment (TCP_QUICKACK held on, per route); 2: Linux's own
+    # rule, an ACK once more than one full segment is unacknowledged.
+    delack = int(tr["delayed_ack"])
+    if delack == 1:
+        route["quickack"] = "1"
+    elif delack > 2:
+        warnings.append(f"transport.delayed_ack = {delack}: the kernel ACKs every second segment (Linux's rule)")
+    sysctls = {
+        "net.ipv4.tcp_reordering": str(int(tr["dupack_thresh"])),
+        "net.ipv4.tcp_slow_start_after_idle": "1" if tr["slow_start_restart"] else "0",
+    }
+    if "sack" in tr:  # linux profile; the textbook hosts keep the kernel's SACK
+        sysctls["net.ipv4.tcp_sack"] = "1" if tr["sack"] else "0"
+    for key, kernel in (("prr", True), ("limited_transmit", True)):
+        if key in tr and bool(tr[key]) != kernel:
+            warnings.append(f"transport.{key} = {str(tr[key]).lower()}: the kernel always does it")
+    if cubic:
+        for key, kernel in _KERNEL_CUBIC.items():
+            if key in tr and tr[key] != kernel:
+                warnings.append(f"transport.{key} = {tr[key]}: the kernel's cubic runs with {kernel} (its module "
+                                "parameters are global to the machine and left alone)")
+    fixed = {k: {"scenario": tr[k], "kernel": v} for k, v in _KERNEL_FIXED.items() if k in tr}
+    return {"route": route, "sysctls": sysctls, "fixed": fixed, "warnings": warnings}
 
 
 def _watch_until(t: float, sw: subprocess.Popen, done=None) -> None:
@@ -311,16 +363,16 @@ def _readline(f, timeout: float) -> str:
 def _expand_flows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """One record per flow, ids in the order of ``[[flows]]`` and ``count`` (as ecnlab run)."""
     flows = []
-    for si, f in enumerate(doc.get("flows", [])):
-        for _ in range(int(f.get("count", 1))):
+    for si, f in enumerate(doc["flows"]):
+        for _ in range(int(f["count"])):
             flows.append({
                 "id": len(flows), "spec": si, "src": int(f["src"]), "dst": int(f["dst"]),
-                "class": int(f.get("class", 0)),
-                "start_s": parse_time_ns(f.get("start", 0)) / 1e9,
+                "class": int(f["class"]),
+                "start_s": parse_time_ns(f["start"]) / 1e9,
                 "stop_s": parse_time_ns(f["stop"]) / 1e9 if f.get("stop") is not None else None,
                 "size": parse_size_bytes(f["size"]) if f.get("size") is not None else None,
                 "rate_bps": parse_rate_bps(f["rate"]) if f.get("rate") is not None else None,
-                "cc_name": f.get("cc") or doc.get("transport", {}).get("cc", "dctcp"),
+                "cc_name": f["cc"] or doc["transport"]["cc"],
             })
     return flows
 
@@ -350,8 +402,8 @@ def generate_messages(doc: dict[str, Any], seed: int, first_id: int, work: Path,
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or ["?"])[-1].removeprefix("ecnlab-workload: error: ")
         raise EmulationError(f"traffic: {msg}")
-    n_specs = len(doc.get("flows", []))
-    cc = doc.get("transport", {}).get("cc", "dctcp")
+    n_specs = len(doc["flows"])
+    cc = doc["transport"]["cc"]
     out = []
     for line in p.stdout.splitlines():
         a = json.loads(line)
@@ -396,6 +448,9 @@ def emulate(
     check_environment()
     doc0 = resolve(scenario, overrides)
     validate(doc0)
+    # From here on the scenario as the core reads it: every default the simulator would
+    # use (the host profile's included), every unit canonical.
+    doc0 = resolve_scenario(doc0)
     for key in _UNSUPPORTED:
         if doc0.get(key):
             raise EmulationError(f"emulate does not support `{key}` yet (use [[flows]] and [[probes]])")
@@ -420,14 +475,14 @@ def emulate(
     doc = scale_scenario(doc0, factor, scale)
     topo = doc["topology"]
     n = int(topo["hosts"])
-    link_rates = [parse_rate_bps((topo.get("host_link_rate") or [])[i]) if i < len(topo.get("host_link_rate") or [])
-                  else parse_rate_bps(topo["link_rate"]) for i in range(n)]
-    link_delays = [parse_time_ns((topo.get("host_link_delay") or [])[i]) if i < len(topo.get("host_link_delay") or [])
-                   else parse_time_ns(topo.get("link_delay", 0)) for i in range(n)]
+    # Per-host link rate and delay where the scenario lists them, else the common one.
+    own_rates, own_delays = topo["host_link_rate"], topo["host_link_delay"]
+    link_rates = [parse_rate_bps(own_rates[i] if i < len(own_rates) else topo["link_rate"]) for i in range(n)]
+    link_delays = [parse_time_ns(own_delays[i] if i < len(own_delays) else topo["link_delay"]) for i in range(n)]
     duration = parse_time_ns(doc["duration"]) / 1e9
-    metrics = doc.get("metrics", {})
-    warmup = parse_time_ns(metrics.get("warmup", 0)) / 1e9
-    sample_ns = max(parse_time_ns(metrics.get("sample_interval", "1ms")), 10_000_000)
+    metrics = doc["metrics"]
+    warmup = parse_time_ns(metrics["warmup"]) / 1e9
+    sample_ns = max(parse_time_ns(metrics["sample_interval"]), 10_000_000)
 
     # Absolute: the agents and the switch start in other working directories.
     out = Path(out_dir).resolve()
@@ -448,8 +503,8 @@ def emulate(
     exe = switch_binary()
     messages = generate_messages(doc, run_seed, len(flows), em.work, exe) if doc.get("traffic") else []
     stop_when_done = bool(messages) and all(f["size"] is not None for f in flows) and \
-        bool(metrics.get("stop_when_done", True))
-    pias = [parse_size_bytes(t) for t in doc.get("host", {}).get("pias_thresholds", []) or []]
+        bool(metrics["stop_when_done"])
+    pias = [parse_size_bytes(t) for t in doc["host"]["pias_thresholds"]]
     avail = available_congestion_controls()
     cc_map: dict[str, dict[str, Any]] = {}
     for name in sorted({f["cc_name"] for f in flows + messages[:1]}):
@@ -495,8 +550,12 @@ def emulate(
                         em.warn(f"host {h} -> {d}: flows with and without ECN; Linux enables ECN per "
                                 f"destination, so all of them use ECN")
             cc_ecn[h] = {"sysctl": "2", "routes": routes}
+    # The hosts' TCP: the resolved [transport] (rto_min, initcwnd, delayed ACKs...).
+    em.stack = host_stack(doc["transport"], cubic="cubic" in cc_map)
+    for w in em.stack["warnings"]:
+        em.warn(w)
 
-    mss = int(doc.get("transport", {}).get("mss", 1460))
+    mss = int(doc["transport"]["mss"])
     pcap_idx = None
     if pcap_port is not None:
         s = str(pcap_port)
@@ -537,14 +596,14 @@ def emulate(
         # Agents.
         agents: dict[int, subprocess.Popen] = {}
         probes = []
-        for pi, p in enumerate(doc.get("probes", [])):
+        for pi, p in enumerate(doc["probes"]):
             probes.append({
-                "id": pi, "src": int(p["src"]), "dst": int(p["dst"]), "class": int(p.get("class", 0)),
-                "interval_s": parse_time_ns(p["interval"]) / 1e9, "start_s": parse_time_ns(p.get("start", 0)) / 1e9,
+                "id": pi, "src": int(p["src"]), "dst": int(p["dst"]), "class": int(p["class"]),
+                "interval_s": parse_time_ns(p["interval"]) / 1e9, "start_s": parse_time_ns(p["start"]) / 1e9,
                 "stop_s": parse_time_ns(p["stop"]) / 1e9 if p.get("stop") is not None else None,
-                "size": parse_size_bytes(p.get("size", 64)), "dst_ip": _ip(int(p["dst"])),
+                "size": parse_size_bytes(p["size"]), "dst_ip": _ip(int(p["dst"])),
             })
-        ack_dscp = doc.get("host", {}).get("ack_dscp")
+        ack_dscp = doc["host"]["ack_dscp"]
         # Two agents per host at most: TCP (flows in and out) and probes. Probes get a
         # process of their own so that their send timestamps never wait for the GIL of busy
         # sender threads.
@@ -565,7 +624,7 @@ def emulate(
                     "sample_interval_s": sample_ns / 1e9,
                     "listen": bool(in_flows or in_msgs) and role == "tcp",
                     "messages": out_msgs if role == "tcp" else [],
-                    "persistent": bool(doc.get("host", {}).get("persistent_connections", True)),
+                    "persistent": bool(doc["host"]["persistent_connections"]),
                     "pias": pias,
                     "mss": mss if mss < 1460 else None,
                     "traffic_rx_cc": cc_map[messages[0]["cc_name"]]["kernel"] if messages else None,
@@ -837,6 +896,8 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
                   "emulated_link_rate_bps": em.opts.get("target_rate"),
                   "shaper_rate_fraction": em.opts.get("shaper_fraction", 0.995)},
         "cc": {k: v for k, v in cc_map.items()},
+        # What the hosts' TCP was set to from the scenario, and what the kernel does its way.
+        "host_stack": {k: em.stack[k] for k in ("route", "sysctls", "fixed")},
         "flows": [{"id": f["id"], "src": f["src"], "dst": f["dst"], "class": f["class"],
                    "goodput_bps": fgood.get(f["id"]),
                    "retransmits": results.get(f["src"], {}).get("flows", {}).get(str(f["id"]), {}).get("total_retrans"),

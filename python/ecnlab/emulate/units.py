@@ -1,127 +1,98 @@
-"""Units of scenario values, and the scenario scaled to the emulated rate (``--rate``,
-``--scale``: the package doc explains the two modes)."""
+"""The scenario as the core resolves it, its units, and the scenario scaled to the emulated
+rate (``--rate``, ``--scale``: the package doc explains the two modes).
+
+The emulator parses no unit and knows no default of its own: the core resolves the
+scenario (``_core.resolve_json``: every default filled in, ``[transport]`` for its
+profile, units canonical: ``"65p"`` becomes bytes of the scenario's MTU, ``"25G"``
+``"25Gbps"``), and values are read through ``_core.parse_unit``, the grammar of scenario
+files."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from .common import EmulationError
 
-
-_NUM = r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*"
-_TIME = re.compile(f"^{_NUM}(ns|us|µs|ms|s)\\s*$")
-_RATE = re.compile(f"^{_NUM}(bps|Kbps|kbps|Mbps|Gbps|Tbps|bit|Kbit|kbit|Mbit|Gbit|Tbit)\\s*$")
-_SIZE = re.compile(f"^{_NUM}(B|KB|kB|MB|GB|KiB|MiB|GiB)\\s*$")
-_TIME_MULT = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-_RATE_MULT = {"bps": 1, "bit": 1, "Kbps": 1e3, "kbps": 1e3, "Kbit": 1e3, "kbit": 1e3, "Mbps": 1e6, "Mbit": 1e6,
-              "Gbps": 1e9, "Gbit": 1e9, "Tbps": 1e12, "Tbit": 1e12}
-_SIZE_MULT = {"B": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+_KINDS = ("time", "size", "rate")
+_WHAT = {"time": "a duration (e.g. 256us)", "size": "a size (e.g. 96KB)", "rate": "a rate (e.g. 100Mbps or 25G)"}
 
 
-def _unit_of(v: Any) -> str | None:
-    if isinstance(v, str):
-        if _TIME.match(v):
-            return "time"
-        if _RATE.match(v):
-            return "rate"
-        if _SIZE.match(v):
-            return "size"
-    return None
+def resolve_scenario(doc: dict[str, Any]) -> dict[str, Any]:
+    """The scenario as the simulator would run it (``_core.resolve_json``): every default
+    the core has, for the scenario's own host profile. Raises ScenarioError."""
+    from .. import _core
+    from ..scenario import ScenarioError, to_json
+
+    try:
+        return json.loads(_core.resolve_json(to_json(doc)))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+
+
+def _parse(kind: str, v: Any) -> int:
+    from .. import _core
+
+    if isinstance(v, bool):
+        raise EmulationError(f"`{v}` is not {_WHAT[kind]}")
+    try:
+        return int(_core.parse_unit(kind, str(v)))
+    except ValueError as e:
+        raise EmulationError(f"`{v}` is not {_WHAT[kind]}: {e}") from None
 
 
 def parse_time_ns(v: Any) -> int:
-    """A scenario duration (``"256us"`` or a number of ns) in ns."""
-    if isinstance(v, (int, float)):
-        return int(round(v))
-    m = _TIME.match(str(v))
-    if not m:
-        raise EmulationError(f"`{v}` is not a duration (use ns, us, ms or s)")
-    return int(round(float(m.group(1)) * _TIME_MULT[m.group(2)]))
+    """A duration (``"256us"``; a bare number only if 0) in ns, by the core's grammar."""
+    return _parse("time", v)
 
 
 def parse_rate_bps(v: Any) -> int:
-    """A rate (``"1Gbps"``, ``"100Mbit"`` or a number of bit/s) in bit/s."""
-    if isinstance(v, (int, float)):
-        return int(round(v))
-    m = _RATE.match(str(v))
-    if not m:
-        raise EmulationError(f"`{v}` is not a rate (e.g. 100Mbps or 100Mbit)")
-    return int(round(float(m.group(1)) * _RATE_MULT[m.group(2)]))
+    """A rate (``"1Gbps"``, ``"100Mbit"``, ``"25G"``) in bit/s, by the core's grammar."""
+    return _parse("rate", v)
 
 
 def parse_size_bytes(v: Any) -> int:
-    if isinstance(v, (int, float)):
-        return int(round(v))
-    m = _SIZE.match(str(v))
-    if not m:
-        raise EmulationError(f"`{v}` is not a size (e.g. 96KB)")
-    return int(round(float(m.group(1)) * _SIZE_MULT[m.group(2)]))
+    """A size (``"96KB"``) in bytes, by the core's grammar. Sizes in packets (``"65p"``)
+    need the scenario's MTU: read them from a resolved scenario (``resolve_scenario``)."""
+    return _parse("size", v)
 
 
-# Scenario-level fields whose bare numbers carry a unit (the Rust types: Duration, Rate,
-# ByteSize). Keys under [marking], [switch], [transport], [metrics], [host] get their units
-# from the core's defaults (``_core.defaults_json``), where every such value is a string
-# with its unit.
-_SCENARIO_UNITS = {
-    "duration": "time",
-    "topology.link_rate": "rate", "topology.link_delay": "time",
-    "topology.host_link_rate.*": "rate", "topology.host_link_delay.*": "time",
-    "flows.*.start": "time", "flows.*.stop": "time", "flows.*.rate": "rate", "flows.*.size": "size",
-    "probes.*.interval": "time", "probes.*.start": "time", "probes.*.stop": "time", "probes.*.size": "size",
-    "metrics.warmup": "time", "metrics.sample_interval": "time",
-    "traffic.*.start": "time", "traffic.*.interval": "time",
-}
+def unit_kind(v: Any) -> str | None:
+    """``"time"``, ``"size"`` or ``"rate"`` for a value of a *resolved* scenario, else None.
+    The core writes every such value as a string in its canonical unit (ns/us/ms/s, B/KB/MB,
+    bps/Mbps/Gbps), and these unit sets are disjoint, so the string tells its kind."""
+    from .. import _core
+
+    if not isinstance(v, str) or not v[:1].isdigit():
+        return None
+    for kind in _KINDS:
+        try:
+            _core.parse_unit(kind, v)
+            return kind
+        except ValueError:
+            pass
+    return None
+
 
 # Queue-length thresholds, scaled with the rate in ``--scale rate`` mode.
 _QLEN_KEYS = {"k", "k_per_queue", "min_th", "max_th", "dq_thresh"}
-
-
-def _default_units() -> dict[str, str]:
-    out: dict[str, str] = {}
-    try:
-        from .. import _core
-
-        defaults = json.loads(_core.defaults_json())
-    except Exception:  # noqa: BLE001 - without the extension only strings with units scale
-        return out
-
-    def walk(prefix: str, v: Any) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                walk(f"{prefix}.{k}" if prefix else k, x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(f"{prefix}.*", x)
-        else:
-            u = _unit_of(v)
-            if u:
-                out[prefix] = u
-
-    walk("", defaults)
-    return out
+# Free text and identifiers, never scaled.
+_TEXT_KEYS = {"name", "description", "claim", "seed"}
 
 
 def scale_scenario(doc: dict[str, Any], factor: float, mode: str = "dilate") -> dict[str, Any]:
-    """The scenario run at 1/factor of its rates (see the module doc for the two modes).
-    Values are written back in base units (ns, bps, B) so that no rounding to a display
-    unit happens."""
+    """The *resolved* scenario (``resolve_scenario``) run at 1/factor of its rates (see the
+    package doc for the two modes). Values are written back in base units (ns, bps, B) so
+    that no rounding to a display unit happens."""
     import copy
 
-    if factor == 1.0:
-        return copy.deepcopy(doc)
     if mode not in ("dilate", "rate"):
         raise EmulationError(f"--scale {mode}: use dilate or rate")
-    units = dict(_default_units())
-    units.update(_SCENARIO_UNITS)
+    if factor == 1.0:
+        return copy.deepcopy(doc)
 
     def scaled(path: str, key: str, v: Any) -> Any:
-        if isinstance(v, bool):
-            return v
-        unit = _unit_of(v)
-        if unit is None and isinstance(v, (int, float)):
-            unit = units.get(path)
+        unit = unit_kind(v)
         if unit == "rate":
             return f"{max(1, round(parse_rate_bps(v) / factor))}bps"
         if unit == "time" and mode == "dilate":
@@ -131,7 +102,7 @@ def scale_scenario(doc: dict[str, Any], factor: float, mode: str = "dilate") -> 
         return v
 
     def walk(prefix: str, key: str, v: Any) -> Any:
-        if prefix in ("name", "description", "claim", "seed"):
+        if prefix in _TEXT_KEYS:
             return v
         if isinstance(v, dict):
             return {k: walk(f"{prefix}.{k}" if prefix else k, k, x) for k, x in v.items()}
@@ -140,5 +111,3 @@ def scale_scenario(doc: dict[str, Any], factor: float, mode: str = "dilate") -> 
         return scaled(prefix, key, v)
 
     return walk("", "", doc)
-
-
