@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ecnlab.scenario import ScenarioError
+
 from ecnlab import emulate as emu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -130,8 +132,12 @@ def test_the_scenario_sets_the_bpf_parameters():
     assert emu.bpf_params("dctcp", tr(dctcp_g=0.125, dctcp_alpha_init=0.5)) == {"shift_g": 3, "alpha_init": 512}
     assert emu.bpf_params("dctcp_dualq", tr(dualq_progressive=False, dctcp_alpha_init=0)) == \
         {"shift_g": 8, "alpha_init": 0, "progressive": 0, "grow_in_cwr": 1}
+    # Under linux the core itself refuses a gain the kernel cannot hold as a shift; under
+    # textbook (any gain) the kernel's algorithm refuses it in one line.
+    with pytest.raises(ScenarioError, match=r"transport.dctcp_g = 0.05 under profile \"linux\""):
+        tr(dctcp_g=0.05)
     with pytest.raises(emu.EmulationError, match=r"transport.dctcp_g = 0.05: .* g = 1/2\^k"):
-        emu.bpf_params("dctcp", tr(dctcp_g=0.05))
+        emu.bpf_params("dctcp", tr(profile="textbook", dctcp_g=0.05))
     with pytest.raises(emu.EmulationError, match="dualq_per_ack_alpha"):
         emu.bpf_params("dctcp_dualq", tr(dualq_per_ack_alpha=False))
 

@@ -755,7 +755,8 @@ def emulate(
 
 
 def _fill_ideal_fct(doc: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    """Ideal FCT and slowdown of each finite flow, by the simulator's own definition for the
+    """Ideal FCT and slowdown of each finite flow, by the simulator's definition to the ACK
+    of the last byte (an emulated FCT ends at the receiver's one-byte reply), for the
     scenario that ran (the scaled one: its FCTs are in the same time base)."""
     from .. import _core
 
