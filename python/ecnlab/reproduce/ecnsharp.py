@@ -23,14 +23,14 @@ C_BPS = 10e9
 # extra delays by (n - 1) / 2 (2x: 70-140 us, ..., 5x: 70-350 us, as §2.3 and §5.2.2).
 
 
-_UNITS = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-
-
 def _us(text: str) -> float:
-    m = re.fullmatch(r"\s*([0-9.]+)\s*(ns|us|ms|s)\s*", text)
-    if not m:
-        raise ScenarioError(f"cannot read duration {text!r}")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+    """A duration in microseconds, by the core's one unit grammar."""
+    from .. import _core
+
+    try:
+        return _core.parse_unit("time", str(text)) / 1e3
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
 
 
 def _points(scenario: str) -> list[tuple[float, float]]:
@@ -565,10 +565,13 @@ def _incast_analyze(ctx):
 
 
 def _us_bytes(text) -> float:
-    m = re.fullmatch(r"\s*([0-9.]+)\s*(B|KB|MB)\s*", str(text))
-    if not m:
-        raise ScenarioError(f"cannot read size {text!r}")
-    return float(m.group(1)) * {"B": 1, "KB": 1e3, "MB": 1e6}[m.group(2)]
+    """A size in bytes, by the core's one unit grammar."""
+    from .. import _core
+
+    try:
+        return float(_core.parse_unit("size", str(text)))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
 
 
 register(Experiment(
