@@ -309,3 +309,34 @@ fn an_idle_period_restarts_the_window() {
     assert_eq!(s.sock().snd_ssthresh, (cwnd >> 1) + (cwnd >> 2), "max(20, 3/4 cwnd)");
     assert_eq!(out.len() as u32, s.sock().snd_cwnd);
 }
+
+/// Through the sender, DCTCP's alpha is updated once per window of data (tcp_dctcp.c
+/// `dctcp_update_alpha`: on the first ACK at or past the snd_nxt recorded at the previous
+/// update, in `in_ack_event`, before this ACK releases new data), also inside the CWR state
+/// that ECN-Echo opens, where `cong_avoid` is not called: the hooks must see snd_nxt move as
+/// segments are sent.
+#[test]
+fn dctcp_alpha_is_updated_once_per_window_through_the_sender() {
+    let mut c = cfg(CcKind::Dctcp, 10);
+    c.dctcp_alpha_init = 0.0;
+    let mut s = LinuxSender::new(&c, 0, 0, 1, 0);
+    s.add_data(1000 * MSS);
+    let mut out = Vec::new();
+    s.poll(0, &mut out);
+    // dctcp_init records snd_nxt before anything is sent: the first ACK updates.
+    let (mut next_seq, mut last, mut updates) = (0u64, s.stats().alpha, 0);
+    for i in 1..=60u64 {
+        let snd_nxt_before = s.sock().snd_nxt;
+        out.clear();
+        // Every segment ACKed at once, every ACK with ECN-Echo: alpha only grows.
+        s.on_ack(i * 10_000, &ack(i * MSS, true, 0), None, &mut out);
+        let due = i * MSS >= next_seq;
+        if due {
+            next_seq = snd_nxt_before;
+            updates += 1;
+        }
+        assert_eq!(s.stats().alpha != last, due, "ACK {i}: alpha {} -> {}", last, s.stats().alpha);
+        last = s.stats().alpha;
+    }
+    assert!(updates >= 5 && last > 0.0, "{updates} updates, alpha {last}");
+}
