@@ -20,9 +20,16 @@ LONG = ["tcn-leafspine"]
 SHORT = ["tcn-static", "--set", "duration=5ms", "--set", "metrics.warmup=0s"]
 
 
+def _sigint_default():
+    """A child started by a shell in the background inherits SIGINT ignored (and Python then
+    keeps ignoring it); a user's terminal delivers it. Give the child the user's case."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_a_run_within_a_second(tmp_path):
     out = tmp_path / "o"
-    p = subprocess.Popen([str(ECNLAB), "run", *LONG, "--out", str(out)], stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    p = subprocess.Popen([str(ECNLAB), "run", *LONG, "--out", str(out)], stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                         preexec_fn=_sigint_default)
     time.sleep(3)  # well into the simulation (set-up takes a fraction of this)
     assert p.poll() is None, "the run ended before it could be interrupted"
     t0 = time.monotonic()
@@ -40,7 +47,7 @@ def _run_on_a_terminal(args, seconds):
     """Run ecnlab with stderr (and stdout) on a pseudo-terminal for a while; return what it
     printed there, then interrupt it."""
     master, slave = pty.openpty()
-    p = subprocess.Popen([str(ECNLAB), *args], stdout=slave, stderr=slave, cwd=ROOT)
+    p = subprocess.Popen([str(ECNLAB), *args], stdout=slave, stderr=slave, cwd=ROOT, preexec_fn=_sigint_default)
     os.close(slave)
     text = b""
     end = time.monotonic() + seconds

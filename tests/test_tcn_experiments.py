@@ -60,7 +60,7 @@ def _capacity_trace(overrides):
         "topology": {"kind": "star", "hosts": 11, "link_rate": "10Gbps", "link_delay": "24.4us"},
         "switch": {"queues": 2, "buffer": "1MB", "scheduler": {"kind": "dwrr", "quantum": "18KB"}},
         "marking": {"ideal": {"k": "125KB", "estimator": "departure_rate"}, "mq_ecn": {"k": "125KB"}},
-        "transport": {"cc": "ecn_star"},
+        "transport": {"profile": "textbook", "cc": "ecn_star"},  # TCN §3.3 is an ns-2 simulation
         "flows": [{"src": i, "dst": 0, "class": 0} for i in range(1, 9)]
         + [{"src": i, "dst": 0, "class": 1, "start": "10ms"} for i in (9, 10)],
         "metrics": {"sample_interval": "20us"},
