@@ -117,7 +117,7 @@ def _capacity_scenario() -> dict:
         "marking": {"scheme": "ideal", "ideal": {"k": "125KB", "estimator": "departure_rate", "dq_thresh": "40KB",
                                                  "eps": 0.875},
                     "mq_ecn": {"k": "125KB"}},
-        "transport": {"cc": "ecn_star", "rto_min": "10ms"},
+        "transport": {"profile": "textbook", "cc": "ecn_star", "rto_min": "10ms"},  # §3.3 is an ns-2 simulation
         "flows": [{"src": i, "dst": 0, "class": 0} for i in range(1, 9)]
         + [{"src": i, "dst": 0, "class": 1, "start": "10ms"} for i in (9, 10)],
         "metrics": {"sample_interval": "20us"},
