@@ -348,7 +348,7 @@ impl TcpConfig {
         // DCTCPs take g = 1/2^n only, as the emulator's BPF DCTCP does.
         if self.profile == Profile::Linux {
             for (key, g, most) in [("dctcp_g", self.dctcp_g, 10u32), ("dualq_g", self.dualq_g, 20)] {
-                if !(0..=most).any(|n| g == 1.0 / (1u64 << n) as f64) {
+                if crate::tcp::linux::dctcp::dctcp_shift_g(g, most).is_none() {
                     return Err(format!(
                         "transport.{key} = {g} under profile \"linux\": the kernel keeps the gain as a shift, g = 1/2^n (n = 0..{most})"
                     ));

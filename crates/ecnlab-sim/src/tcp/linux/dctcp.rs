@@ -28,10 +28,10 @@ use super::ca::{CaEvent, CaSock, CaState, CongestionOps, Reno};
 /// alpha = 1 in the kernel's fixed point (`DCTCP_MAX_ALPHA`).
 pub const DCTCP_MAX_ALPHA: u32 = 1024;
 
-/// `dctcp_shift_g` for a gain g: g must be 1/2^n with n in 0..=10 (the module parameter's
-/// range). None otherwise.
-pub fn dctcp_shift_g(g: f64) -> Option<u32> {
-    (0..=10u32).find(|&n| g == 1.0 / (1u64 << n) as f64)
+/// `dctcp_shift_g` for a gain g: g must be 1/2^n with n in 0..=`most` (10 for the kernel
+/// module's parameter, 20 for the dual-AQM DCTCP's per-ACK gain). None otherwise.
+pub fn dctcp_shift_g(g: f64, most: u32) -> Option<u32> {
+    (0..=most).find(|&n| g == 1.0 / (1u64 << n) as f64)
 }
 
 /// alpha in 1/1024 units for a fraction in [0, 1] (rounded to nearest, as a sysctl value
@@ -281,8 +281,8 @@ mod tests {
             d.cong_avoid(&mut tp, 0, 1);
         }
         assert_eq!(tp.snd_cwnd, 11);
-        assert_eq!(dctcp_shift_g(1.0 / 16.0), Some(4));
-        assert_eq!(dctcp_shift_g(0.1), None);
+        assert_eq!(dctcp_shift_g(1.0 / 16.0, 10), Some(4));
+        assert_eq!(dctcp_shift_g(0.1, 10), None);
         assert_eq!(alpha_on_init(1.0), 1024);
     }
 }

@@ -209,13 +209,6 @@ impl Scoreboard {
         }
     }
 
-    /// Reno emulation ends: no SACK marks survive a cumulative ACK (`tcp_reset_reno_sack`).
-    pub fn clear_sacked(&mut self) {
-        for i in 0..self.segs.len() {
-            self.unmark(i, mark::SACKED);
-        }
-    }
-
     /// RFC 6675 NextSeg() rule 1: the first segment deemed lost and not retransmitted.
     pub fn next_lost(&self) -> Option<usize> {
         if self.lost_out == 0 {

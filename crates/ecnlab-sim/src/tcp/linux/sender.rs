@@ -187,7 +187,6 @@ pub struct LinuxSender {
     // --- RTO ---
     rtt: RttEstimator,
     rto: Nanos,
-    backoff: u32,
     /// Consecutive timeouts without progress (`icsk_retransmits`).
     retransmits: u32,
     deadline: Option<Nanos>,
@@ -245,7 +244,6 @@ impl LinuxSender {
             cwnd_usage_seq: 0,
             rtt: RttEstimator { rto_min_us: cfg.rto_min.ns() / NS_PER_US, ..Default::default() },
             rto: cfg.rto_init.ns().min(cfg.rto_max.ns()).max(1),
-            backoff: 0,
             retransmits: 0,
             deadline: None,
             lsndtime: 0,
@@ -389,7 +387,6 @@ impl LinuxSender {
                 self.tp.srtt_us = self.rtt.srtt_us.min(u32::MAX as u64) as u32;
                 self.tp.min_rtt_us = self.tp.min_rtt_us.min(us.min(u32::MAX as u64) as u32);
                 self.rto = (self.rtt.rto_us() * NS_PER_US).min(self.rto_max).max(1);
-                self.backoff = 0;
             }
             if delivered > 0 {
                 let rtt_us = sample.map_or(-1, |r| (r / NS_PER_US).min(i32::MAX as u64) as i32);
@@ -440,7 +437,6 @@ impl LinuxSender {
         self.enter_loss();
         // Retransmit the head now, then back the timer off (`inet_csk_rto_backoff`).
         self.transmit(now, out);
-        self.backoff += 1;
         self.retransmits += 1;
         self.rto = self.rto.saturating_mul(2).min(self.rto_max);
         self.deadline = Some(now + self.rto);
