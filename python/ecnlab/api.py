@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
-import hashlib
 import json
 import os
 import secrets
@@ -138,14 +137,13 @@ def _write_csv(path: Path, columns: list[str], rows: Iterable[dict[str, Any]]) -
 
 @functools.lru_cache(maxsize=1)
 def engine_id() -> str:
-    """Fingerprint of the simulator build: SHA-256 (16 hex digits) of the compiled core.
-    It is part of every sweep run's key, so that a run store never hands back results that
-    an older (or newer) ecnlab computed, e.g. after an upgrade changed a default."""
-    h = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
+    """Fingerprint of the simulator build (16 hex digits): SHA-256 of what the compiled core
+    was built from (its crates' sources, the embedded CDFs, ``Cargo.lock``, the compiler,
+    target and profile; ``crates/ecnlab-py/build.rs``). It is part of every sweep run's key,
+    so that a run store never hands back results that an older (or newer) ecnlab computed,
+    e.g. after an upgrade changed a default; two builds of the same sources (another
+    checkout, another machine with the same toolchain) share stored runs."""
+    return _core.ENGINE[:16]
 
 
 def build_info() -> dict[str, str]:

@@ -208,5 +208,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(clip, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    // What the core was built from (build.rs): the key of every stored sweep run.
+    m.add("ENGINE", env!("ECNLAB_ENGINE"))?;
     Ok(())
 }
