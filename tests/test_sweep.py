@@ -361,3 +361,14 @@ def test_zipped_axes_move_together_and_dry_run_lists_the_points(tmp_path):
         doc = json.loads((tmp_path / "out" / "runs" / r["key"] / "scenario.json").read_text())
         assert doc["marking"]["tcn"]["threshold"] == r["marking.tcn.threshold"]
         assert doc["marking"]["threshold"]["k"] == r["marking.threshold.k"]
+
+
+def test_store_keys_are_pinned(monkeypatch):
+    """A run store outlives releases (paper-scale stores take days to fill): the key of a
+    fixed document, seed and build must never change, or every stored run is lost."""
+    import ecnlab.sweep as sw
+
+    monkeypatch.setattr(sw, "engine_id", lambda: "pinned-engine-01")
+    doc = {"name": "pin", "duration": "10ms", "marking": {"scheme": "tcn", "threshold": {"sojourn": "20us"}},
+           "traffic": [{"kind": "poisson", "cdf": "websearch", "load": 0.5}], "x": [1, 2.5, True, None]}
+    assert sw.point_key(doc, 7) == "a26ec6b9a2905a71"
