@@ -26,8 +26,6 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .cluster import run_dask
-from .local import run_local
 from .progress import Progress
 from .spec import DEFAULT_RETRIES, MAX_POINTS, Limits, Point, load_sweep, override, points_from_spec, time_limit_s
 from .store import (Resolved, SweepResult, clear_stale, commit, is_done, point_key, record_failure, resolve_point,
@@ -89,9 +87,14 @@ def run_points(points: Iterable[Point], out: str | os.PathLike, jobs: int | None
     limits = Limits(timeout, DEFAULT_RETRIES if retries is None else retries)
     try:
         if todo:
+            # Imported here: every run process imports this package, and needs neither.
             if cluster is not None:
+                from .cluster import run_dask
+
                 run_dask(list(todo.values()), cluster, jobs, finish, limits, prog)
             else:
+                from .local import run_local
+
                 run_local(list(todo.values()), runs, jobs, finish, limits, prog)
     finally:
         prog.close()

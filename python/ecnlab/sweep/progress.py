@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import sys
 
-from tqdm import tqdm
-
 
 class Progress:
     def __init__(self, total: int, cached: int, failed: int, label: str, enabled: bool):
         """``cached``: runs already stored; ``failed``: points that failed before running."""
+        from tqdm import tqdm  # here: every run process imports this package, and needs no bar
+
         self.label, self.enabled, self.failed = label, enabled, failed
         if enabled:
             sys.stderr.write(f"{label}{total} runs: {cached} already done, {total - cached} to run\n")
