@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 from .progress import Progress
 from .spec import DEFAULT_RETRIES, MAX_POINTS, Limits, Point, load_sweep, override, points_from_spec, time_limit_s
-from .store import (Resolved, SweepResult, clear_stale, commit, is_done, point_key, record_failure, resolve_point,
+from .store import (Resolved, SweepResult, clear_stale, commit, point_key, record_failure, resolve_point,
                     result_rows, store_result, summary_row, write_results, write_summary)
 
 __all__ = ["Point", "SweepResult", "sweep", "run_points", "load_sweep", "points_from_spec", "override",
@@ -58,7 +58,7 @@ def run_points(points: Iterable[Point], out: str | os.PathLike, jobs: int | None
         if r.error is not None:
             status[r.key] = ("failed", r.error)
             record_failure(failed_dir, r, r.error)
-        elif is_done(runs, r.key):
+        elif (runs / r.key / "summary.json").is_file():  # stored already
             status[r.key] = ("ok", "")
         elif not retry_failed and (failed_dir / f"{r.key}.json").exists():
             status[r.key] = ("failed", json.loads((failed_dir / f"{r.key}.json").read_text())["error"])

@@ -117,10 +117,6 @@ class _SweepSpec(dict):
     path: str | None = None
 
 
-def _where(spec: dict[str, Any]) -> str:
-    return getattr(spec, "path", None) or "sweep"
-
-
 def _field(*parts: Any) -> str:
     """A field path as written in TOML: ``grid."marking.scheme"[2]``."""
     out = ""
@@ -135,7 +131,8 @@ def _field(*parts: Any) -> str:
 
 
 def _spec_error(spec: dict[str, Any], field_path: str, what: str) -> ScenarioError:
-    return ScenarioError(f"{_where(spec)}: {field_path}: {what}" if field_path else f"{_where(spec)}: {what}")
+    where = getattr(spec, "path", None) or "sweep"
+    return ScenarioError(f"{where}: {field_path}: {what}" if field_path else f"{where}: {what}")
 
 
 def _type_name(v: Any) -> str:

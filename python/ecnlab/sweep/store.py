@@ -251,10 +251,6 @@ def record_failure(failed_dir: Path, r: Resolved, error: str, attempts: int = 1)
     os.replace(tmp, failed_dir / f"{r.key}.json")
 
 
-def is_done(runs: Path, key: str) -> bool:
-    return (runs / key / "summary.json").is_file()
-
-
 def result_rows(resolved: list[Resolved], status: dict[str, tuple[str, str]], runs: Path) -> list[dict[str, Any]]:
     rows = []
     for r in resolved:
