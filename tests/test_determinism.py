@@ -18,7 +18,7 @@ import ecnlab
 from ecnlab.api import resolve
 from ecnlab.reproduce import CATALOG
 from ecnlab.scenario import builtin_names
-from ecnlab.sweep import Point, _toml_literal
+from ecnlab.sweep import Point, override
 
 from conftest import ECNLAB, ROOT
 
@@ -101,8 +101,9 @@ def _first_difference(x: bytes, y: bytes) -> str:
 
 
 def _toml_document(doc: dict[str, Any]) -> str:
-    """A scenario dict as a TOML file `ecnlab run` reads back to the same dict."""
-    return "".join(f"{json.dumps(k)} = {_toml_literal(v)}\n" for k, v in doc.items())
+    """A scenario dict as a TOML file `ecnlab run` reads back to the same dict, keys in order
+    (scenario.json keeps it; tomli_w would put tables last)."""
+    return "".join(override(json.dumps(k), v) + "\n" for k, v in doc.items())
 
 
 def _cli_args(case: Case, out: Path, scratch: Path) -> list[str]:

@@ -64,10 +64,10 @@ def small_scenario(duration="3s", marking=None) -> dict:
 
 def write_scenario(path: Path, doc: dict) -> Path:
     """A scenario dict as a TOML file the CLI reads back to the same dict."""
-    from ecnlab.sweep import _toml_literal
+    from ecnlab.sweep import override  # a TOML line: keeps the keys' order (tomli_w puts tables last)
 
     path = path.with_suffix(".toml")
-    path.write_text("".join(f"{json.dumps(k)} = {_toml_literal(v)}\n" for k, v in doc.items()))
+    path.write_text("".join(override(json.dumps(k), v) + "\n" for k, v in doc.items()))
     return path
 
 

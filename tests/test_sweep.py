@@ -273,15 +273,15 @@ def test_sweep_command_line_limits_are_checked(tmp_path, capsys):
 def test_a_new_simulator_build_does_not_reuse_old_runs(monkeypatch):
     """The run key includes the core's fingerprint: results of another build are never
     taken for this one's."""
-    import ecnlab.sweep as sw
+    import ecnlab.sweep.store as store
 
     doc = {"name": "x"}
-    monkeypatch.setattr(sw, "engine_id", lambda: "build-a")
-    a = sw.point_key(doc, 1)
-    monkeypatch.setattr(sw, "engine_id", lambda: "build-b")
-    assert sw.point_key(doc, 1) != a
+    monkeypatch.setattr(store, "engine_id", lambda: "build-a")
+    a = store.point_key(doc, 1)
+    monkeypatch.setattr(store, "engine_id", lambda: "build-b")
+    assert store.point_key(doc, 1) != a
     monkeypatch.undo()
-    assert len(sw.engine_id()) == 16 and sw.engine_id() == sw.engine_id()
+    assert len(store.engine_id()) == 16 and store.engine_id() == store.engine_id()
 
 
 def test_run_keys_name_scenario_files_by_content(tmp_path):
@@ -314,9 +314,9 @@ def test_run_keys_name_scenario_files_by_content(tmp_path):
 def test_a_worker_with_another_build_refuses_the_run():
     """On a cluster the driver's key promises results of its own build: a worker whose
     build differs answers with an error instead of a result."""
-    import ecnlab.sweep as sw
+    from ecnlab.sweep.cluster import _execute_remote
 
-    ok, msg = sw._execute_remote({"name": "x"}, 1, None, engine="0123456789abcdef")
+    ok, msg = _execute_remote({"name": "x"}, 1, None, engine="0123456789abcdef")
     assert ok is False and "another ecnlab build" in msg and "0123456789abcdef" in msg
 
 
@@ -361,3 +361,30 @@ def test_zipped_axes_move_together_and_dry_run_lists_the_points(tmp_path):
         doc = json.loads((tmp_path / "out" / "runs" / r["key"] / "scenario.json").read_text())
         assert doc["marking"]["tcn"]["threshold"] == r["marking.tcn.threshold"]
         assert doc["marking"]["threshold"]["k"] == r["marking.threshold.k"]
+
+
+def test_store_keys_are_pinned(monkeypatch):
+    """A run store outlives releases (paper-scale stores take days to fill): the key of a
+    fixed document, seed and build must never change, or every stored run is lost."""
+    import ecnlab.sweep.store as sw
+
+    monkeypatch.setattr(sw, "engine_id", lambda: "pinned-engine-01")
+    doc = {"name": "pin", "duration": "10ms", "marking": {"scheme": "tcn", "threshold": {"sojourn": "20us"}},
+           "traffic": [{"kind": "poisson", "cdf": "websearch", "load": 0.5}], "x": [1, 2.5, True, None]}
+    assert sw.point_key(doc, 7) == "a26ec6b9a2905a71"
+
+
+def test_overrides_are_one_toml_line_that_parses_back_to_the_value():
+    """`override` writes values with tomli_w; `--set` must read each back unchanged."""
+    import tomllib
+
+    from ecnlab.scenario import ScenarioError
+    from ecnlab.sweep import override
+
+    for v in (3, -0.5, 1e300, True, 'a "quoted"\nline', [1, [2.5, "x"]], {"a b": {"c": [1, {"d": "e"}]}}, [], {}):
+        text = override("k", v)
+        assert "\n" not in text and text.startswith("k=")
+        assert tomllib.loads(f"v = {text[2:]}")["v"] == v, text
+    for bad in (float("nan"), [1, float("inf")], object()):
+        with pytest.raises(ScenarioError):
+            override("k", bad)

@@ -26,7 +26,8 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def _fmt_rate(bps: float) -> str:
+def fmt_rate(bps: float) -> str:
+    """A measured rate for the summary tables (``ecnlab run`` and ``ecnlab emulate``)."""
     return f"{bps / 1e9:.3f} Gbps" if bps >= 1e9 else f"{bps / 1e6:.1f} Mbps"
 
 
@@ -41,7 +42,7 @@ def _print_summary(s: dict, out: Path) -> None:
     if qs:
         print(f"  {'port':<14} {'queue':>5} {'goodput':>14} {'avg qlen':>10} {'max qlen':>10} {'marks':>8} {'drops':>7}")
         for q in qs:
-            print(f"  {q['port']:<14} {q['queue']:>5} {_fmt_rate(q['goodput_bps']):>14} "
+            print(f"  {q['port']:<14} {q['queue']:>5} {fmt_rate(q['goodput_bps']):>14} "
                   f"{q['avg_qlen_bytes'] / 1e3:>8.1f}KB {q['max_qlen_bytes'] / 1e3:>8.1f}KB {q['marks']:>8} {q['drops']:>7}")
         if hidden:
             print(f"  ... and {hidden} more queues (the 10 busiest are shown; all are in summary.json)")

@@ -173,7 +173,7 @@ struct ReasonCounts {
 /// One egress port. `P` is the caller's packet type.
 ///
 /// Layout: at fabric scale a port is out of L1 at nearly every packet, so each cache line
-/// an enqueue or dequeue touches costs a miss (benches/PROFILE.md, session 5). The first
+/// an enqueue or dequeue touches costs a miss (benches/DESIGN.md §5). The first
 /// line holds everything both paths read before they reach a queue (occupancy, admission
 /// limits, the queue arrays, which hooks run); the scheduler's state starts the second.
 #[repr(C, align(64))]

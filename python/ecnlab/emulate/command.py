@@ -8,14 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cli import fmt_rate
 from .common import ERROR_PREFIX, EmulationError, _Terminated
 from .namespaces import _reaper_main
 from .agent import _agent_main
 from .run import emulate
-
-
-def _fmt_rate(bps: float) -> str:
-    return f"{bps / 1e9:.3f} Gbps" if bps >= 1e9 else f"{bps / 1e6:.1f} Mbps"
 
 
 def _print_summary(s: dict[str, Any], out: Path) -> None:
@@ -34,7 +31,7 @@ def _print_summary(s: dict[str, Any], out: Path) -> None:
         print(f"  {'port':<10} {'queue':>5} {'goodput':>12} {'avg qlen':>10} {'max qlen':>10} {'sojourn':>10} {'marks':>8} {'drops':>7}")
         for q in s["queues"]:
             soj = f"{q['avg_sojourn_us']:.0f}us" if q["avg_sojourn_us"] is not None else "-"
-            print(f"  {q['port']:<10} {q['queue']:>5} {_fmt_rate(q['goodput_bps']):>12} {q['avg_qlen_bytes'] / 1e3:>8.1f}KB "
+            print(f"  {q['port']:<10} {q['queue']:>5} {fmt_rate(q['goodput_bps']):>12} {q['avg_qlen_bytes'] / 1e3:>8.1f}KB "
                   f"{q['max_qlen_bytes'] / 1e3:>8.1f}KB {soj:>10} {q['marks']:>8} {q['drops']:>7}")
     f = s["fct"]["all"]
     if f["count"]:

@@ -283,8 +283,8 @@ pub(crate) fn weighted_share(weights: &[u32], queue: usize, queues: &[QueueOcc])
 }
 
 /// The DWRR active list: a FIFO of queue indices linked through [`RrQueue::next`]. A separate
-/// ring buffer cost one more cache line per packet at fabric scale (benches/PROFILE.md,
-/// session 5); the links live in the entries the scheduler reads anyway.
+/// ring buffer cost one more cache line per packet at fabric scale (benches/DESIGN.md §7);
+/// the links live in the entries the scheduler reads anyway.
 #[derive(Clone, Copy, Debug, Default)]
 struct ActiveList {
     head: u16,

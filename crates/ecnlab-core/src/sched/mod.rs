@@ -139,7 +139,7 @@ impl Default for SchedulerConfig {
 ///
 /// `repr(C, u8)`: the tag first, then the variant, whose hot fields come first (`SpOver`,
 /// `Dwrr`): the tag and what a packet reads share the cache line that `Port` opens with
-/// its scheduler (benches/PROFILE.md, session 5).
+/// its scheduler (benches/DESIGN.md §7).
 #[repr(C, u8)]
 pub enum Sched {
     Sp(sp::Sp),
