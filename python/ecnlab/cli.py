@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from .api import SimulationError, culprit_override, engine_id, output_dir, resolve, run, validate
-from .scenario import ScenarioError, builtin_names, describe, load
+from .scenario import ScenarioError, builtin_names, describe
 
 DEFAULT_SCENARIO = "tcn-static"
 

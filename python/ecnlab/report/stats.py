@@ -53,7 +53,7 @@ def _num(x: Any) -> float | None:
 
 
 def param_columns(columns: Sequence[str]) -> list[str]:
-    """The parameter columns of a results.csv: those before ``seed`` (sweep.py writes the
+    """The parameter columns of a results.csv: those before ``seed`` (sweep/store.py writes the
     point's params first)."""
     cols = list(columns)
     return cols[: cols.index("seed")] if "seed" in cols else []
