@@ -15,6 +15,9 @@
 //!   SACKed segments above it) or `dupack_thresh` segments are SACKed
 //!   (`tcp_time_to_recover`); it ends when `high_seq` (RFC 6675 RecoveryPoint) is
 //!   cumulatively acknowledged, with `snd_cwnd = snd_ssthresh` (`tcp_end_cwnd_reduction`).
+//!   Entered from CWR, it continues CWR's reduction (`tcp_enter_recovery`): CWR's
+//!   `high_seq`, `prior_cwnd`, PRR counts and ssthresh (DCTCP's `dctcp_state` still halves
+//!   ssthresh on entering Recovery).
 //! - ECN-Echo in Open or Disorder enters CWR (`tcp_enter_cwr`): ssthresh from the
 //!   algorithm, PRR down to it, CWR set on the next new data segment; CWR ends once data
 //!   above `high_seq` is acknowledged.
@@ -528,14 +531,13 @@ impl LinuxSender {
                 // tcp_time_to_recover.
                 let sacked = if self.sack { self.sb.sacked_out } else { self.reno_sacked };
                 if self.sb.lost_out > 0 || sacked >= self.dupthresh {
-                    // tcp_enter_recovery: a reduction already under way (CWR) continues.
+                    // tcp_enter_recovery: a reduction already under way (CWR) continues with
+                    // its high_seq (the recovery point), prior_cwnd and PRR counts.
                     if !self.in_cwnd_reduction() {
                         self.init_cwnd_reduction();
                     }
-                    self.high_seq = self.snd_nxt;
                     self.high_rxt = una;
                     self.rescue_rxt = None;
-                    self.force_one = true;
                     self.stats.fast_retransmits += 1;
                     self.set_state(CaState::Recovery);
                     if self.sb.lost_out == 0 {

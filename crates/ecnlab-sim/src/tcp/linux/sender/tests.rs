@@ -366,3 +366,32 @@ fn rtt_samples_come_from_sacks_and_follow_karn() {
     e.sample(6000, 4 * MSS, 4 * MSS);
     assert_eq!(s.rtt_estimator(), &e, "the echo's 6 ms, not a retransmitted or SACKed segment's send time");
 }
+
+/// A loss found during CWR (`tcp_enter_recovery` from `tcp_fastretrans_alert`): the
+/// reduction under way continues (`tcp_in_cwnd_reduction`, so no `tcp_init_cwnd_reduction`):
+/// `high_seq` stays where CWR set it, and so do PRR's `prior_cwnd`, `prr_delivered` and
+/// `prr_out` (no second forced segment). Recovery therefore ends once the data sent before
+/// the ECN-Echo is acknowledged, although segments sent since are still outstanding.
+#[test]
+fn a_loss_during_cwr_keeps_the_reduction_and_its_recovery_point() {
+    let (mut s, mut out) = started(CcKind::EcnStar, 20, 1000);
+    s.on_ack(1000, &ack(MSS, true, 0), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Cwr);
+    let cwr_high = 20 * MSS;
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![cwr_high]);
+    out.clear();
+    // Segment 1 is lost; 2..=4 arrive and are SACKed: the third SACK enters Recovery.
+    let mut hi = 21 * MSS;
+    for k in 2..=4u64 {
+        s.on_ack(1000 * k, &ack(MSS, false, 0), Some(&sack(&[(2, k + 1)])), &mut out);
+        sent(&mut out, &mut hi);
+    }
+    assert_eq!(s.sock().ca_state, CaState::Recovery);
+    assert_eq!(s.high_seq, cwr_high, "tcp_enter_recovery keeps CWR's high_seq");
+    assert_eq!(s.sock().prior_cwnd, 20, "and its prior_cwnd");
+    assert!(hi > cwr_high, "new data went out after the ECN-Echo");
+    // The retransmission arrives: everything up to CWR's high_seq is acknowledged.
+    s.on_ack(10_000, &ack(cwr_high, false, 0), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Open, "Recovery ends at CWR's high_seq");
+    assert_eq!(s.sock().snd_ssthresh, 10, "one reduction (CWR's), not a second cut");
+}
