@@ -4,8 +4,17 @@
 
 The topology is built and every per-packet sink runs in C++ (cppyy.cppdef): packet-hops are
 counted at PhyTxEnd of every point-to-point device, bottleneck payload and time-averaged
-backlog (queue disc + 1-packet device queue) by C++ trace sinks, flow completion by a C++
-sink on the sender socket's HighestRxAck. `Simulator::Run()` is timed on its own.
+backlog (queue disc + 1-packet device queue) by C++ trace sinks, flow completion by C++ sinks.
+`Simulator::Run()` is timed on its own.
+
+FCT definitions (each the same as ecnlab's on that row's profile):
+- textbook rows: flow start to the ACK of the flow's last byte at the sender (the sender
+  socket's HighestRxAck), as ecnlab's `textbook` profile and ns-2;
+- `*-linux` rows (`ns3_fct_at_receiver`): flow start to the moment the receiving
+  application holds the flow's last byte (bytes counted per flow at the sink), as ecnlab's
+  `linux` profile and the testbeds' applications measure. The last ACK would add ns-3's
+  delayed-ACK timer (1 ms) to every flow ending on an odd full segment past its quick ACKs.
+
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ T_PROC = time.perf_counter()
 CPP = r"""
 #include <vector>
 #include <deque>
+#include <map>
 #include <algorithm>
 using namespace ns3;
 
@@ -51,7 +61,7 @@ Ptr<QueueDisc> g_bneck_qd;
 
 // --- flows --------------------------------------------------------------------------
 struct Flow { uint32_t src, dst; uint64_t size; double start; double finish; Ptr<Socket> sock;
-              uint32_t rtos; uint32_t recoveries; double established; };
+              uint32_t rtos; uint32_t recoveries; double established; bool closed; };
 std::vector<Flow> g_flows;
 // Entries into CA_LOSS (retransmission timeouts; a further backoff while already in
 // CA_LOSS is not a new entry) and CA_RECOVERY (fast retransmits), per flow.
@@ -85,14 +95,21 @@ uint64_t g_done = 0;
 bool g_stop_when_done = true;
 double g_last_finish = 0.0;
 
+// FCT at the receiving application (the linux rows) instead of at the sender's last ACK.
+bool g_fct_at_receiver = false;
 void CloseFlow(uint32_t i) { g_flows[i].sock->Close(); }
+void Finish(uint32_t i) {
+    Flow &f = g_flows[i];
+    f.finish = Simulator::Now().GetSeconds();
+    g_last_finish = f.finish;
+    if (++g_done == g_flows.size() && g_stop_when_done) Simulator::Stop();
+}
 void OnAck(uint32_t i, SequenceNumber32, SequenceNumber32 v) {
     Flow &f = g_flows[i];
-    if (f.finish < 0 && uint64_t(v.GetValue()) >= f.size + 1) {   // ISN 0, SYN takes 1
-        f.finish = Simulator::Now().GetSeconds();
-        g_last_finish = f.finish;
+    if (!f.closed && uint64_t(v.GetValue()) >= f.size + 1) {   // ISN 0, SYN takes 1
+        f.closed = true;
         Simulator::ScheduleNow(&CloseFlow, i);
-        if (++g_done == g_flows.size() && g_stop_when_done) Simulator::Stop();
+        if (!g_fct_at_receiver) Finish(i);
     }
 }
 double g_connect_lead = 0.02;   // seconds
@@ -582,6 +599,10 @@ void ConnectBottleneck(Ptr<NetDevice> dev) {
     p2p->GetQueue()->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&DevBytes));
 }
 
+// Receiver side of each trace flow, by (sender IPv4, sender port): bytes its application read.
+std::map<std::pair<uint32_t, uint16_t>, uint32_t> g_flow_by_peer;
+std::vector<uint64_t> g_rx_bytes;
+
 void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t port, uint64_t size, double start, uint8_t dscp) {
     uint32_t i = g_flows.size();
     int32_t diag = (g_flows.size() < g_trace_flow.size() && g_trace_flow[g_flows.size()] > 0) ? int32_t(g_trace_flow[g_flows.size()] - 1) : -1;
@@ -593,7 +614,13 @@ void AddFlow(Ptr<Node> src, uint32_t s, uint32_t d, Ipv4Address dst, uint16_t po
     // The switch queue disc reads the TCP destination port; ACKs (to ephemeral ports) go
     // to queue 0, as ecnlab's ack_dscp = 0.
     port = uint16_t(port + 1000 * dscp);
-    g_flows.push_back(Flow{s, d, size, start, -1.0, sock, 0, 0, -1.0});
+    g_flows.push_back(Flow{s, d, size, start, -1.0, sock, 0, 0, -1.0, false});
+    // The receiver finds this flow by the sender's address and (ephemeral) port.
+    Address local;
+    sock->GetSockName(local);
+    g_flow_by_peer[{src->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal().Get(),
+                    InetSocketAddress::ConvertFrom(local).GetPort()}] = i;
+    g_rx_bytes.push_back(0);
     // Pre-established connection: the handshake starts `g_connect_lead` before the flow
     // (ecnlab has no handshake and its FCT none). The lead must exceed the worst handshake:
     // a SYN waits behind whatever fills the sender's NIC FIFO (up to 4 MB = 3.4 ms at
@@ -626,12 +653,22 @@ std::vector<Ptr<Socket>> g_sockets;
 // Goodput: unique payload delivered to the applications of the bottleneck's host after warm-up.
 uint32_t g_goodput_node = 0xffffffff;
 uint64_t g_app_bytes = 0;
-void RxRead(Ptr<Socket> s) {
+uint64_t RxDrain(Ptr<Socket> s) {
     bool count = s->GetNode()->GetId() == g_goodput_node && Simulator::Now().GetSeconds() >= g_warmup;
+    uint64_t got = 0;
     while (Ptr<Packet> p = s->Recv()) {
         if (p->GetSize() == 0) break;
-        if (count) g_app_bytes += p->GetSize();
+        got += p->GetSize();
     }
+    if (count) g_app_bytes += got;
+    return got;
+}
+void RxRead(Ptr<Socket> s) { RxDrain(s); }
+// A trace flow's receiving socket: the flow completes when its application holds the last
+// byte (read at once, in the callback of the segment that delivers it in order).
+void RxReadFlow(uint32_t i, Ptr<Socket> s) {
+    g_rx_bytes[i] += RxDrain(s);
+    if (g_fct_at_receiver && g_flows[i].finish < 0 && g_rx_bytes[i] >= g_flows[i].size) Finish(i);
 }
 uint64_t BneckDrops() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalDroppedPackets : 0; }
 uint64_t BneckMarks() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalMarkedPackets : 0; }
@@ -639,8 +676,11 @@ void RxDoClose(Ptr<Socket> s) { s->Close(); }
 void RxPeerClose(Ptr<Socket> s) { Simulator::ScheduleNow(&RxDoClose, s); }
 void RxErr(Ptr<Socket>) {}
 bool AcceptReq(Ptr<Socket>, const Address &) { return true; }
-void Accepted(Ptr<Socket> s, const Address &) {
-    s->SetRecvCallback(MakeCallback(&RxRead));
+void Accepted(Ptr<Socket> s, const Address &from) {
+    InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+    auto it = g_flow_by_peer.find({peer.GetIpv4().Get(), peer.GetPort()});
+    if (it != g_flow_by_peer.end()) s->SetRecvCallback(MakeBoundCallback(&RxReadFlow, it->second));
+    else s->SetRecvCallback(MakeCallback(&RxRead));
     s->SetCloseCallbacks(MakeCallback(&RxPeerClose), MakeCallback(&RxErr));
 }
 void Listen(Ptr<Node> n, uint16_t port) {
@@ -694,6 +734,7 @@ def main() -> None:
     b.g_recovery_tid = rec_tid
     SD("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(rec_tid))
     b.BenchSocket.s_linux_rx = bool(cfg.get("ns3_linux_rx", False))
+    b.g_fct_at_receiver = bool(cfg.get("ns3_fct_at_receiver", False))
     if "delayed_ack_timeout_us" in tr:
         SD("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MicroSeconds(tr["delayed_ack_timeout_us"])))
     SD("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tr["mss"]))
@@ -900,6 +941,7 @@ def main() -> None:
         res["flows"] = {"completed": sum(1 for _, f in recs if f is not None),
                         "unfinished": sum(1 for _, f in recs if f is None)}
         res["fct"] = fct_summary(recs)
+        res["fct_end"] = "receiver holds the last byte" if cfg.get("ns3_fct_at_receiver") else "last byte ACKed at the sender"
         res["flows"]["rto_entries"] = sum(int(fl[i].rtos) for i in range(n_trace))
         res["flows"]["recovery_entries"] = sum(int(fl[i].recoveries) for i in range(n_trace))
         # Handshakes that completed after the flow's start (their wait is inside the FCT).

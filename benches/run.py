@@ -422,7 +422,9 @@ def markdown(res: dict) -> str:
             L += ["The `*-linux` rows are the other comparison (issue 16): ecnlab's `linux` host profile against ns-3 "
                   "with SACK and PRR (TcpPrrRecovery, also in CWR), delayed ACKs (every 2nd segment, 1 ms timer on "
                   "both; the driver adds Linux's quick-ACK for the first 16 segments and the immediate ACK of a "
-                  "short segment), DCTCP alpha starting at 1 and its kernel floor of 2 segments; none of the "
+                  "short segment), DCTCP alpha starting at 1 and its kernel floor of 2 segments, FCT ended when the "
+                  "receiving application holds the flow's last byte on both (the textbook rows end it at the "
+                  "sender's last ACK); none of the "
                   "NewReno-without-SACK alignments above (RFC 6582 `recover`, RFC 3465 L = 2, option-1 deflation) "
                   "applies. Remaining differences (ns-3's byte windows, its alpha and RTO formulas, ...) are listed "
                   "in the benches/scenarios.py docstring; benches/results/linux-profile.md discusses the results.", ""]

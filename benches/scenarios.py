@@ -122,7 +122,8 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   and still drops more. Which part of the TCN loop (the queue disc, or a TCP difference
   that only a dequeue-marked signal exposes, e.g. ns-3's window frozen in CA_CWR or its
   alpha update order) is not split yet.
-- FCT = flow start to the ACK of its last byte at the sender (ecnlab's definition).
+- FCT = flow start to the ACK of its last byte at the sender (ecnlab's textbook definition,
+  as ns-2's); the `*-linux` rows use the linux profile's (below).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
   with UseEcn, Gentle off, QW = 1, MinTh = MaxTh = K, buffer and K in BYTES as ecnlab
   counts them: in packet mode a 40-byte ACK took a full packet of buffer and threshold) or
@@ -161,6 +162,11 @@ left out; what is kept or changed, with its reason (LINUX_TRANSPORT, LINUX_NS3_A
   `tcp_slow_start`, ecnlab's linux `ca.rs` and ns-3's TcpLinuxReno all count every segment an
   ACK covers), RFC 6582 option-1 deflation (Linux and ns-3's PRR both end a reduction at
   cwnd = ssthresh).
+- FCT = flow start to the moment the receiving application holds the flow's last byte, on
+  both (ecnlab's linux profile; ns-3 counts each flow's bytes at its sink:
+  `ns3_fct_at_receiver`). Measured at the sender's last ACK instead, ns-3's web-search
+  small flows took 643 us against ecnlab's 344 us: a flow ending on an odd full segment past
+  its quick ACKs waits for the 1 ms delayed-ACK timer before that ACK leaves.
 - Kept as in the textbook runs: RTO_min = initial RTO = 5 ms (a datacenter route's rto_min;
   defaults 200 ms / 1 s in ecnlab linux, 1 s in ns-3), IW 10, 4 MB send buffer, no
   timestamps in ns-3 (ecnlab samples the RTT from the echoed send time), links, RED, NICs.
@@ -234,6 +240,9 @@ LINUX_NS3_ALIGNMENT = {
     # Linux's receiver rules ns-3 3.44 lacks (BenchSocket::ReceivedData): quick-ACK for the
     # first 16 segments, an immediate ACK for a pushed segment shorter than the MSS.
     "ns3_linux_rx": True,
+    # FCT ends when the receiving application holds the flow's last byte, as ecnlab's linux
+    # profile (and the testbeds' applications) measure, not at the sender's last ACK.
+    "ns3_fct_at_receiver": True,
     # dctcp_react_to_loss: ssthresh = max(cwnd / 2, 2) on fast retransmit and RTO.
     "ns3_dctcp_loss_halving": True,
     # tcp_fastretrans_alert enters Recovery from CWR; an ECE in Recovery/Loss changes no state.

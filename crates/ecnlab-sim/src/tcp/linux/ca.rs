@@ -10,8 +10,8 @@
 //!   PRR then brings `snd_cwnd` down to the returned value over about one round trip;
 //! - `cong_avoid` on an ACK that advances `snd_una` in the Open or Disorder state while
 //!   the flow is cwnd-limited (`tcp_cong_avoid`), never in CWR, Recovery or Loss;
-//! - `in_ack_event` on every ACK (`tcp_in_ack_event`), `pkts_acked` on an ACK that
-//!   acknowledges segments (`tcp_ack_update_rtt` / `tcp_clean_rtx_queue`), `set_state` on
+//! - `in_ack_event` on every ACK (`tcp_in_ack_event`), `pkts_acked` on every ACK that
+//!   finds data outstanding (`tcp_clean_rtx_queue`), `set_state` on
 //!   every change of `CaState` (`tcp_set_ca_state`), `cwnd_event` for the events below.
 //!
 //! Windows are in whole segments, as `snd_cwnd`/`snd_ssthresh` are; sequence numbers in
@@ -109,12 +109,13 @@ impl CaSock {
 /// What `pkts_acked` is told (`struct ack_sample`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AckSample {
-    /// Segments newly acknowledged (cumulatively or by SACK) by this ACK.
+    /// Segments the cumulative ACK removed, SACKed before or not (SACKed ones reach the
+    /// window through `cong_avoid`'s `acked`, i.e. `tp->delivered`, not through here).
     pub pkts_acked: u32,
-    /// RTT sample in microseconds, or -1 when this ACK gave none.
+    /// The RTT of the last segment this ACK newly acknowledged or SACKed that was never
+    /// retransmitted (`ca_rtt_us`), in microseconds; -1 when this ACK gave none. The
+    /// kernel's `in_flight` is left out: no algorithm here reads it.
     pub rtt_us: i32,
-    /// Segments in flight when the ACK arrived.
-    pub in_flight: u32,
 }
 
 /// `struct tcp_congestion_ops`. Hooks with a default do nothing, as a NULL hook.

@@ -498,7 +498,7 @@ mod tests {
             for i in 0..n {
                 tp.now = start + rtt * (i as u64 + 1) / n as u64;
                 tp.snd_una += 1000;
-                let sample = AckSample { pkts_acked: 1, rtt_us: (rtt / 1000) as i32, in_flight: n };
+                let sample = AckSample { pkts_acked: 1, rtt_us: (rtt / 1000) as i32 };
                 c.pkts_acked(tp, &sample);
                 c.cong_avoid(tp, tp.snd_una, 1);
             }
@@ -515,7 +515,7 @@ mod tests {
         c.init(&mut tp);
         tp.snd_ssthresh = 100;
         // delay_min from samples before the loss.
-        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: (rtt / 1000) as i32, in_flight: 100 });
+        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: (rtt / 1000) as i32 });
         tp.snd_ssthresh = c.ssthresh(&tp);
         tp.snd_cwnd = tp.snd_ssthresh; // PRR's end point
         (c, tp)
@@ -595,13 +595,13 @@ mod tests {
         tp.now = 1000 * MS;
         tp.snd_nxt = 20_000;
         c.init(&mut tp);
-        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 10_000, in_flight: 20 });
+        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 10_000 });
         // Next round: snd_una passes end_seq.
         tp.snd_una = 21_000;
         tp.snd_nxt = 60_000;
         for _ in 0..12 {
             tp.now += spacing;
-            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us, in_flight: 20 });
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us });
             tp.snd_una += 1000;
         }
         (c.hystart_found(), tp.snd_ssthresh)
@@ -628,7 +628,7 @@ mod tests {
         c.init(&mut tp);
         for _ in 0..20 {
             tp.now += MS;
-            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 10_000, in_flight: 15 });
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 10_000 });
         }
         assert!(!c.hystart_found());
     }
@@ -655,13 +655,13 @@ mod tests {
         tp.srtt_us = 100 << 3;
         tp.snd_nxt = 16_000;
         c.init(&mut tp);
-        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100, in_flight: 16 });
+        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100 });
         tp.snd_una = 17_000;
         tp.snd_nxt = 60_000;
         let start = tp.now;
         while !c.hystart_found() {
             tp.now += 10 * US;
-            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100, in_flight: 16 });
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100 });
             tp.snd_una += 1000;
         }
         // The round starts with its first ACK, 10 us in; the first ACK more than 330 us later.

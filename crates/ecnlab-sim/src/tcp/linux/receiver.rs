@@ -25,11 +25,13 @@
 //!   (`tcp_ecn_accept_cwr`), and when DCTCP's CE state changes;
 //! - otherwise at the delayed-ACK timer, `ato` after the first unacknowledged segment.
 //!   `ato` starts at `TCP_ATO_MIN` (= `TCP_DELACK_MIN`, 40 ms; `transport.delayed_ack_timeout`
-//!   sets it, as datacenter kernels lower it), follows the segments' inter-arrival times and
-//!   doubles when the timer fires, but `tcp_send_delayed_ack` bounds it by the smoothed RTT
-//!   (not below `TCP_DELACK_MIN`): the receiver's RTT comes from the handshake, which the
-//!   SYN-less model does not have, so it is taken as below the floor, and the timer is always
-//!   the floor, as on any datacenter path.
+//!   sets it, as datacenter kernels lower it), follows the segments' inter-arrival times
+//!   (`tcp_event_data_recv`) and doubles when the timer fires (`tcp_delack_timer_handler`),
+//!   each time capped at the receiver's RTO. `tcp_send_delayed_ack` bounds an `ato` above the
+//!   floor by max(smoothed RTT, floor): the receiver's RTT comes from the handshake, which the
+//!   SYN-less model does not have, so it is taken as below the floor (true of every built-in
+//!   scenario), and the timer never exceeds the floor. It runs shorter when the receiver's
+//!   RTO (`rto_min` stands for it) is below the floor, as in the kernel (a test shows it).
 //!
 //! What an ACK carries:
 //! - SACK blocks (RFC 2018 §4): the block holding the most recently received segment
@@ -390,7 +392,7 @@ impl LinuxReceiver {
             self.send_ack(out);
             return;
         }
-        // tcp_send_delayed_ack. The RTT bound pins the timeout at the floor (module doc).
+        // tcp_send_delayed_ack: the RTT bound caps ato at the floor (module doc).
         let ato = self.ato.unwrap_or(self.ato_min).min(self.ato_min);
         let mut deadline = now + ato;
         if let Some(d) = self.delack_deadline {
@@ -605,6 +607,28 @@ mod tests {
         assert!(feed(&mut r, now, seg(19, now, Ecn::NotEct)).is_empty());
         assert_eq!(r.timer(), Some(now + DELACK));
         assert_eq!(r.stats().acks_sent, 18);
+    }
+
+    /// `tcp_event_data_recv` with the receiver's RTO (5 ms) below the delayed-ACK floor
+    /// (40 ms, the linux default; ecnsharp-star and the tcn testbed scenarios run so): a
+    /// segment 25 ms after the last (over ATO_MIN / 2, under ato) sets ato = min(ato / 2 + m,
+    /// RTO) = 5 ms; the next, 100 us later, ato / 2 + ATO_MIN / 2 = 22.5 ms, and the delayed
+    /// ACK waits that long, not the floor: the RTT bound of `tcp_send_delayed_ack` caps ato
+    /// only from above.
+    #[test]
+    fn below_the_floor_ato_follows_the_inter_arrival_times() {
+        let c = TcpConfig { delayed_ack_timeout: Duration(40_000 * US), ..cfg(CcKind::NewReno) };
+        let mut r = LinuxReceiver::new(&c, 1, 1, 0);
+        for i in 0..16 {
+            assert_eq!(feed(&mut r, i * US, seg(i, i * US, Ecn::NotEct)).len(), 1, "quick ACK {i}");
+        }
+        let t = 16 * US;
+        assert!(feed(&mut r, t, seg(16, t, Ecn::NotEct)).is_empty());
+        assert_eq!(r.timer(), Some(t + 40_000 * US), "the floor");
+        assert_eq!(feed(&mut r, t + 25_000 * US, seg(17, t, Ecn::NotEct)).len(), 1, "two full segments");
+        let now = t + 25_100 * US;
+        assert!(feed(&mut r, now, seg(18, now, Ecn::NotEct)).is_empty());
+        assert_eq!(r.timer(), Some(now + 22_500 * US));
     }
 
     #[test]

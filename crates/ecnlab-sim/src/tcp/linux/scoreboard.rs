@@ -45,20 +45,31 @@ impl Seg {
     }
 }
 
-/// What one ACK changed on the scoreboard.
+/// What one ACK changed on the scoreboard, and the send times its RTT samples come from
+/// (Karn's rule, RFC 6298 §3: never from a segment that was ever retransmitted).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AckDelta {
-    /// Segments removed by the cumulative ACK that had not been SACKed before.
+    /// Segments removed by the cumulative ACK that had not been SACKed before (delivered now).
     pub acked: u32,
+    /// Every segment removed by the cumulative ACK, SACKed before or not (`pkts_acked` of
+    /// `tcp_clean_rtx_queue`).
+    pub pkts_acked: u32,
     /// Segments newly SACKed by this ACK's blocks.
     pub sacked: u32,
     /// Any segment was removed by the cumulative ACK.
     pub una_advanced: bool,
-    /// Send time of the oldest segment the cumulative ACK removed that was never
-    /// retransmitted (`first_ackt` of `tcp_clean_rtx_queue`), for the RTT sample.
+    /// Send times of the first and last segment the cumulative ACK removed that were
+    /// neither retransmitted nor SACKed before (`first_ackt`, `last_ackt` of
+    /// `tcp_clean_rtx_queue`: the estimator's sample and the congestion control's; a
+    /// SACKed segment gave its sample when it was SACKed).
     pub first_tx: Option<Nanos>,
+    pub last_tx: Nanos,
+    /// The same for the segments newly SACKed (`first_sackt`, `last_sackt` of
+    /// `tcp_sacktag_one`).
+    pub first_sack_tx: Option<Nanos>,
+    pub last_sack_tx: Nanos,
     /// A retransmitted segment was cumulatively acknowledged (`FLAG_RETRANS_DATA_ACKED`:
-    /// Karn's rule, no sequence-based RTT sample from this ACK).
+    /// no RTT sample from this ACK's cumulative part).
     pub retrans_acked: bool,
 }
 
@@ -128,13 +139,15 @@ impl Scoreboard {
     pub fn cumulative_ack(&mut self, una: u64, d: &mut AckDelta) {
         while let Some(s) = self.segs.front().copied() {
             if s.end() <= una {
-                if !s.has(mark::SACKED) {
-                    d.acked += 1;
-                }
+                d.pkts_acked += 1;
                 if s.has(mark::EVER_RETRANS) {
                     d.retrans_acked = true;
-                } else if d.first_tx.is_none() {
-                    d.first_tx = Some(s.tx);
+                } else if !s.has(mark::SACKED) {
+                    d.first_tx.get_or_insert(s.tx);
+                    d.last_tx = s.tx;
+                }
+                if !s.has(mark::SACKED) {
+                    d.acked += 1;
                 }
                 for m in [mark::SACKED, mark::LOST, mark::RETRANS] {
                     self.unmark(0, m);
@@ -158,6 +171,10 @@ impl Scoreboard {
         let mut i = self.segs.partition_point(|s| s.seq < start);
         while i < self.segs.len() && self.segs[i].end() <= end {
             if !self.segs[i].has(mark::SACKED) {
+                if !self.segs[i].has(mark::EVER_RETRANS) {
+                    d.first_sack_tx.get_or_insert(self.segs[i].tx);
+                    d.last_sack_tx = self.segs[i].tx;
+                }
                 self.unmark(i, mark::LOST);
                 self.unmark(i, mark::RETRANS);
                 self.set_mark(i, mark::SACKED);
@@ -292,7 +309,9 @@ mod tests {
         // The cumulative ACK of the retransmission covers 0..4000 (1..=3 were SACKed).
         let mut d = AckDelta::default();
         b.cumulative_ack(4000, &mut d);
-        assert_eq!((d.acked, d.una_advanced, d.retrans_acked), (1, true, true));
+        // One delivered now (0), four removed (`pkts_acked`), no sequence RTT sample (Karn).
+        assert_eq!((d.acked, d.pkts_acked, d.una_advanced, d.retrans_acked), (1, 4, true, true));
+        assert_eq!(d.first_tx, None);
         assert_eq!((b.packets_out(), b.sacked_out, b.lost_out, b.retrans_out), (6, 3, 1, 0));
         assert_eq!(b.pipe(), 2);
         // NextSeg rule 3 and the rescue candidate: segment 9 is the highest unSACKed one.

@@ -15,6 +15,9 @@
 //!   SACKed segments above it) or `dupack_thresh` segments are SACKed
 //!   (`tcp_time_to_recover`); it ends when `high_seq` (RFC 6675 RecoveryPoint) is
 //!   cumulatively acknowledged, with `snd_cwnd = snd_ssthresh` (`tcp_end_cwnd_reduction`).
+//!   Entered from CWR, it continues CWR's reduction (`tcp_enter_recovery`): CWR's
+//!   `high_seq`, `prior_cwnd`, PRR counts and ssthresh (DCTCP's `dctcp_state` still halves
+//!   ssthresh on entering Recovery).
 //! - ECN-Echo in Open or Disorder enters CWR (`tcp_enter_cwr`): ssthresh from the
 //!   algorithm, PRR down to it, CWR set on the next new data segment; CWR ends once data
 //!   above `high_seq` is acknowledged.
@@ -31,10 +34,14 @@
 //!   (`tcp_newreno_mark_lost`).
 //! - RTO: `tcp_rtt_estimator` in microseconds (srtt << 3, mdev, mdev_max, rttvar floored at
 //!   `rto_min` per round trip), RTO = srtt + rttvar, doubled per timeout up to `rto_max`,
-//!   recomputed (backoff ended) by the next RTT sample. RTT samples come from the oldest
-//!   newly acknowledged never-retransmitted segment (`tcp_clean_rtx_queue`'s `first_ackt`),
-//!   else from the timestamp echo (`tx_ns` of the ACK). The timer is re-armed to now + RTO
-//!   on every ACK that acknowledges data and on a retransmission of the head.
+//!   recomputed (backoff ended) by the next RTT sample. RTT samples (`tcp_ack_update_rtt`,
+//!   Karn's rule): from the oldest segment the cumulative ACK removes that was neither
+//!   retransmitted nor SACKed (`first_ackt` of `tcp_clean_rtx_queue`; none if it removes
+//!   a retransmitted one), else from the oldest never-retransmitted segment newly SACKed
+//!   (`first_sackt` of `tcp_sacktag_one`, also on an ACK that does not move `snd_una`),
+//!   else, on an ACK that moves `snd_una`, from the timestamp echo (`tx_ns` of the ACK).
+//!   The timer is re-armed to now + RTO on every ACK that acknowledges data and on a
+//!   retransmission of the head.
 //! - An RTO enters Loss (`tcp_enter_loss`): every segment not SACKed is lost, `snd_cwnd =
 //!   pipe + 1`, slow start; Loss ends when `high_seq` is acknowledged.
 //! - Slow-start restart after idle (`tcp_slow_start_after_idle_check`, `tcp_cwnd_restart`)
@@ -335,7 +342,6 @@ impl LinuxSender {
         if ece {
             self.stats.ece_acks += 1;
         }
-        let prior_in_flight = self.pipe();
         let prior_packets = self.sb.packets_out();
         let prior_delivered = self.tp.delivered;
         let prior_una = self.tp.snd_una;
@@ -373,31 +379,36 @@ impl LinuxSender {
             self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(delivered);
         }
 
+        // tcp_ack_update_rtt: the sequence sample (first_ackt, Karn's rule), else the SACK
+        // one (first_sackt), else the timestamp echo on an ACK that removes data; the
+        // congestion control's sample is the last segment's (ca_rtt_us: last_ackt or last_sackt).
+        let since = |tx: Nanos| (tx <= now).then(|| now - tx);
+        let seq_rtt = d.first_tx.filter(|_| !d.retrans_acked).and_then(since);
+        let sack_rtt = d.first_sack_tx.and_then(since);
+        let mut ca_rtt = if sack_rtt.is_some() { since(d.last_sack_tx) } else { seq_rtt.and(since(d.last_tx)) };
+        let mut rtt = seq_rtt.or(sack_rtt);
+        if rtt.is_none() && una_advanced {
+            rtt = since(ack.tx_ns);
+            ca_rtt = rtt;
+        }
+        if let Some(r) = rtt {
+            self.rtt.sample((r / NS_PER_US).max(1), a, self.snd_nxt);
+            self.tp.srtt_us = self.rtt.srtt_us.min(u32::MAX as u64) as u32;
+            let ca_us = ca_rtt.map_or(u64::MAX, |c| (c / NS_PER_US).max(1));
+            self.tp.min_rtt_us = self.tp.min_rtt_us.min(ca_us.min(u32::MAX as u64) as u32);
+            self.rto = (self.rtt.rto_us() * NS_PER_US).min(self.rto_max).max(1);
+        }
         if una_advanced {
             self.retransmits = 0;
-            // tcp_ack_update_rtt: Karn's rule for sequence samples, else the echo.
-            let sample = match (d.first_tx, d.retrans_acked) {
-                (Some(tx), false) if tx <= now => Some(now - tx),
-                _ if ack.tx_ns <= now => Some(now - ack.tx_ns),
-                _ => None,
-            };
-            if let Some(r) = sample {
-                let us = (r / NS_PER_US).max(1);
-                self.rtt.sample(us, a, self.snd_nxt);
-                self.tp.srtt_us = self.rtt.srtt_us.min(u32::MAX as u64) as u32;
-                self.tp.min_rtt_us = self.tp.min_rtt_us.min(us.min(u32::MAX as u64) as u32);
-                self.rto = (self.rtt.rto_us() * NS_PER_US).min(self.rto_max).max(1);
-            }
-            if delivered > 0 {
-                let rtt_us = sample.map_or(-1, |r| (r / NS_PER_US).min(i32::MAX as u64) as i32);
-                self.ca
-                    .pkts_acked(&mut self.tp, &AckSample { pkts_acked: delivered, rtt_us, in_flight: prior_in_flight });
-            }
             // tcp_set_xmit_timer / tcp_rearm_rto.
             self.deadline = if self.sb.packets_out() > 0 { Some(now + self.rto) } else { None };
-        } else if delivered > 0 {
-            self.ca
-                .pkts_acked(&mut self.tp, &AckSample { pkts_acked: delivered, rtt_us: -1, in_flight: prior_in_flight });
+        }
+        if prior_packets > 0 {
+            // tcp_clean_rtx_queue's hook, on every ACK that finds data outstanding: the
+            // segments the cumulative ACK removed (SACKed before or not) and ca_rtt_us.
+            let rtt_us = ca_rtt.map_or(-1, |r| (r / NS_PER_US).min(i32::MAX as u64) as i32);
+            let sample = AckSample { pkts_acked: d.pkts_acked, rtt_us };
+            self.ca.pkts_acked(&mut self.tp, &sample);
         }
         let mut ev =
             if ece || d.sacked > 0 || dupack || !una_advanced { ack_flags::SLOWPATH } else { ack_flags::WIN_UPDATE };
@@ -520,14 +531,13 @@ impl LinuxSender {
                 // tcp_time_to_recover.
                 let sacked = if self.sack { self.sb.sacked_out } else { self.reno_sacked };
                 if self.sb.lost_out > 0 || sacked >= self.dupthresh {
-                    // tcp_enter_recovery: a reduction already under way (CWR) continues.
+                    // tcp_enter_recovery: a reduction already under way (CWR) continues with
+                    // its high_seq (the recovery point), prior_cwnd and PRR counts.
                     if !self.in_cwnd_reduction() {
                         self.init_cwnd_reduction();
                     }
-                    self.high_seq = self.snd_nxt;
                     self.high_rxt = una;
                     self.rescue_rxt = None;
-                    self.force_one = true;
                     self.stats.fast_retransmits += 1;
                     self.set_state(CaState::Recovery);
                     if self.sb.lost_out == 0 {

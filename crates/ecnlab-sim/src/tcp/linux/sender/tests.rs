@@ -340,3 +340,58 @@ fn dctcp_alpha_is_updated_once_per_window_through_the_sender() {
     }
     assert!(updates >= 5 && last > 0.0, "{updates} updates, alpha {last}");
 }
+
+/// RTT samples as `tcp_clean_rtx_queue`, `tcp_sacktag_one` and `tcp_ack_update_rtt` take
+/// them (Karn's rule, RFC 6298 §3): a segment gives its sample when it is first SACKed or
+/// cumulatively acknowledged, never from a retransmission. Segment 0 is lost; 1..=3 are
+/// SACKed at 2, 3, 4 ms (three samples, on ACKs that do not move snd_una); the third SACK
+/// retransmits 0, whose cumulative ACK at 10 ms covers 0..=3: no sequence sample (0 was
+/// retransmitted, 1..=3 were SACKed), so the timestamp echo, the retransmission's own send
+/// time (RFC 7323 §4.3), gives 6 ms.
+#[test]
+fn rtt_samples_come_from_sacks_and_follow_karn() {
+    let (mut s, mut out) = started(CcKind::NewReno, 4, 4);
+    for k in 1..=3u64 {
+        s.on_ack(1_000_000 * (k + 1), &ack(0, false, 0), Some(&sack(&[(1, k + 1)])), &mut out);
+    }
+    let rexmit = out.iter().find(|p| p.seq == 0).expect("fast retransmit of segment 0").tx_ns;
+    assert_eq!(rexmit, 4_000_000);
+    out.clear();
+    let mut e = RttEstimator { rto_min_us: 200_000, ..Default::default() };
+    for m in [2000, 3000, 4000] {
+        e.sample(m, 0, 4 * MSS);
+    }
+    assert_eq!(s.rtt_estimator(), &e, "a sample from each newly SACKed segment");
+    s.on_ack(10_000_000, &ack(4 * MSS, false, rexmit), None, &mut out);
+    e.sample(6000, 4 * MSS, 4 * MSS);
+    assert_eq!(s.rtt_estimator(), &e, "the echo's 6 ms, not a retransmitted or SACKed segment's send time");
+}
+
+/// A loss found during CWR (`tcp_enter_recovery` from `tcp_fastretrans_alert`): the
+/// reduction under way continues (`tcp_in_cwnd_reduction`, so no `tcp_init_cwnd_reduction`):
+/// `high_seq` stays where CWR set it, and so do PRR's `prior_cwnd`, `prr_delivered` and
+/// `prr_out` (no second forced segment). Recovery therefore ends once the data sent before
+/// the ECN-Echo is acknowledged, although segments sent since are still outstanding.
+#[test]
+fn a_loss_during_cwr_keeps_the_reduction_and_its_recovery_point() {
+    let (mut s, mut out) = started(CcKind::EcnStar, 20, 1000);
+    s.on_ack(1000, &ack(MSS, true, 0), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Cwr);
+    let cwr_high = 20 * MSS;
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![cwr_high]);
+    out.clear();
+    // Segment 1 is lost; 2..=4 arrive and are SACKed: the third SACK enters Recovery.
+    let mut hi = 21 * MSS;
+    for k in 2..=4u64 {
+        s.on_ack(1000 * k, &ack(MSS, false, 0), Some(&sack(&[(2, k + 1)])), &mut out);
+        sent(&mut out, &mut hi);
+    }
+    assert_eq!(s.sock().ca_state, CaState::Recovery);
+    assert_eq!(s.high_seq, cwr_high, "tcp_enter_recovery keeps CWR's high_seq");
+    assert_eq!(s.sock().prior_cwnd, 20, "and its prior_cwnd");
+    assert!(hi > cwr_high, "new data went out after the ECN-Echo");
+    // The retransmission arrives: everything up to CWR's high_seq is acknowledged.
+    s.on_ack(10_000, &ack(cwr_high, false, 0), None, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Open, "Recovery ends at CWR's high_seq");
+    assert_eq!(s.sock().snd_ssthresh, 10, "one reduction (CWR's), not a second cut");
+}
