@@ -235,6 +235,8 @@ impl<P: PortPacket> Port<P> {
             };
         }
         let mut sched = Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
+        marking.mq_ecn.check_round().map_err(|e| format!("marking.mq_ecn.{e}"))?;
+        sched.configure_round_time(&marking.mq_ecn);
         let ctx = BuildCtx { n_queues: n, link_rate_bps, buffer_bytes: cfg.buffer.0, seed };
         let marking_built = Marking::build(marking, &ctx)?;
         let needs_oracle = marking_built.needs_oracle_share();
