@@ -13,6 +13,7 @@ pub mod config;
 pub mod dcqcn;
 pub mod de;
 pub mod event;
+pub mod hosts;
 pub mod metrics;
 pub mod packet;
 pub mod pcap;

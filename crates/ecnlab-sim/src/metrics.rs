@@ -3,7 +3,8 @@
 
 use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
-use crate::sim::{Flow, Simulator};
+use crate::hosts::Flow;
+use crate::sim::Simulator;
 use crate::topology::Net;
 use crate::traffic::Probe;
 use ecnlab_core::marking::Reason;
@@ -173,9 +174,9 @@ pub fn ideal_fct_to_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32, t
 impl FlowRecord {
     pub(crate) fn of(id: usize, f: &Flow, sim: &Simulator) -> FlowRecord {
         let fct = f.finish.map(|t| t.saturating_sub(f.start));
-        let to_ack = sim.conns[f.conn as usize].receiver.completion_bytes().is_none();
-        let ideal = f.size.map(|s| ideal_fct_to_ns(&sim.net, f.src as usize, f.dst as usize, s, sim.mss, to_ack));
-        let conn_acked = sim.conns[f.conn as usize].sender.acked_bytes();
+        let to_ack = sim.hosts.conns[f.conn as usize].receiver.completion_bytes().is_none();
+        let ideal = f.size.map(|s| ideal_fct_to_ns(&sim.net, f.src as usize, f.dst as usize, s, sim.hosts.mss, to_ack));
+        let conn_acked = sim.hosts.conns[f.conn as usize].sender.acked_bytes();
         let acked = match f.size {
             Some(s) => conn_acked.saturating_sub(f.seq_start()).min(s),
             None => conn_acked,
@@ -384,11 +385,12 @@ pub(crate) fn summary(
         .collect();
     // Long-lived flows: goodput in the window and Jain's fairness index over them.
     let long_goodputs: Vec<f64> = sim
+        .hosts
         .flows
         .iter()
         .filter(|f| f.size.is_none())
         .map(|f| {
-            let c = &sim.conns[f.conn as usize];
+            let c = &sim.hosts.conns[f.conn as usize];
             (c.sender.acked_bytes() - sim.recorder.acked_at_warmup(f.conn as usize)) as f64 * 8e9 / window_ns as f64
         })
         .collect();
