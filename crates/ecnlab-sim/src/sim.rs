@@ -10,7 +10,7 @@
 use crate::config::Scenario;
 use crate::event::EventQueue;
 use crate::hosts::{End, Hosts};
-use crate::metrics::{FlowRecord, ProbeRecord};
+use crate::metrics::{ConnView, Counting, PortView, RunView};
 use crate::packet::{Kind, Packet};
 use crate::recorder::Recorder;
 use crate::topology::Net;
@@ -46,16 +46,6 @@ pub(crate) enum Ev {
     ProbeSend(u32),
     Sample,
     Warmup,
-}
-
-/// Whole-run packet accounting (every packet a host sends is delivered, dropped, or still in
-/// the network at the end).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Counting {
-    pub sent: u64,
-    pub delivered: u64,
-    pub dropped: u64,
-    pub in_flight: u64,
 }
 
 pub struct Simulator {
@@ -412,6 +402,41 @@ impl Simulator {
         self.recorder.open_window(&mut self.wire, self.now, self.events.current_seq(), acked);
     }
 
+    /// What the results are computed from ([`crate::metrics`]): a read-only view of the run.
+    pub(crate) fn view(&self) -> RunView<'_> {
+        let ports = (self.wire.links.iter().enumerate())
+            .map(|(i, l)| PortView {
+                name: &self.wire.names[i],
+                is_switch_port: l.is_switch_port,
+                rate_bps: l.spec.rate_bps,
+                tx_pkts: l.tx_pkts,
+                port: &l.port,
+                snapshot: &self.recorder.snapshot[i],
+                snapshot_tx_bytes: self.recorder.snapshot_tx_bytes[i],
+            })
+            .collect();
+        let conns = (self.hosts.conns.iter().enumerate())
+            .map(|(i, c)| ConnView {
+                acked_bytes: c.sender.acked_bytes(),
+                acked_at_warmup: self.recorder.acked_at_warmup(i),
+                completes_on_ack: c.receiver.completion_bytes().is_none(),
+            })
+            .collect();
+        RunView {
+            net: &self.net,
+            end: self.end,
+            warmup: self.warmup,
+            events: self.events(),
+            packet_hops: self.packet_hops(),
+            counting: self.counting,
+            ports,
+            flows: &self.hosts.flows,
+            conns,
+            probes: &self.probes,
+            mss: self.hosts.mss,
+        }
+    }
+
     /// The counting audit, at the end of every run: the wire's books ([`Wire::audit`]) and
     /// packets sent = delivered + dropped + in flight (queued, or on the wire in an arrival
     /// event). A violation is an internal error.
@@ -436,15 +461,6 @@ fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Per-flow records after a run.
-pub(crate) fn flow_records(sim: &Simulator) -> Vec<FlowRecord> {
-    sim.hosts.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, sim)).collect()
-}
-
-pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {
-    sim.probes.iter().enumerate().map(|(i, p)| ProbeRecord::of(i, p)).collect()
 }
 
 #[cfg(test)]
