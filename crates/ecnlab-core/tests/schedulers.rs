@@ -38,7 +38,7 @@ impl PortPacket for Pkt {
 }
 
 fn sched_cfg(kind: SchedulerKind, strict: usize, weights: &[u32], quantum: u64) -> SchedulerConfig {
-    SchedulerConfig { kind, strict, quantum: ByteSize(quantum), weights: weights.to_vec(), ..Default::default() }
+    SchedulerConfig { kind, strict, quantum: ByteSize(quantum), weights: weights.to_vec() }
 }
 
 fn port_with(queues: usize, sched: SchedulerConfig) -> Port<Pkt> {
