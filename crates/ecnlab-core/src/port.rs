@@ -235,6 +235,8 @@ impl<P: PortPacket> Port<P> {
             };
         }
         let mut sched = Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
+        marking.mq_ecn.check_round().map_err(|e| format!("marking.mq_ecn.{e}"))?;
+        sched.configure_round_time(&marking.mq_ecn);
         let ctx = BuildCtx { n_queues: n, link_rate_bps, buffer_bytes: cfg.buffer.0, seed };
         let marking_built = Marking::build(marking, &ctx)?;
         let needs_oracle = marking_built.needs_oracle_share();
@@ -309,12 +311,6 @@ impl<P: PortPacket> Port<P> {
     /// up-to-date `byte_ns`).
     pub fn stats(&self) -> Vec<QueueStats> {
         (0..self.n_queues()).map(|q| self.queue_stats(q)).collect()
-    }
-    /// Packets queue `q` admitted and then dropped at dequeue (CoDel, a dequeue-hook drop of
-    /// a non-ECT packet), so far.
-    #[inline]
-    pub fn dequeue_drops(&self, q: usize) -> u64 {
-        self.reasons[q].deq_dropped.0
     }
     /// A snapshot of queue `q`'s counters.
     pub fn queue_stats(&self, q: usize) -> QueueStats {
@@ -496,21 +492,28 @@ impl<P: PortPacket> Port<P> {
     }
 
     /// Take the next packet to transmit at `now`, after the scheduler's choice and the
-    /// scheme's dequeue hook (packets the scheme drops at dequeue are counted and skipped).
-    /// Returns the packet and the queue it came from.
+    /// scheme's dequeue hook (packets the scheme drops at dequeue are counted and discarded:
+    /// [`Port::dequeue_with`] hands them back). Returns the packet and the queue it came from.
     pub fn dequeue(&mut self, now: Nanos, pool: &mut BufferPool) -> Option<(P, usize)> {
-        self.dequeue_counting(now, pool).0
+        self.dequeue_with(now, pool, |_, _, _| {})
     }
 
-    /// [`Port::dequeue`], also returning how many packets the scheme dropped at dequeue on
-    /// the way (CoDel), so that a caller keeping its own drop count need not read the
-    /// port's total around every dequeue (one more cache line per packet).
+    /// [`Port::dequeue`], handing every packet the scheme drops at dequeue on the way (CoDel,
+    /// a mark on a non-ECT packet under [`NonEctPolicy::Drop`]) to `dropped` with its queue and
+    /// reason, already counted by the port: the caller frees what the packet holds (the
+    /// emulated switch's frame slots) or counts it without reading the port's total around
+    /// every dequeue (one more cache line per packet). Monomorphized: a caller that ignores
+    /// drops pays nothing.
     #[inline]
-    pub fn dequeue_counting(&mut self, now: Nanos, pool: &mut BufferPool) -> (Option<(P, usize)>, u32) {
-        let mut dropped = 0;
+    pub fn dequeue_with(
+        &mut self,
+        now: Nanos,
+        pool: &mut BufferPool,
+        mut dropped: impl FnMut(P, usize, Reason),
+    ) -> Option<(P, usize)> {
         loop {
             if self.port_pkts == 0 {
-                return (None, dropped);
+                return None;
             }
             let q = self.sched.select(now, &self.occ);
             self.advance_queue(q, now);
@@ -532,25 +535,25 @@ impl<P: PortPacket> Port<P> {
             pool.used_bytes -= size as u64;
             self.sched.on_dequeue(now, q, size, &self.occ);
             let sojourn = now.saturating_sub(enq_ns);
-            let keep = if self.hooks.dequeue {
+            let drop = if self.hooks.dequeue {
                 let view = self.view(q, pool, 0);
                 let pv = PacketView { size, ect: pkt.is_ect() };
                 match self.marking.on_dequeue(now, pv, &view, sojourn) {
-                    Decision::Pass => true,
-                    Decision::Mark(r) => self.apply_mark(&mut pkt, q, r),
+                    Decision::Pass => None,
+                    Decision::Mark(r) => (!self.apply_mark(&mut pkt, q, r)).then_some(r),
                     Decision::Drop(r) => {
                         self.count_drop(q, r);
-                        false
+                        Some(r)
                     }
                 }
             } else {
-                true
+                None
             };
-            if !keep {
+            if let Some(r) = drop {
                 let d = &mut self.reasons[q].deq_dropped;
                 d.0 += 1;
                 d.1 += size as u64;
-                dropped += 1;
+                dropped(pkt, q, r);
             } else {
                 let lane = &mut self.lanes[q];
                 lane.deq_pkts += 1;
@@ -559,7 +562,7 @@ impl<P: PortPacket> Port<P> {
                 // Saturates only with clocks near u64::MAX (the robustness traces), never in a run.
                 lane.sojourn_sum_ns = lane.sojourn_sum_ns.saturating_add(sojourn);
                 lane.sojourn_max_ns = lane.sojourn_max_ns.max(sojourn);
-                return (Some((pkt, q)), dropped);
+                return Some((pkt, q));
             }
         }
     }
@@ -687,34 +690,47 @@ mod tests {
     }
 
     #[test]
-    fn dequeue_drops_keep_the_books_balanced() {
-        // CoDel in drop mode drops at dequeue: admitted = sent + dropped at dequeue + queued.
-        // (target 100 us / interval 1 ms, so that the 12 ms below hold many intervals.)
+    fn dequeue_drops_are_handed_back_and_keep_the_books_balanced() {
+        // Drops at dequeue: CoDel in drop mode (target 100 us / interval 1 ms, so that the
+        // 12 ms below hold many intervals), and TCN marking non-ECT packets under
+        // `non_ect = "drop"`. Admitted = sent + dropped at dequeue + queued, and every packet
+        // dropped at dequeue comes back to the caller exactly once, with its reason.
         let cfg = PortConfig { queues: 1, buffer: ByteSize(1_000_000), ..Default::default() };
-        let mut m = MarkingConfig { scheme: SchemeName::Codel, ..Default::default() };
-        m.codel.mode = crate::marking::codel::CodelMode::Drop;
-        m.codel.target = crate::units::Duration(100_000);
-        m.codel.interval = crate::units::Duration(1_000_000);
-        let mut p: Port<TestPkt> = Port::new(&cfg, &m, 1_000_000_000, 1).unwrap();
-        let mut pool = BufferPool::unlimited();
-        let mut t = 0;
-        let (mut dropped, mut payload) = (0u64, 0u64);
-        for i in 0..2000 {
-            let _ = p.enqueue(t, TestPkt { ect: false, ..pkt(i, 0) }, &mut pool);
-            if i % 2 == 0 {
-                let (sent, d) = p.dequeue_counting(t, &mut pool);
-                dropped += d as u64;
-                payload += sent.map_or(0, |(pkt, _)| pkt.payload_bytes() as u64);
+        let mut codel = MarkingConfig { scheme: SchemeName::Codel, ..Default::default() };
+        codel.codel.mode = crate::marking::codel::CodelMode::Drop;
+        codel.codel.target = crate::units::Duration(100_000);
+        codel.codel.interval = crate::units::Duration(1_000_000);
+        let tcn = MarkingConfig { scheme: SchemeName::Tcn, non_ect: NonEctPolicy::Drop, ..Default::default() };
+        for (m, reason) in [(codel, Reason::Codel), (tcn, Reason::TcnSojourn)] {
+            let mut p: Port<TestPkt> = Port::new(&cfg, &m, 1_000_000_000, 1).unwrap();
+            let mut pool = BufferPool::unlimited();
+            let mut t = 0;
+            let (mut sent_ids, mut dropped_ids, mut payload) = (vec![], vec![], 0u64);
+            for i in 0..2000 {
+                let _ = p.enqueue(t, TestPkt { ect: false, ..pkt(i, 0) }, &mut pool);
+                if i % 2 == 0 {
+                    let sent = p.dequeue_with(t, &mut pool, |d, q, r| {
+                        assert_eq!((q, r), (0, reason));
+                        dropped_ids.push(d.id);
+                    });
+                    if let Some((pkt, _)) = sent {
+                        payload += pkt.payload_bytes() as u64;
+                        sent_ids.push(pkt.id);
+                    }
+                }
+                t += 6_000;
             }
-            t += 6_000;
+            let at_dequeue = p.reasons[0].deq_dropped.0;
+            assert!(at_dequeue > 0, "{reason:?}: the scheme must have dropped at dequeue");
+            assert_eq!(dropped_ids.len() as u64, at_dequeue, "every drop at dequeue is handed back");
+            let mut all: Vec<u32> = sent_ids.iter().chain(&dropped_ids).copied().collect();
+            all.sort_unstable();
+            assert!(all.windows(2).all(|w| w[0] < w[1]), "a packet is either sent or handed back, once");
+            assert_eq!(p.total_drops(), at_dequeue + p.queue_stats(0).drops[Reason::BufferFull as usize]);
+            assert_eq!(payload, p.queue_stats(0).deq_payload_bytes, "payload counted for sent packets only");
+            assert!(payload > 0);
+            assert_eq!(p.check_invariants(true), Ok(()));
         }
-        let at_dequeue = p.reasons[0].deq_dropped.0;
-        assert!(at_dequeue > 0, "CoDel must have dropped at dequeue");
-        assert_eq!(dropped, at_dequeue, "dequeue_counting reports every drop at dequeue");
-        assert_eq!(p.total_drops(), at_dequeue + p.queue_stats(0).drops[Reason::BufferFull as usize]);
-        assert_eq!(payload, p.queue_stats(0).deq_payload_bytes, "payload counted for sent packets only");
-        assert!(payload > 0);
-        assert_eq!(p.check_invariants(true), Ok(()));
     }
 
     #[derive(Clone, Copy, Debug, PartialEq)]

@@ -30,7 +30,7 @@ use ecnlab_core::marking::codel::{CodelMode, CodelParams, InvSqrt};
 use ecnlab_core::marking::dualq::{DualAqmParams, RedInstanceParams};
 use ecnlab_core::marking::ecn_sharp::{EcnSharpParams, Signal, Spacing};
 use ecnlab_core::marking::ideal::{Estimator, IdealParams, Variant};
-use ecnlab_core::marking::mq_ecn::MqEcnParams;
+use ecnlab_core::marking::mq_ecn::{MqEcnParams, RoundTimeVariant};
 use ecnlab_core::marking::red::RedParams;
 use ecnlab_core::marking::tcn::TcnParams;
 use ecnlab_core::marking::threshold::{Hook, Scope, ThresholdParams};
@@ -38,7 +38,7 @@ use ecnlab_core::marking::{
     BuildCtx, Decision, Marking, MarkingConfig, NonEctPolicy, PacketView, QueueState, Reason, SchemeName,
 };
 use ecnlab_core::port::{BufferPool, Port, PortConfig, PortPacket};
-use ecnlab_core::sched::{QueueOcc, RoundTimeVariant, Sched, Scheduler, SchedulerConfig, SchedulerKind};
+use ecnlab_core::sched::{QueueOcc, Sched, Scheduler, SchedulerConfig, SchedulerKind};
 use ecnlab_core::units::{ByteSize, Duration, Nanos};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -222,6 +222,7 @@ fn marking_config(n: usize) -> impl Strategy<Value = MarkingConfig> {
             mtu: ByteSize(mtu),
             inv_sqrt: if newton { InvSqrt::Newton } else { InvSqrt::Exact },
         });
+    let mq_ecn = mq_ecn_params();
     let dualq = (red_instance(), red_instance(), bytes_any()).prop_map(|(scalable, classic, mean)| DualAqmParams {
         scalable,
         classic,
@@ -233,25 +234,41 @@ fn marking_config(n: usize) -> impl Strategy<Value = MarkingConfig> {
         red_params().boxed(),
         threshold.boxed(),
         ideal.boxed(),
-        bytes_any().boxed(),
+        mq_ecn.boxed(),
         codel.boxed(),
         tcn_params().boxed(),
         ecn_sharp_params().boxed(),
         dualq.boxed(),
     )
-        .prop_map(|(scheme, drop_non_ect, red, threshold, ideal, mq_k, codel, tcn, ecn_sharp, dualq)| {
+        .prop_map(|(scheme, drop_non_ect, red, threshold, ideal, mq_ecn, codel, tcn, ecn_sharp, dualq)| {
             MarkingConfig {
                 scheme,
                 non_ect: if drop_non_ect { NonEctPolicy::Drop } else { NonEctPolicy::Pass },
                 red,
                 threshold,
                 ideal,
-                mq_ecn: MqEcnParams { k: ByteSize(mq_k) },
+                mq_ecn,
                 codel,
                 tcn,
                 ecn_sharp,
                 dualq,
             }
+        })
+}
+
+/// `[marking.mq_ecn]`: the threshold and MQ-ECN's round-time estimator, extremes included.
+fn mq_ecn_params() -> impl Strategy<Value = MqEcnParams> {
+    (
+        bytes_any(),
+        prop_oneof![Just(0.0), Just(0.75), Just(0.999_999), 0.0f64..1.0],
+        prop_oneof![Just(None), Just(Some(0u64)), Just(Some(1u64)), nanos_any().prop_map(Some)],
+        proptest::sample::select(vec![RoundTimeVariant::MqEcnNs2, RoundTimeVariant::TcnNs2, RoundTimeVariant::Linux]),
+    )
+        .prop_map(|(k, round_beta, slot, round_variant)| MqEcnParams {
+            k: ByteSize(k),
+            round_beta,
+            round_idle_slot: slot.map(Duration),
+            round_variant,
         })
 }
 
@@ -270,11 +287,8 @@ fn scheduler_config(n: usize) -> impl Strategy<Value = SchedulerConfig> {
         prop_oneof![Just(1u64), Just(1500), Just(9000), 1u64..20_000, Just(u32::MAX as u64), Just(u64::MAX)],
         proptest::collection::vec(prop_oneof![Just(1u32), 1u32..100, Just(u32::MAX)], n),
         any::<bool>(),
-        prop_oneof![Just(0.0), Just(0.75), Just(0.999_999), 0.0f64..1.0],
-        prop_oneof![Just(None), Just(Some(0u64)), Just(Some(1u64)), nanos_any().prop_map(Some)],
-        proptest::sample::select(vec![RoundTimeVariant::MqEcnNs2, RoundTimeVariant::TcnNs2, RoundTimeVariant::Linux]),
     )
-        .prop_map(move |(kind, strict, quantum, mut weights, equal, round_beta, slot, round_variant)| {
+        .prop_map(move |(kind, strict, quantum, mut weights, equal)| {
             let hier = matches!(kind, SchedulerKind::SpWfq | SchedulerKind::SpDwrr);
             if hier {
                 weights.truncate(n - strict);
@@ -287,9 +301,6 @@ fn scheduler_config(n: usize) -> impl Strategy<Value = SchedulerConfig> {
                 strict,
                 quantum: ByteSize(quantum),
                 weights,
-                round_beta,
-                round_idle_slot: slot.map(Duration),
-                round_variant,
             }
         })
 }
@@ -764,7 +775,7 @@ enum SOp {
     Wait(u64),
 }
 
-fn sched_case() -> impl Strategy<Value = (SchedulerConfig, usize, u64, Nanos, Vec<SOp>)> {
+fn sched_case() -> impl Strategy<Value = ((SchedulerConfig, MqEcnParams), usize, u64, Nanos, Vec<SOp>)> {
     prop_oneof![Just(1usize), 2usize..=8, Just(64)].prop_flat_map(|n| {
         let sop = prop_oneof![
             5 => (0..n, pkt_size()).prop_map(|(queue, size)| SOp::Push { queue, size }),
@@ -772,7 +783,7 @@ fn sched_case() -> impl Strategy<Value = (SchedulerConfig, usize, u64, Nanos, Ve
             2 => prop_oneof![Just(0u64), 1u64..10_000, any::<u64>()].prop_map(SOp::Wait),
         ];
         (
-            scheduler_config(n).boxed(),
+            (scheduler_config(n), mq_ecn_params()).boxed(),
             Just(n),
             link_rate().boxed(),
             start_time().boxed(),
@@ -785,8 +796,9 @@ proptest! {
     #![proptest_config(config(200))]
 
     #[test]
-    fn scheduler_selects_only_backlogged_queues((cfg, n, rate, start, ops) in sched_case()) {
+    fn scheduler_selects_only_backlogged_queues(((cfg, round), n, rate, start, ops) in sched_case()) {
         let Ok(mut s) = Sched::build(&cfg, n, rate) else { return Ok(()) };
+        s.configure_round_time(&round);
         let strict = match cfg.kind {
             SchedulerKind::Sp => n,
             SchedulerKind::SpWfq | SchedulerKind::SpDwrr => cfg.strict,
@@ -976,8 +988,9 @@ proptest! {
 fn round_time_near_the_end_of_the_clock() {
     for kind in [SchedulerKind::Dwrr, SchedulerKind::Wrr, SchedulerKind::SpDwrr] {
         for round_variant in [RoundTimeVariant::MqEcnNs2, RoundTimeVariant::TcnNs2, RoundTimeVariant::Linux] {
-            let cfg = SchedulerConfig { kind, strict: 0, round_variant, ..Default::default() };
+            let cfg = SchedulerConfig { kind, strict: 0, ..Default::default() };
             let mut s = Sched::build(&cfg, 2, 1_000).unwrap(); // 1 kbps: 12 s per 1500 B packet
+            s.configure_round_time(&MqEcnParams { round_variant, ..Default::default() });
             let mut occ = vec![QueueOcc { bytes: 1500, pkts: 1, head_bytes: 1500 }, QueueOcc::default()];
             let now = u64::MAX - 10;
             s.on_enqueue(now, 0, 1500, &occ);

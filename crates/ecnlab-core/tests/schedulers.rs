@@ -5,10 +5,11 @@
 //! work conservation, FIFO order within a queue, DWRR's lag bound, 1..=32 queues, and
 //! MQ-ECN's round time (convergence per variant and decay after idle).
 
+use ecnlab_core::marking::mq_ecn::{MqEcnParams, RoundTimeVariant};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig, PortPacket};
 use ecnlab_core::rng::Rng;
-use ecnlab_core::sched::{RoundTimeVariant, Scheduler, SchedulerConfig, SchedulerKind};
+use ecnlab_core::sched::{Scheduler, SchedulerConfig, SchedulerKind};
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
 use proptest::prelude::*;
 
@@ -37,22 +38,23 @@ impl PortPacket for Pkt {
 }
 
 fn sched_cfg(kind: SchedulerKind, strict: usize, weights: &[u32], quantum: u64) -> SchedulerConfig {
-    SchedulerConfig { kind, strict, quantum: ByteSize(quantum), weights: weights.to_vec(), ..Default::default() }
+    SchedulerConfig { kind, strict, quantum: ByteSize(quantum), weights: weights.to_vec() }
 }
 
 fn port_with(queues: usize, sched: SchedulerConfig) -> Port<Pkt> {
-    port_marking(queues, sched, SchemeName::None)
+    port_marking(queues, sched, SchemeName::None, RoundTimeVariant::default())
 }
 
 /// A port whose scheme reads MQ-ECN's round time, so its round-robin scheduler keeps it
 /// (ports skip the estimator when the scheme does not read it).
-fn port_reading_round_time(queues: usize, sched: SchedulerConfig) -> Port<Pkt> {
-    port_marking(queues, sched, SchemeName::MqEcn)
+fn port_reading_round_time(queues: usize, sched: SchedulerConfig, variant: RoundTimeVariant) -> Port<Pkt> {
+    port_marking(queues, sched, SchemeName::MqEcn, variant)
 }
 
-fn port_marking(queues: usize, sched: SchedulerConfig, scheme: SchemeName) -> Port<Pkt> {
+fn port_marking(queues: usize, sched: SchedulerConfig, scheme: SchemeName, variant: RoundTimeVariant) -> Port<Pkt> {
     let cfg = PortConfig { queues, buffer: ByteSize(1 << 40), scheduler: sched, ..Default::default() };
-    let m = MarkingConfig { scheme, ..Default::default() };
+    let mq_ecn = MqEcnParams { round_variant: variant, ..Default::default() };
+    let m = MarkingConfig { scheme, mq_ecn, ..Default::default() };
     Port::new(&cfg, &m, RATE, 1).expect("port builds")
 }
 
@@ -247,7 +249,7 @@ fn sp_wfq_strict_first_rest_by_weight() {
 
 #[test]
 fn sp_dwrr_exposes_inner_quantum_and_round_time() {
-    let mut h = Harness::new(port_reading_round_time(3, sched_cfg(SchedulerKind::SpDwrr, 1, &[3, 1], 1500)));
+    let mut h = Harness::new(port_reading_round_time(3, sched_cfg(SchedulerKind::SpDwrr, 1, &[3, 1], 1500), RoundTimeVariant::default()));
     assert_eq!(h.port.scheduler().quantum(0), None);
     assert_eq!(h.port.scheduler().quantum(1), Some(4500));
     assert_eq!(h.port.scheduler().quantum(2), Some(1500));
@@ -317,8 +319,8 @@ proptest! {
     ) {
         let strict = if matches!(kind, SchedulerKind::SpWfq | SchedulerKind::SpDwrr) { 1 } else { 0 };
         let w = if matches!(kind, SchedulerKind::Sp) { vec![] } else { weights[..n - strict].to_vec() };
-        let cfg = SchedulerConfig { round_variant: variant, ..sched_cfg(kind, strict, &w, quantum) };
-        let mut h = Harness::new(port_with(n, cfg));
+        let cfg = sched_cfg(kind, strict, &w, quantum);
+        let mut h = Harness::new(port_reading_round_time(n, cfg, variant));
         let mut offered = 0u64;
         for op in script {
             match op {
@@ -402,8 +404,7 @@ fn one_to_32_queues() {
 const VARIANTS: [RoundTimeVariant; 3] = [RoundTimeVariant::MqEcnNs2, RoundTimeVariant::TcnNs2, RoundTimeVariant::Linux];
 
 fn rr_port(kind: SchedulerKind, n: usize, variant: RoundTimeVariant) -> Harness {
-    let cfg = SchedulerConfig { round_variant: variant, ..sched_cfg(kind, 0, &[], 1500) };
-    Harness::new(port_reading_round_time(n, cfg))
+    Harness::new(port_reading_round_time(n, sched_cfg(kind, 0, &[], 1500), variant))
 }
 
 /// N equal saturated queues, quantum = packet = 1500 B at 10 Gb/s: T_round -> N x 1200 ns.

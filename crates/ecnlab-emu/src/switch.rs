@@ -6,11 +6,9 @@
 //! classification, the shared buffer, the scheduler, the marking scheme and the per-reason
 //! counters are the simulator's code.
 //!
-//! Frame slots and the port's drops at dequeue: `Port::dequeue` silently discards a packet a
+//! Frame slots and the port's drops at dequeue: `Port::dequeue_with` hands back every frame a
 //! scheme drops at dequeue (CoDel in drop mode, a mark on a not-ECT packet under
-//! `non_ect = "drop"`). To give those frames' slots back, every port keeps a shadow FIFO of
-//! slots per queue and uses the port's documented invariant
-//! `enq_pkts = deq_pkts + dequeue drops + queued` to learn how many heads were dropped.
+//! `non_ect = "drop"`), and its slot goes back to the pool there.
 //!
 //! Propagation delay: each port's link delay is applied inside the switch by two delay
 //! lines (FIFOs ordered by release time, since the delay of a port is constant): frames
@@ -143,10 +141,6 @@ pub struct EgressPort {
     pub counters: PortCounters,
     /// TCP/UDP payload bytes sent per queue.
     pub payload_by_queue: Vec<u64>,
-    /// Slots in each queue, in FIFO order (see the module doc).
-    shadow: Vec<VecDeque<u32>>,
-    /// Dequeue drops per queue already reconciled with `shadow`.
-    deq_drops_seen: Vec<u64>,
     /// Enqueue times handed to the port never go backwards (see `Switch::on_frame`).
     last_enq_ns: Nanos,
     /// One-way propagation delay of the port's link.
@@ -204,8 +198,6 @@ impl Switch {
                 shaper: TokenBucket::new(shaper_rate, cfg.shaper.burst.0, now),
                 counters: PortCounters::default(),
                 payload_by_queue: vec![0; n],
-                shadow: (0..n).map(|_| VecDeque::with_capacity(256)).collect(),
-                deq_drops_seen: vec![0; n],
                 last_enq_ns: 0,
                 delay_ns: p.delay.0,
                 ingress_line: VecDeque::with_capacity(256),
@@ -370,10 +362,8 @@ impl Switch {
         let ep = &mut self.ports[p];
         let t = frame.rx_ns.max(ep.last_enq_ns);
         ep.last_enq_ns = t;
-        let q = ep.port.classify(frame.dscp);
-        match ep.port.enqueue(t, frame, &mut self.buffer_pool) {
-            Ok(()) => ep.shadow[q].push_back(frame.slot),
-            Err((f, _reason)) => self.pool.release(f.slot),
+        if let Err((f, _reason)) = ep.port.enqueue(t, frame, &mut self.buffer_pool) {
+            self.pool.release(f.slot);
         }
     }
 
@@ -388,19 +378,10 @@ impl Switch {
                 if ep.port.is_empty() || !ep.shaper.ready(now) {
                     break;
                 }
-                let out = ep.port.dequeue(now, &mut self.buffer_pool);
-                // Give back the slots of frames the scheme dropped at dequeue.
-                for q in 0..ep.port.n_queues() {
-                    let d = ep.port.dequeue_drops(q);
-                    while ep.deq_drops_seen[q] < d {
-                        let s = ep.shadow[q].pop_front().expect("shadow FIFO out of step with the port");
-                        self.pool.release(s);
-                        ep.deq_drops_seen[q] += 1;
-                    }
-                }
+                // The slots of frames the scheme drops at dequeue go back at once.
+                let pool = &mut self.pool;
+                let out = ep.port.dequeue_with(now, &mut self.buffer_pool, |f, _, _| pool.release(f.slot));
                 let Some((frame, q)) = out else { break };
-                let s = ep.shadow[q].pop_front().expect("shadow FIFO out of step with the port");
-                debug_assert_eq!(s, frame.slot);
                 let len = frame.len as usize;
                 if frame.ce && frame.ip_off != 0 {
                     let bytes = self.pool.bytes_mut(frame.slot, len);
@@ -760,7 +741,8 @@ mod tests {
         assert_eq!(sw.next_tx_at(t + 2_000_000), None);
     }
 
-    /// CoDel in drop mode drops at dequeue: the dropped frames' slots must come back.
+    /// TCN marking not-ECT frames under `non_ect = "drop"` drops at dequeue: the port hands
+    /// those frames back and their slots return to the pool.
     #[test]
     fn dequeue_drops_return_their_slots() {
         let extra = r#", "marking": {"scheme": "tcn", "non_ect": "drop", "tcn": {"threshold": "10us"}}"#;

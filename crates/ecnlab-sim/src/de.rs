@@ -125,10 +125,23 @@ fn join_path(outer: &str, inner: &str) -> String {
     }
 }
 
+/// Keys that moved, old path -> new path: refused with the new one named.
+pub const MOVED_KEYS: &[(&str, &str)] = &[
+    // MQ-ECN's round-time estimator belongs to the scheme (issue 21).
+    ("switch.scheduler.round_beta", "marking.mq_ecn.round_beta"),
+    ("switch.scheduler.round_idle_slot", "marking.mq_ecn.round_idle_slot"),
+    ("switch.scheduler.round_variant", "marking.mq_ecn.round_variant"),
+];
+
 /// The final one-line error: `field.path: message`, with a did-you-mean where serde listed
 /// the accepted names.
 pub fn join_error(outer: &Path, msg: &str) -> String {
     let (p, m) = split_nested(&path_string(outer), msg);
+    if m.starts_with("unknown field `") {
+        if let Some((_, new)) = MOVED_KEYS.iter().find(|(old, _)| *old == p) {
+            return format!("{p}: moved to `{new}`");
+        }
+    }
     let m = did_you_mean(&m);
     if p.is_empty() {
         m
@@ -208,6 +221,22 @@ pub(crate) use internally_tagged;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_moved_key_names_its_new_place_in_toml_and_json() {
+        let base = "name = \"m\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 2\n";
+        for (old, new) in MOVED_KEYS {
+            let key = old.rsplit('.').next().unwrap();
+            let toml = format!("{base}[switch.scheduler]\n{key} = 0.5\n");
+            let e = crate::Scenario::from_toml(&toml).unwrap_err();
+            assert_eq!(e, format!("{old}: moved to `{new}`"));
+            let json = format!(r#"{{"name": "m", "switch": {{"scheduler": {{"{key}": 0.5}}}}}}"#);
+            assert_eq!(crate::Scenario::from_json(&json).unwrap_err(), e);
+        }
+        // Elsewhere the same name is an unknown field as any other.
+        let e = crate::Scenario::from_toml(&format!("{base}[switch]\nround_beta = 0.5\n")).unwrap_err();
+        assert!(e.starts_with("switch.round_beta: unknown field"), "{e}");
+    }
 
     #[test]
     fn suggests_the_closest_name_only_when_close() {

@@ -13,6 +13,7 @@ pub mod config;
 pub mod dcqcn;
 pub mod de;
 pub mod event;
+pub mod hosts;
 pub mod metrics;
 pub mod packet;
 pub mod pcap;
@@ -158,9 +159,11 @@ fn output(scn: &Scenario, seed: u64, mut sim: Simulator) -> (RunOutput, Option<C
         let t = c.truncated;
         (c.into_ports(), t)
     });
-    let flows = sim::flow_records(&sim);
-    let probes = sim::probe_records(&sim);
-    let summary = metrics::summary(&sim, &scn.name, seed, &flows, &probes);
+    let run = sim.view();
+    let flows = metrics::flow_records(&run);
+    let probes = metrics::probe_records(&run);
+    let summary = metrics::summary(&run, &scn.name, seed, &flows, &probes);
+    drop(run);
     (RunOutput { summary, flows, probes, timeseries: std::mem::take(&mut sim.recorder.timeseries) }, captures)
 }
 

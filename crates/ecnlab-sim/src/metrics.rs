@@ -1,9 +1,12 @@
 //! What a run measures: per-queue counters over the measurement window, time series,
 //! per-flow records, probe RTTs, and the `summary.json` document.
+//!
+//! Results are computed from a [`RunView`], a read-only view of a finished run that the
+//! simulator hands over (`Simulator::view`): this module does not know the simulator.
 
+use crate::hosts::Flow;
 use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
-use crate::sim::{Flow, Simulator};
 use crate::topology::Net;
 use crate::traffic::Probe;
 use ecnlab_core::marking::Reason;
@@ -12,6 +15,57 @@ use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
+
+/// Whole-run packet accounting (every packet a host sends is delivered, dropped, or still in
+/// the network at the end).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counting {
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+}
+
+/// What the results of a finished run are computed from, read-only.
+pub(crate) struct RunView<'a> {
+    pub net: &'a Net,
+    /// End of the run, and of the warm-up (the measurement window is between).
+    pub end: Nanos,
+    pub warmup: Nanos,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub counting: Counting,
+    /// Every link's egress port, in link order.
+    pub ports: Vec<PortView<'a>>,
+    pub flows: &'a [Flow],
+    /// Per connection.
+    pub conns: Vec<ConnView>,
+    pub probes: &'a [Probe],
+    pub mss: u32,
+}
+
+/// One link's egress port, with what the recorder kept of it when the window opened.
+pub(crate) struct PortView<'a> {
+    pub name: &'a str,
+    pub is_switch_port: bool,
+    pub rate_bps: u64,
+    /// Packets its link sent.
+    pub tx_pkts: u64,
+    pub port: &'a Port<Packet>,
+    pub snapshot: &'a [QueueSnapshot],
+    pub snapshot_tx_bytes: u64,
+}
+
+/// One connection's progress.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConnView {
+    /// Bytes acknowledged, at the end and when the window opened.
+    pub acked_bytes: u64,
+    pub acked_at_warmup: u64,
+    /// A message completes when its last byte is acknowledged (not when it is received:
+    /// `transport::Receiver::completion_bytes`).
+    pub completes_on_ack: bool,
+}
 
 /// Counters of one queue at one instant (differences of two snapshots give a window).
 #[derive(Clone, Debug, Default)]
@@ -171,11 +225,12 @@ pub fn ideal_fct_to_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32, t
 }
 
 impl FlowRecord {
-    pub(crate) fn of(id: usize, f: &Flow, sim: &Simulator) -> FlowRecord {
+    pub(crate) fn of(id: usize, f: &Flow, run: &RunView) -> FlowRecord {
         let fct = f.finish.map(|t| t.saturating_sub(f.start));
-        let to_ack = sim.conns[f.conn as usize].receiver.completion_bytes().is_none();
-        let ideal = f.size.map(|s| ideal_fct_to_ns(&sim.net, f.src as usize, f.dst as usize, s, sim.mss, to_ack));
-        let conn_acked = sim.conns[f.conn as usize].sender.acked_bytes();
+        let conn = &run.conns[f.conn as usize];
+        let to_ack = conn.completes_on_ack;
+        let ideal = f.size.map(|s| ideal_fct_to_ns(run.net, f.src as usize, f.dst as usize, s, run.mss, to_ack));
+        let conn_acked = conn.acked_bytes;
         let acked = match f.size {
             Some(s) => conn_acked.saturating_sub(f.seq_start()).min(s),
             None => conn_acked,
@@ -225,6 +280,15 @@ impl ProbeRecord {
             rtt_us: p.rtts_ns.iter().map(|&r| r as f64 / 1e3).collect(),
         }
     }
+}
+
+/// Per-flow records after a run.
+pub(crate) fn flow_records(run: &RunView) -> Vec<FlowRecord> {
+    run.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, run)).collect()
+}
+
+pub(crate) fn probe_records(run: &RunView) -> Vec<ProbeRecord> {
+    run.probes.iter().enumerate().map(|(i, p)| ProbeRecord::of(i, p)).collect()
 }
 
 /// Nearest-rank percentile on sorted data: `sorted[floor(q n)]`, as the papers' scripts.
@@ -283,24 +347,24 @@ pub fn fct_by_class(done: &[&FlowRecord], queue_of: impl Fn(u8) -> usize) -> Val
 
 /// Build `summary.json` (everything except wall time, which the caller measures).
 pub(crate) fn summary(
-    sim: &Simulator,
+    run: &RunView,
     scenario: &str,
     seed: u64,
     flows: &[FlowRecord],
     probes: &[ProbeRecord],
 ) -> Value {
-    let window_ns = (sim.end() - sim.warmup).max(1);
+    let window_ns = (run.end - run.warmup).max(1);
     let mut queues = Vec::new();
     let mut marks_total = [0u64; Reason::COUNT];
     let mut drops_total = [0u64; Reason::COUNT];
     let mut unmarkable_total = [0u64; Reason::COUNT];
-    for (i, l) in sim.wire.links.iter().enumerate() {
+    for l in &run.ports {
         // Totals count every port, host NICs included; the per-queue list has switch ports
         // that carried traffic.
         let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
-        let name = if listed { port_name(&sim.net, i) } else { String::new() };
+        let name = if listed { l.name } else { "" };
         for (q, s) in l.port.stats().iter().enumerate() {
-            let snap = sim.recorder.snapshot[i].get(q).cloned().unwrap_or_default();
+            let snap = l.snapshot.get(q).cloned().unwrap_or_default();
             let marks = diff(&s.marks, &snap.marks);
             let drops = diff(&s.drops, &snap.drops);
             let unm = diff(&s.unmarkable, &snap.unmarkable);
@@ -332,7 +396,7 @@ pub(crate) fn summary(
     }
 
     let measured: Vec<&FlowRecord> =
-        flows.iter().filter(|f| f.size.is_some() && f.start_s * 1e9 >= sim.warmup as f64).collect();
+        flows.iter().filter(|f| f.size.is_some() && f.start_s * 1e9 >= run.warmup as f64).collect();
     let done: Vec<&FlowRecord> = measured.iter().copied().filter(|f| f.fct_us.is_some()).collect();
     let mut all_rtts: Vec<f64> = probes.iter().flat_map(|p| p.rtt_us.iter().copied()).collect();
     all_rtts.sort_by(|a, b| a.total_cmp(b));
@@ -347,61 +411,55 @@ pub(crate) fn summary(
         })
         .collect();
     // Link utilization of switch ports that carried traffic in the window.
-    let ports: Vec<Value> = sim
-        .wire
-        .links
+    let ports: Vec<Value> = run
+        .ports
         .iter()
-        .enumerate()
-        .filter(|(_, l)| l.is_switch_port && l.tx_pkts > 0)
-        .filter_map(|(i, l)| {
-            Some((i, l, tx_bytes(&l.port).checked_sub(sim.recorder.snapshot_tx_bytes[i]).filter(|&b| b > 0)?))
-        })
-        .map(|(i, l, bytes)| {
-            json!({"port": port_name(&sim.net, i), "rate_bps": l.spec.rate_bps,
-                   "utilization": bytes as f64 * 8e9 / (l.spec.rate_bps as f64 * window_ns as f64)})
+        .filter(|l| l.is_switch_port && l.tx_pkts > 0)
+        .filter_map(|l| Some((l, tx_bytes(l.port).checked_sub(l.snapshot_tx_bytes).filter(|&b| b > 0)?)))
+        .map(|(l, bytes)| {
+            json!({"port": l.name, "rate_bps": l.rate_bps,
+                   "utilization": bytes as f64 * 8e9 / (l.rate_bps as f64 * window_ns as f64)})
         })
         .collect();
     // Host NICs (a host's own uplink queue), so that a reader can tell a run whose flows are
     // bound by their sender's NIC rather than by the switch under study (the catalog's
     // soundness guard): the window's drops and time-averaged queue, and the peak.
-    let nics: Vec<Value> = sim
-        .wire
-        .links
+    let nics: Vec<Value> = run
+        .ports
         .iter()
-        .enumerate()
-        .filter(|(_, l)| !l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0))
-        .map(|(i, l)| {
+        .filter(|l| !l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0))
+        .map(|l| {
             let (mut drops, mut byte_ns, mut max_bytes) = (0u64, 0u128, 0u64);
             for (q, s) in l.port.stats().iter().enumerate() {
-                let snap = sim.recorder.snapshot[i].get(q).cloned().unwrap_or_default();
+                let snap = l.snapshot.get(q).cloned().unwrap_or_default();
                 drops += diff(&s.drops, &snap.drops).iter().sum::<u64>();
                 byte_ns += s.byte_ns - snap.byte_ns;
                 max_bytes = max_bytes.max(s.max_bytes);
             }
-            json!({"port": port_name(&sim.net, i), "drops": drops,
+            json!({"port": l.name, "drops": drops,
                    "avg_qlen_bytes": byte_ns as f64 / window_ns as f64, "max_qlen_bytes": max_bytes})
         })
         .collect();
     // Long-lived flows: goodput in the window and Jain's fairness index over them.
-    let long_goodputs: Vec<f64> = sim
+    let long_goodputs: Vec<f64> = run
         .flows
         .iter()
         .filter(|f| f.size.is_none())
         .map(|f| {
-            let c = &sim.conns[f.conn as usize];
-            (c.sender.acked_bytes() - sim.recorder.acked_at_warmup(f.conn as usize)) as f64 * 8e9 / window_ns as f64
+            let c = &run.conns[f.conn as usize];
+            (c.acked_bytes - c.acked_at_warmup) as f64 * 8e9 / window_ns as f64
         })
         .collect();
     let jain = jain_index(&long_goodputs);
-    let switch_port = sim.wire.links.iter().find(|l| l.is_switch_port);
-    let c = sim.counting;
+    let switch_port = run.ports.iter().find(|l| l.is_switch_port);
+    let c = run.counting;
     json!({
         "scenario": scenario,
         "seed": seed,
-        "sim_time_s": sim.end() as f64 / 1e9,
-        "measure_from_s": sim.warmup as f64 / 1e9,
-        "events": sim.events(),
-        "packet_hops": sim.packet_hops(),
+        "sim_time_s": run.end as f64 / 1e9,
+        "measure_from_s": run.warmup as f64 / 1e9,
+        "events": run.events,
+        "packet_hops": run.packet_hops,
         "fct": fct_buckets(&done, &|_| true),
         "fct_by_class": fct_by_class(&done, |c| switch_port.map_or(0, |l| l.port.classify(c))),
         "flows": {

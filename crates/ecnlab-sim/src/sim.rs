@@ -1,33 +1,26 @@
-//! The event loop: hosts, connections and flows as plain data in vectors, over the links
-//! of [`crate::wire`], driven by one event queue (whose order of simultaneous events is
-//! stated in [`crate::event`]).
+//! The event loop over the wire ([`crate::wire`]: links and their ports), the hosts
+//! ([`crate::hosts`]: connections, flows, timers), the traffic that is not a connection
+//! ([`crate::traffic`]: generated arrivals, probes) and the recorder ([`crate::recorder`]),
+//! driven by one event queue (whose order of simultaneous events is stated in
+//! [`crate::event`]). The loop forwards packets (per-flow ECMP) and keeps the counting audit.
 //!
 //! Packets are `Copy` structs moved between ring buffers and event nodes: nothing is
 //! allocated per packet once those have grown to their high-water marks.
-//!
-//! Hosts run the sans-IO TCP state machines of [`crate::tcp`]: the loop hands them `now`
-//! and the arriving packet, collects the packets they emit in a reused scratch vector, and
-//! keeps at most one live timer event per state machine (stale ones are recognised when
-//! they fire).
 
-use crate::config::{RttVariation, RttVariationMode, Scenario};
-use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
+use crate::config::Scenario;
 use crate::event::EventQueue;
-use crate::metrics::{FlowRecord, ProbeRecord};
+use crate::hosts::{End, Hosts};
+use crate::metrics::{ConnView, Counting, PortView, RunView};
 use crate::packet::{Kind, Packet};
 use crate::recorder::Recorder;
-use crate::tcp::linux::{LinuxReceiver, LinuxSender};
-use crate::tcp::{Profile, TcpConfig, TcpReceiver, TcpSender};
 use crate::topology::Net;
 use crate::traffic::{self, Arrivals, Probe};
-use crate::transport::{Receiver, Sender};
 use crate::wire::{Link, Wire};
 use crate::workload::{self, HostInfo};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{BufferPool, Port, PortConfig};
-use ecnlab_core::rng::{Rng, Stream};
+use ecnlab_core::rng::Stream;
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
-use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
@@ -55,78 +48,6 @@ pub(crate) enum Ev {
     Warmup,
 }
 
-/// The two ends of a connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum End {
-    Sender = 0,
-    Receiver = 1,
-}
-
-/// A transport connection between two hosts. It carries one long-lived flow, or a
-/// sequence of messages (flows) one after another (persistent connections).
-pub(crate) struct Conn {
-    pub src: u16,
-    pub dst: u16,
-    pub sender: Sender,
-    pub receiver: Receiver,
-    /// Time of the pending timer event of each end ([`End`]).
-    timer_at: [Option<Nanos>; 2],
-    /// The message being sent, if any.
-    current: Option<u32>,
-    /// Application rate limit: one MSS written every `app_gap` ns (listed flows only).
-    app_gap: Option<Nanos>,
-    app_written: u64,
-    /// The application stopped: the connection is torn down, late packets are ignored.
-    pub closed: bool,
-    /// Opened for generated traffic: returns to its host pair's idle pool when a message
-    /// completes (listed flows keep their own connections, which may use another `cc`).
-    pooled: bool,
-}
-
-impl Flow {
-    pub(crate) fn seq_start(&self) -> u64 {
-        self.seq_start
-    }
-}
-
-impl Conn {
-    fn deadline(&self, end: End) -> Option<Nanos> {
-        match end {
-            End::Sender => self.sender.timer(),
-            End::Receiver => self.receiver.timer(),
-        }
-    }
-}
-
-/// A flow (message): `size` bytes on a connection, or a long-lived flow (`size` None).
-pub(crate) struct Flow {
-    pub conn: u32,
-    /// `[[flows]]` index, or `flows.len() + [[traffic]] index` for generated flows.
-    pub spec: u32,
-    pub src: u16,
-    pub dst: u16,
-    pub class: u8,
-    pub size: Option<u64>,
-    pub start: Nanos,
-    /// Sequence range of the message on its connection.
-    seq_start: u64,
-    pub finish: Option<Nanos>,
-    timeouts_at_start: u64,
-    rtx_at_start: u64,
-    pub timeouts: u64,
-    pub retransmits: u64,
-}
-
-/// Whole-run packet accounting (every packet a host sends is delivered, dropped, or still in
-/// the network at the end).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Counting {
-    pub sent: u64,
-    pub delivered: u64,
-    pub dropped: u64,
-    pub in_flight: u64,
-}
-
 pub struct Simulator {
     pub(crate) now: Nanos,
     events: EventQueue<Ev>,
@@ -134,37 +55,13 @@ pub struct Simulator {
     pub(crate) wire: Wire,
     /// `run_until` has taken the initial snapshot.
     started: bool,
-    pub(crate) conns: Vec<Conn>,
-    /// Each connection's ECMP hash key, apart from the (large) `Conn` so that forwarding
-    /// reads 8 dense bytes instead of a cold line of a connection's state.
-    conn_ecmp: Vec<u64>,
-    pub(crate) flows: Vec<Flow>,
-    /// Idle connections per (src, dst) pair, for persistent connections.
-    idle_conns: HashMap<(u16, u16), Vec<u32>>,
+    pub(crate) hosts: Hosts,
     /// Generated flow arrivals (`[[traffic]]`).
     arrivals: Arrivals,
     pub(crate) probes: Vec<Probe>,
-    out: Vec<Packet>,
     end: Nanos,
     pub(crate) warmup: Nanos,
-    pub(crate) mss: u32,
-    /// Number of `[[flows]]` entries (generated flows' `spec` follows them).
-    pub(crate) n_listed_specs: u32,
-    transport: TcpConfig,
-    persistent: bool,
-    pias: Vec<u64>,
-    ack_dscp: Option<u8>,
-    rtt_variation: Option<RttVariation>,
-    host_delay_ns: Vec<Nanos>,
-    delay_rng: Rng,
-    seed: u64,
     pub(crate) counting: Counting,
-    stop_when_done: bool,
-    /// Flows with a size, and how many of them have completed.
-    finite_flows: usize,
-    finite_done: usize,
-    has_long_lived: bool,
-    done: bool,
     /// What is measured: the simulation never reads it.
     pub(crate) recorder: Recorder,
 }
@@ -221,14 +118,6 @@ impl Simulator {
             }
         })?;
 
-        let mut delay_rng = Rng::named(seed, Stream::RttVariation);
-        let host_delay_ns = match &scn.rtt_variation {
-            Some(rv) if rv.mode == RttVariationMode::PerHost => {
-                (0..net.n_hosts).map(|_| rv.delay.sample(&mut delay_rng)).collect()
-            }
-            _ => vec![0; net.n_hosts],
-        };
-
         // The event wheel covers what a link schedules: the end of a transmission and a
         // packet's arrival (delay + transmission time of the largest packet).
         let max_wire = (scn.transport.mss + crate::packet::TCP_IP_HEADER) as u64;
@@ -241,69 +130,17 @@ impl Simulator {
             wire: Wire::new(links, pools, (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect()),
             net,
             started: false,
-            conns: Vec::new(),
-            conn_ecmp: Vec::new(),
-            flows: Vec::with_capacity(arrivals.len() + scn.flows.len()),
-            idle_conns: HashMap::new(),
+            hosts: Hosts::new(scn, seed, hosts.access_rate_bps, arrivals.len()),
             arrivals: Arrivals::new(arrivals),
             probes: scn.probes.iter().enumerate().map(|(i, p)| Probe::new(i, p, seed)).collect(),
-            out: Vec::with_capacity(64),
             end: scn.duration.0,
             warmup: scn.metrics.warmup.0,
-            mss: scn.transport.mss,
-            n_listed_specs: scn.flows.len() as u32,
-            transport: scn.transport.clone(),
-            persistent: scn.host.persistent_connections,
-            pias: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
-            ack_dscp: scn.host.ack_dscp,
-            rtt_variation: scn.rtt_variation.clone(),
-            host_delay_ns,
-            delay_rng,
-            seed,
             counting: Counting::default(),
-            stop_when_done: scn.metrics.stop_when_done,
-            finite_flows: 0,
-            finite_done: 0,
-            has_long_lived: scn.flows.iter().any(|f| f.size.is_none()),
-            done: false,
             recorder: Recorder::new(n_links, scn.metrics.sample_interval.0, scn.metrics.timeseries),
         };
 
-        // Listed flows: each on its own connection. Start jitter comes from a stream of its
-        // own, drawn only for entries that ask for it, so other runs are unchanged.
-        let mut jitter_rng = Rng::stream(seed, 6_000_000);
-        for (si, f) in scn.flows.iter().enumerate() {
-            let mut cfg = scn.transport.clone();
-            if let Some(cc) = f.cc {
-                cfg.cc = cc;
-            }
-            for _ in 0..f.count {
-                let c = sim.new_conn(&cfg, f.src as u16, f.dst as u16, f.class);
-                sim.conns[c as usize].app_gap = f.rate.map(|r| tx_time_ns(cfg.mss as u64, r.0).max(1));
-                let id = sim.flows.len() as u32;
-                let start = f.start.0 + f.start_jitter.filter(|j| j.0 > 0).map_or(0, |j| jitter_rng.below(j.0));
-                sim.flows.push(Flow {
-                    conn: c,
-                    spec: si as u32,
-                    src: f.src as u16,
-                    dst: f.dst as u16,
-                    class: f.class,
-                    size: f.size.map(|s| s.0),
-                    start,
-                    seq_start: 0,
-                    finish: None,
-                    timeouts_at_start: 0,
-                    rtx_at_start: 0,
-                    timeouts: 0,
-                    retransmits: 0,
-                });
-                sim.events.push(start, Ev::FlowStart(id));
-                if let Some(stop) = f.stop {
-                    sim.events.push(stop.0, Ev::FlowStop(id));
-                }
-            }
-        }
-        sim.finite_flows = sim.arrivals.len() + sim.flows.iter().filter(|f| f.size.is_some()).count();
+        sim.hosts.add_listed_flows(scn, &mut sim.events, &mut sim.wire);
+        sim.hosts.finite_flows = sim.arrivals.len() + sim.hosts.flows.iter().filter(|f| f.size.is_some()).count();
         if let Some(t) = sim.arrivals.first_time() {
             sim.events.push(t, Ev::NextArrival);
         }
@@ -319,49 +156,6 @@ impl Simulator {
         Ok(sim)
     }
 
-    /// Open a connection (a sender at `src`, a receiver at `dst`).
-    fn new_conn(&mut self, cfg: &TcpConfig, src: u16, dst: u16, class: u8) -> u32 {
-        let id = self.conns.len() as u32;
-        let extra_delay_ns = match &self.rtt_variation {
-            Some(rv) if rv.mode == RttVariationMode::PerFlow => rv.delay.sample(&mut self.delay_rng),
-            Some(_) => self.host_delay_ns[src as usize],
-            None => 0,
-        };
-        let (sender, receiver) = if cfg.cc.is_rate_based() {
-            let line_rate = self.net.links[self.net.out_links[src as usize][0] as usize].rate_bps;
-            (
-                Sender::Dcqcn(DcqcnSender::new(&cfg.dcqcn, cfg.mss, line_rate, id, src, dst, class)),
-                Receiver::Dcqcn(DcqcnReceiver::new(&cfg.dcqcn, id, dst, src)),
-            )
-        } else {
-            match cfg.profile {
-                Profile::Textbook => (
-                    Sender::Tcp(TcpSender::new(cfg, id, src, dst, class)),
-                    Receiver::Tcp(TcpReceiver::new(cfg, id, dst, src)),
-                ),
-                Profile::Linux => (
-                    Sender::Linux(LinuxSender::new(cfg, id, src, dst, class)),
-                    Receiver::Linux(LinuxReceiver::new(cfg, id, dst, src)),
-                ),
-            }
-        };
-        self.conns.push(Conn {
-            src,
-            dst,
-            sender,
-            receiver,
-            timer_at: [None; 2],
-            current: None,
-            app_gap: None,
-            app_written: 0,
-            closed: false,
-            pooled: false,
-        });
-        self.conn_ecmp.push(Stream::ConnEcmp(id as u64).seed(self.seed));
-        self.wire.set_conn_delay(id as usize, extra_delay_ns);
-        id
-    }
-
     /// Events executed so far.
     pub fn events(&self) -> u64 {
         self.events.popped()
@@ -372,7 +166,7 @@ impl Simulator {
     }
     /// Flows (messages) completed so far, and flows started so far.
     pub fn flow_progress(&self) -> (usize, usize) {
-        (self.flows.iter().filter(|f| f.finish.is_some()).count(), self.flows.len())
+        self.hosts.flow_progress()
     }
     pub fn now(&self) -> Nanos {
         self.now
@@ -402,7 +196,7 @@ impl Simulator {
         }
         pick.sort();
         pick.dedup();
-        let udp = matches!(self.transport.cc, crate::tcp::config::CcKind::Dcqcn);
+        let udp = matches!(self.hosts.transport.cc, crate::tcp::config::CcKind::Dcqcn);
         self.wire.capture = Some(Box::new(crate::pcap::Capture::new(self.wire.links.len(), &pick, limit_bytes, udp)));
         Ok(())
     }
@@ -424,7 +218,7 @@ impl Simulator {
             }
         }
         let until = until.min(self.end);
-        while !self.done {
+        while !self.hosts.done {
             let Some((t, ev)) = self.events.pop_until(until) else { break };
             debug_assert!(t >= self.now, "event at {t} ns after {} ns: time went back", self.now);
             self.now = t;
@@ -433,7 +227,7 @@ impl Simulator {
             if let Some(v) = self.wire.violation.take() {
                 return Err(v);
             }
-            if self.done {
+            if self.hosts.done {
                 self.end = self.now.max(self.warmup + 1);
             }
         }
@@ -447,9 +241,7 @@ impl Simulator {
         for l in &mut self.wire.links {
             l.port.advance_clock(self.end);
         }
-        for f in 0..self.flows.len() {
-            self.settle_flow_counters(f);
-        }
+        self.hosts.settle_flow_counters();
         self.check_counting()
     }
 
@@ -461,13 +253,24 @@ impl Simulator {
                 let node = self.wire.arrive_resume(&mut self.events, self.now, li as usize);
                 self.arrive(node, pkt);
             }
-            Ev::Timer(c, end) => self.timer(c as usize, end),
-            Ev::FlowStart(f) => self.flow_start(f as usize),
-            Ev::FlowStop(f) => {
-                let c = self.flows[f as usize].conn as usize;
-                self.conns[c].closed = true;
+            Ev::Timer(c, end) => {
+                if let Some(fired) = self.hosts.timer(self.now, c as usize, end) {
+                    if fired {
+                        self.flush_out();
+                    }
+                    self.hosts.arm(&mut self.events, self.now, c as usize, end);
+                }
             }
-            Ev::AppTick(c) => self.app_tick(c as usize),
+            Ev::FlowStart(f) => {
+                let started = self.hosts.flow_start(&mut self.events, self.now, f as usize);
+                self.sent_then_arm_sender(started);
+            }
+            Ev::FlowStop(f) => self.hosts.flow_stop(f as usize),
+            Ev::AppTick(c) => {
+                if self.hosts.app_tick(&mut self.events, self.now, c as usize) {
+                    self.sent_then_arm_sender(Some(c as usize));
+                }
+            }
             Ev::NextArrival => self.next_arrival(),
             Ev::ProbeSend(p) => self.probe_send(p as usize),
             Ev::Sample => {
@@ -518,7 +321,7 @@ impl Simulator {
     fn ecmp_key(&self, pkt: &Packet) -> u64 {
         match pkt.kind {
             Kind::Ping | Kind::Pong => self.probes[pkt.flow as usize].ecmp,
-            _ => self.conn_ecmp[pkt.flow as usize],
+            _ => self.hosts.conn_ecmp[pkt.flow as usize],
         }
     }
 
@@ -526,7 +329,7 @@ impl Simulator {
     #[inline]
     fn host_send(&mut self, mut pkt: Packet) {
         if pkt.kind == Kind::Ack {
-            if let Some(d) = self.ack_dscp {
+            if let Some(d) = self.hosts.ack_dscp {
                 pkt.dscp = d;
             }
         }
@@ -534,12 +337,22 @@ impl Simulator {
         self.forward(pkt.src as usize, pkt);
     }
 
+    /// Send what the hosts' last operation emitted.
     fn flush_out(&mut self) {
-        let mut out = std::mem::take(&mut self.out);
+        let mut out = std::mem::take(&mut self.hosts.out);
         for p in out.drain(..) {
             self.host_send(p);
         }
-        self.out = out;
+        self.hosts.out = out;
+    }
+
+    /// After a host operation that may have written data on connection `c`: send, then arm
+    /// its sender's timer (in this order: it fixes the events' insertion numbers).
+    fn sent_then_arm_sender(&mut self, c: Option<usize>) {
+        if let Some(c) = c {
+            self.flush_out();
+            self.hosts.arm(&mut self.events, self.now, c, End::Sender);
+        }
     }
 
     // ---- hosts ----
@@ -548,192 +361,30 @@ impl Simulator {
         debug_assert_eq!(pkt.dst as usize, host);
         match pkt.kind {
             Kind::Data => {
-                let c = pkt.flow as usize;
-                if self.conns[c].closed {
-                    return;
+                if self.hosts.on_data(self.now, &pkt) {
+                    self.flush_out();
+                    self.hosts.arm(&mut self.events, self.now, pkt.flow as usize, End::Receiver);
                 }
-                self.conns[c].receiver.on_data(self.now, &pkt, &mut self.out);
-                if self.conns[c].receiver.completion_bytes().is_some() {
-                    self.check_message_done(c);
-                }
-                self.flush_out();
-                self.arm_rcv(c);
             }
             Kind::Ack | Kind::Cnp => {
-                let c = pkt.flow as usize;
-                if self.conns[c].closed {
-                    return;
+                if self.hosts.on_ack(self.now, &pkt) {
+                    self.flush_out();
+                    self.hosts.arm(&mut self.events, self.now, pkt.flow as usize, End::Sender);
                 }
-                let conn = &mut self.conns[c];
-                conn.sender.on_ack(self.now, &pkt, &conn.receiver, &mut self.out);
-                if conn.receiver.completion_bytes().is_none() {
-                    self.check_message_done(c);
-                }
-                self.flush_out();
-                self.arm_snd(c);
             }
             Kind::Ping => self.host_send(traffic::pong(&pkt)),
             Kind::Pong => self.probes[pkt.flow as usize].on_pong(&pkt, self.now, self.warmup),
         }
     }
 
-    /// The connection's current message is complete: record its FCT and free the
-    /// connection for the next message. Complete means fully acknowledged (from its arrival
-    /// to the ACK of its last byte, as the ns-2 scripts measure), or, for the `linux`
-    /// profile, fully received in order (as the testbeds' applications measure: the
-    /// receiver's delayed ACK of a last odd segment is not the application's wait;
-    /// [`Receiver::completion_bytes`]).
-    fn check_message_done(&mut self, c: usize) {
-        let conn = &mut self.conns[c];
-        let Some(f) = conn.current else { return };
-        let flow = &mut self.flows[f as usize];
-        let Some(size) = flow.size else { return };
-        let done_bytes = conn.receiver.completion_bytes().unwrap_or_else(|| conn.sender.acked_bytes());
-        if done_bytes >= flow.seq_start + size {
-            flow.finish = Some(self.now);
-            self.finite_done += 1;
-            if self.stop_when_done && !self.has_long_lived && self.finite_done == self.finite_flows {
-                self.done = true;
-            }
-            flow.timeouts = conn.sender.timeouts() - flow.timeouts_at_start;
-            flow.retransmits = conn.sender.fast_retransmits() - flow.rtx_at_start;
-            conn.current = None;
-            if self.persistent && conn.pooled {
-                self.idle_conns.entry((conn.src, conn.dst)).or_default().push(c as u32);
-            }
-        }
-    }
-
-    /// Start message `f` on connection `c`.
-    fn start_message(&mut self, f: usize, c: usize) {
-        let pias = std::mem::take(&mut self.pias);
-        let conn = &mut self.conns[c];
-        let flow = &mut self.flows[f];
-        flow.conn = c as u32;
-        flow.seq_start = conn.sender.added_bytes();
-        flow.timeouts_at_start = conn.sender.timeouts();
-        flow.rtx_at_start = conn.sender.fast_retransmits();
-        conn.current = Some(f as u32);
-        conn.sender.set_dscp(flow.class);
-        if !pias.is_empty() {
-            conn.sender.set_pias(flow.seq_start, &pias);
-        }
-        self.pias = pias;
-        match (flow.size, conn.app_gap) {
-            (_, Some(_)) => {
-                // Rate-limited application: it writes one MSS per tick.
-                self.events.push(self.now, Ev::AppTick(c as u32));
-                return;
-            }
-            (Some(size), None) => conn.sender.add_data(size),
-            (None, None) => conn.sender.add_data(crate::tcp::UNLIMITED.min(crate::dcqcn::UNLIMITED)),
-        }
-        conn.sender.poll(self.now, &mut self.out);
-        self.flush_out();
-        self.arm_snd(c);
-    }
-
-    fn flow_start(&mut self, f: usize) {
-        let c = self.flows[f].conn as usize;
-        self.start_message(f, c);
-    }
-
-    /// A generated flow arrives: take an idle connection of the pair (persistent
-    /// connections) or open a new one.
+    /// A generated flow arrives (`[[traffic]]`); the next one is scheduled first.
     fn next_arrival(&mut self) {
         let (a, next) = self.arrivals.take();
         if let Some(t) = next {
             self.events.push(t, Ev::NextArrival);
         }
-        let reuse = if self.persistent { self.idle_conns.get_mut(&(a.src, a.dst)).and_then(|v| v.pop()) } else { None };
-        let c = match reuse {
-            Some(c) => c,
-            None => {
-                let cfg = self.transport.clone();
-                let c = self.new_conn(&cfg, a.src, a.dst, a.class);
-                self.conns[c as usize].pooled = true;
-                c
-            }
-        };
-        let f = self.flows.len();
-        self.flows.push(Flow {
-            conn: c,
-            spec: self.n_listed_specs + a.source,
-            src: a.src,
-            dst: a.dst,
-            class: a.class,
-            size: Some(a.size),
-            start: self.now,
-            seq_start: 0,
-            finish: None,
-            timeouts_at_start: 0,
-            rtx_at_start: 0,
-            timeouts: 0,
-            retransmits: 0,
-        });
-        self.start_message(f, c as usize);
-    }
-
-    fn app_tick(&mut self, c: usize) {
-        let mss = self.mss as u64;
-        let conn = &mut self.conns[c];
-        if conn.closed {
-            return;
-        }
-        let Some(f) = conn.current else { return };
-        let written = conn.app_written;
-        let chunk = match self.flows[f as usize].size {
-            Some(s) if written >= s => return,
-            Some(s) => mss.min(s - written),
-            None => mss,
-        };
-        conn.sender.add_data(chunk);
-        conn.app_written += chunk;
-        conn.sender.poll(self.now, &mut self.out);
-        let gap = conn.app_gap.expect("app tick without a rate");
-        self.events.push(self.now + gap, Ev::AppTick(c as u32));
-        self.flush_out();
-        self.arm_snd(c);
-    }
-
-    fn arm_snd(&mut self, c: usize) {
-        self.arm(c, End::Sender);
-    }
-
-    fn arm_rcv(&mut self, c: usize) {
-        self.arm(c, End::Receiver);
-    }
-
-    /// Keep one live event for the endpoint's deadline: a new event only when the deadline
-    /// moved earlier than the pending one (later moves are caught when that one fires).
-    fn arm(&mut self, c: usize, end: End) {
-        let conn = &mut self.conns[c];
-        if let Some(t) = conn.deadline(end) {
-            let pending = &mut conn.timer_at[end as usize];
-            if pending.is_none_or(|p| t < p) {
-                *pending = Some(t);
-                self.events.push(t.max(self.now), Ev::Timer(c as u32, end));
-            }
-        }
-    }
-
-    fn timer(&mut self, c: usize, end: End) {
-        let conn = &mut self.conns[c];
-        if conn.timer_at[end as usize] != Some(self.now) {
-            return; // stale: another event owns the timer
-        }
-        conn.timer_at[end as usize] = None;
-        if conn.closed {
-            return;
-        }
-        if conn.deadline(end).is_some_and(|t| t <= self.now) {
-            match end {
-                End::Sender => conn.sender.on_timer(self.now, &mut self.out),
-                End::Receiver => conn.receiver.on_timer(self.now, &mut self.out),
-            }
-            self.flush_out();
-        }
-        self.arm(c, end);
+        let started = self.hosts.arrival(&mut self.events, self.now, &a, &mut self.wire);
+        self.sent_then_arm_sender(started);
     }
 
     fn probe_send(&mut self, p: usize) {
@@ -747,19 +398,42 @@ impl Simulator {
 
     /// The measurement window opens (at the warm-up's end, or at the start).
     fn take_snapshot(&mut self) {
-        let acked = self.conns.iter().map(|c| c.sender.acked_bytes());
+        let acked = self.hosts.conns.iter().map(|c| c.sender.acked_bytes());
         self.recorder.open_window(&mut self.wire, self.now, self.events.current_seq(), acked);
     }
 
-    /// Timeouts and retransmissions of a flow still running at the end.
-    fn settle_flow_counters(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
-        if flow.finish.is_none() {
-            let conn = &self.conns[flow.conn as usize];
-            if conn.current == Some(f as u32) {
-                flow.timeouts = conn.sender.timeouts() - flow.timeouts_at_start;
-                flow.retransmits = conn.sender.fast_retransmits() - flow.rtx_at_start;
-            }
+    /// What the results are computed from ([`crate::metrics`]): a read-only view of the run.
+    pub(crate) fn view(&self) -> RunView<'_> {
+        let ports = (self.wire.links.iter().enumerate())
+            .map(|(i, l)| PortView {
+                name: &self.wire.names[i],
+                is_switch_port: l.is_switch_port,
+                rate_bps: l.spec.rate_bps,
+                tx_pkts: l.tx_pkts,
+                port: &l.port,
+                snapshot: &self.recorder.snapshot[i],
+                snapshot_tx_bytes: self.recorder.snapshot_tx_bytes[i],
+            })
+            .collect();
+        let conns = (self.hosts.conns.iter().enumerate())
+            .map(|(i, c)| ConnView {
+                acked_bytes: c.sender.acked_bytes(),
+                acked_at_warmup: self.recorder.acked_at_warmup(i),
+                completes_on_ack: c.receiver.completion_bytes().is_none(),
+            })
+            .collect();
+        RunView {
+            net: &self.net,
+            end: self.end,
+            warmup: self.warmup,
+            events: self.events(),
+            packet_hops: self.packet_hops(),
+            counting: self.counting,
+            ports,
+            flows: &self.hosts.flows,
+            conns,
+            probes: &self.probes,
+            mss: self.hosts.mss,
         }
     }
 
@@ -787,15 +461,6 @@ fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Per-flow records after a run.
-pub(crate) fn flow_records(sim: &Simulator) -> Vec<FlowRecord> {
-    sim.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, sim)).collect()
-}
-
-pub(crate) fn probe_records(sim: &Simulator) -> Vec<ProbeRecord> {
-    sim.probes.iter().enumerate().map(|(i, p)| ProbeRecord::of(i, p)).collect()
 }
 
 #[cfg(test)]
@@ -988,7 +653,7 @@ mod tests {
                     cdf = \"websearch_bytes\"\nload = 0.6\nflows = 200\n";
         let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 7).unwrap();
         sim.run().expect("every check passes");
-        assert!(sim.finite_done > 20, "flows complete: {}", sim.finite_done);
+        assert!(sim.hosts.finite_done > 20, "flows complete: {}", sim.hosts.finite_done);
     }
 
     #[test]

@@ -228,8 +228,8 @@ impl Wire {
     #[inline]
     fn start_tx(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, at: Nanos) {
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
-        let (next, dropped) = port.dequeue_counting(at, pool);
-        self.dropped += dropped as u64; // drops at dequeue (CoDel)
+        let dropped = &mut self.dropped;
+        let next = port.dequeue_with(at, pool, |_, _, _| *dropped += 1); // drops at dequeue (CoDel, ...)
         #[cfg(debug_assertions)]
         self.debug_check_port(now, li);
         let Some((pkt, _)) = next else {

@@ -58,11 +58,45 @@ impl RedInstanceParams {
     }
 }
 
+/// The scalable instance's default: DCTCP's step at K = 13515 B (1.73 x BDP/4, Table I).
+const SCALABLE_K: ByteSize = ByteSize(13_515);
+
+/// `[marking.dualq.scalable]` as a scenario writes it: the scalable instance's fields, each
+/// defaulting to the step's value, so that the instance has one default whether its table is
+/// left out or written in part (a field left out of a written table used to take the
+/// classic instance's value: w = 0.002 under a step's thresholds).
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct ScalableTable {
+    /// Minimum threshold (MinThresh) on the average queue; default 13515 B (the step's K, 1.73 x BDP/4, Table I).
+    min_th: ByteSize,
+    /// Maximum threshold (MaxThresh); default 13515 B (= min_th: a step).
+    max_th: ByteSize,
+    /// Marking probability at max_th (MaxProb); default 1 (unused by a step).
+    max_p: f64,
+    /// EWMA weight of the average queue; default 1 (the instantaneous queue, as DCTCP).
+    w: f64,
+}
+
+impl Default for ScalableTable {
+    fn default() -> Self {
+        let s = RedInstanceParams::step(SCALABLE_K);
+        ScalableTable { min_th: s.min_th, max_th: s.max_th, max_p: s.max_p, w: s.w }
+    }
+}
+
+fn scalable_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RedInstanceParams, D::Error> {
+    let t = ScalableTable::deserialize(d)?;
+    Ok(RedInstanceParams { min_th: t.min_th, max_th: t.max_th, max_p: t.max_p, w: t.w })
+}
+
 /// `[marking.dualq]`.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct DualAqmParams {
     /// RED instance for ECT traffic, which it marks; default step K = 13515 B (1.73 x BDP/4, Table I).
+    #[serde(deserialize_with = "scalable_table")]
+    #[schemars(with = "ScalableTable")]
     pub scalable: RedInstanceParams,
     /// RED for non-ECT traffic (dropped); default min_th BDP/4, max_th 3 min_th, max_p 0.1, w 0.002 (§IV-A).
     pub classic: RedInstanceParams,
@@ -73,7 +107,7 @@ pub struct DualAqmParams {
 impl Default for DualAqmParams {
     fn default() -> Self {
         DualAqmParams {
-            scalable: RedInstanceParams::step(ByteSize(13_515)),
+            scalable: RedInstanceParams::step(SCALABLE_K),
             classic: RedInstanceParams::default(),
             mean_pkt_size: ByteSize(1500),
         }
@@ -325,6 +359,20 @@ mod tests {
         .unwrap();
         assert_eq!((p.scalable.min_th.0, p.scalable.w, p.classic.min_th.0, p.classic.max_p), (15_000, 1.0, 3906, 0.1));
         assert!(serde_json::from_str::<DualAqmParams>(r#"{"scalable": {"K": 1}}"#).is_err());
+        // One default for the scalable instance: the step, whether its table is left out,
+        // written empty, or written in part (a field left out keeps the step's value).
+        let step = RedInstanceParams::step(ByteSize(13_515));
+        let key = |r: &RedInstanceParams| (r.min_th.0, r.max_th.0, r.max_p, r.w);
+        for text in [r#"{}"#, r#"{"scalable": {}}"#] {
+            let p: DualAqmParams = serde_json::from_str(text).unwrap();
+            assert_eq!(key(&p.scalable), key(&step), "{text}");
+            assert_eq!(key(&p.scalable), key(&DualAqmParams::default().scalable));
+        }
+        let p: DualAqmParams = serde_json::from_str(r#"{"scalable": {"min_th": "20KB", "max_th": "20KB"}}"#).unwrap();
+        assert_eq!(key(&p.scalable), (20_000, 20_000, 1.0, 1.0));
+        // The classic instance keeps its own (§IV-A) defaults.
+        let p: DualAqmParams = serde_json::from_str(r#"{"classic": {"min_th": "5KB"}}"#).unwrap();
+        assert_eq!(key(&p.classic), (5_000, 23_436, 0.1, 0.002));
     }
 
     proptest! {

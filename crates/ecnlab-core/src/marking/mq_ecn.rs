@@ -4,9 +4,11 @@
 //! rate in one round (TCN §3.3) and `k = C x RTT x lambda` is the standard threshold
 //! (TCN Eq. 1), so that `K_i = C_i x RTT x lambda` (TCN Eq. 2), capped at `k`.
 //!
-//! This module only reads `QueueState::quantum` and `QueueState::round_time_ns`: the round
-//! time T_round (its samples, EWMA beta = 0.75 and T_idle decay; REFERENCE-IMPLEMENTATIONS
-//! §2.3) is kept by the DWRR/WRR scheduler, because its samples are scheduler events.
+//! The scheme reads `QueueState::quantum` and `QueueState::round_time_ns`. The round time
+//! T_round is estimated here, by [`RoundTime`] with its parameters under `[marking.mq_ecn]`
+//! (`round_beta`, `round_idle_slot`, `round_variant`); its samples are scheduler events, so a
+//! DWRR/WRR scheduler holds one and reports its events to it (`crate::sched::dwrr`), and only
+//! when the port's scheme reads T_round ([`crate::sched::Scheduler::track_round_time`]).
 //! Queues the round robin does not serve (strict-priority queues of SP/DWRR: `quantum` is
 //! `None`) keep the static `k`, as in the authors' ns-2 code; so does every queue while
 //! T_round is unknown or below 1 ns (ns-2: `K_i = port_thresh_` when T_round < 1 ns).
@@ -16,9 +18,37 @@
 //! exactly (quantum x 8 / T_round), not with the Linux module's 2^30 approximation.
 //!
 //! Default k = 97 500 B (65 packets at 10 Gbps, TCN §6.2 and the MQ-ECN ns-2 scripts).
+//!
+//! # Round time ([`RoundTime`])
+//! MQ-ECN (TCN §3.3; Bai et al., NSDI'16) estimates the time T_round to serve every
+//! backlogged queue once and smooths it with `T <- beta T + (1 - beta) sample`, starting from
+//! T = 0 as all public implementations do (so the first estimate is `(1 - beta) x sample`).
+//! Each queue keeps the time `start` at which its current round started; a sample is taken
+//! when the queue finishes a round. The three public implementations differ
+//! (REFERENCE-IMPLEMENTATIONS §2.3) and are selected by [`RoundTimeVariant`]:
+//!
+//! | event | `MqEcnNs2` (default) | `TcnNs2` | `Linux` |
+//! |---|---|---|---|
+//! | activation | `start = max(now, start)` | `start = now` | `start = now` |
+//! | rotation | `now - start`; `start = now` | same | `last - start`; `start = last` |
+//! | emptying | `now + tx - start`; `start = now + tx` | `now + 2 tx - start` | `last - start` |
+//! | idle decay | `T *= beta^floor(idle/slot)` | `T *= beta^(idle/slot)` if >= 1 slot | floor; reset to 0 after > 10 slots |
+//!
+//! where `tx` is the transmission time of the departing packet (`units::tx_time_ns`) and
+//! `last` (Linux) is the end of transmission of the queue's last packet (dequeue time + tx).
+//! `now` is the time the port asks for the next packet, i.e. the start of a transmission.
+//! Idle decay is applied at the first enqueue after the round-robin part of the port (the
+//! queues the round-robin scheduler owns) has been empty; idle time runs from the dequeue that emptied
+//! it. `slot` is `round_idle_slot`, or one 1500-byte packet time at the link rate; a zero
+//! slot resets T at every idle end (as ns-2 and Linux do when the idle interval is 0).
+//! A negative sample (only possible when the port is dequeued faster than the link rate, e.g.
+//! MQ-ECN-NS2's `start` set to the end of a transmission that has not finished) counts as 0.
+//! Linux variant: a rotation before the queue sent anything in its round (possible only when
+//! `quantum_i` < the packet size, which Linux forbids) takes no sample.
+//! [`crate::sched::Scheduler::round_time_ns`] is `None` before the first sample and after a Linux reset.
 
 use super::{BuildCtx, Decision, Hooks, MarkingScheme, PacketView, QueueState, Reason};
-use crate::units::{ByteSize, Nanos, NS_PER_S};
+use crate::units::{tx_time_ns, ByteSize, Duration, Nanos, NS_PER_S};
 use serde::{Deserialize, Serialize};
 
 /// `[marking.mq_ecn]`.
@@ -27,12 +57,43 @@ use serde::{Deserialize, Serialize};
 pub struct MqEcnParams {
     /// Standard threshold C x RTT x lambda (strict queues' K); default 97500 B (65 packets at 10 Gbps, TCN §6.2).
     pub k: ByteSize,
+    /// Round-time estimator: EWMA gain beta (T <- beta T + (1 - beta) sample), in [0, 1); 0.75 in every public implementation.
+    pub round_beta: f64,
+    /// Round-time estimator: the T_idle slot of the idle decay; empty = one MTU (1500 B) at the link rate.
+    pub round_idle_slot: Option<Duration>,
+    /// Round-time estimator: whose samples (REFERENCE-IMPLEMENTATIONS §2.3).
+    pub round_variant: RoundTimeVariant,
 }
 
 impl Default for MqEcnParams {
     fn default() -> Self {
-        MqEcnParams { k: ByteSize(65 * 1500) }
+        MqEcnParams { k: ByteSize(65 * 1500), round_beta: 0.75, round_idle_slot: None, round_variant: RoundTimeVariant::MqEcnNs2 }
     }
+}
+
+impl MqEcnParams {
+    /// The estimator's parameters are checked for every port, whatever its scheme (a custom
+    /// scheme may read T_round); errors are relative to `[marking.mq_ecn]`.
+    pub fn check_round(&self) -> Result<(), String> {
+        if !(0.0..1.0).contains(&self.round_beta) {
+            return Err(format!("round_beta: {} is not in [0, 1)", self.round_beta));
+        }
+        Ok(())
+    }
+}
+
+/// How MQ-ECN's round-time samples are taken; the three public implementations differ
+/// (REFERENCE-IMPLEMENTATIONS §2.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundTimeVariant {
+    /// MQ-ECN-NS2 `dwrr.cc` (default): sample on rotation, and on emptying with one tx time.
+    #[default]
+    MqEcnNs2,
+    /// TCN-NS2 `prio_dwrr.cc`: tx time added twice on emptying; unfloored idle decay.
+    TcnNs2,
+    /// Linux `sch_dwrr`: reset after more than 10 idle slots.
+    Linux,
 }
 
 /// The capacity MQ-ECN implies for a queue, `quantum x 8 / T_round` bit/s capped at the
@@ -41,6 +102,224 @@ impl Default for MqEcnParams {
 pub fn implied_capacity_bps(quantum: Option<u32>, round_time_ns: Option<f64>, link_rate_bps: u64) -> Option<f64> {
     let (quantum, t_round) = (quantum?, round_time_ns.filter(|t| *t >= 1.0)?); // NaN too
     Some((quantum as f64 * 8.0 * NS_PER_S as f64 / t_round).min(link_rate_bps as f64))
+}
+
+/// Linux `sch_dwrr`: more idle slots than this reset the round time to 0.
+const LINUX_MAX_IDLE_SLOTS: u64 = 10;
+
+/// MQ-ECN's smoothed round time, sampled at round-robin scheduler events.
+/// `repr(C)`: `enabled`, checked at every scheduler call, first (see `Dwrr`).
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub(crate) struct RoundTime {
+    /// Samples are taken. Off when the port's marking scheme does not read T_round
+    /// ([`crate::sched::Scheduler::track_round_time`]): the estimator (with its `powf` per idle period)
+    /// is then pure overhead on every packet.
+    enabled: bool,
+    variant: RoundTimeVariant,
+    /// EWMA gain beta.
+    beta: f64,
+    /// Idle slot T_idle (ns).
+    slot_ns: Nanos,
+    link_rate_bps: u64,
+    /// Smoothed round time (ns); meaningful only when `sampled`.
+    t_ns: f64,
+    /// At least one sample since construction (or since a Linux reset).
+    sampled: bool,
+    /// Per queue: start time of the queue's current round (ns).
+    start: Vec<Nanos>,
+    /// Per queue (Linux): end of transmission of the queue's last packet (ns).
+    last_pkt_end: Vec<Nanos>,
+    /// Time the round-robin part last became empty.
+    idle_since: Nanos,
+}
+
+impl RoundTime {
+    pub(crate) fn new(p: &MqEcnParams, n_queues: usize, link_rate_bps: u64) -> Self {
+        RoundTime {
+            variant: p.round_variant,
+            beta: p.round_beta,
+            slot_ns: slot_ns(p, link_rate_bps),
+            link_rate_bps,
+            t_ns: 0.0,
+            sampled: false,
+            start: vec![0; n_queues],
+            last_pkt_end: vec![0; n_queues],
+            idle_since: 0,
+            enabled: true,
+        }
+    }
+
+    /// Take the parameters `p` (checked by [`MqEcnParams::check_round`]); the estimate
+    /// starts afresh, as [`RoundTime::set_enabled`] does: meant for set-up, before traffic.
+    pub(crate) fn configure(&mut self, p: &MqEcnParams) {
+        *self = RoundTime { enabled: self.enabled, ..RoundTime::new(p, self.start.len(), self.link_rate_bps) };
+    }
+
+    pub(crate) fn get(&self) -> Option<f64> {
+        (self.enabled && self.sampled).then_some(self.t_ns)
+    }
+
+    /// Turn sampling on or off. Turning it on starts a fresh estimate (no sample yet) with
+    /// every round start at time 0: meant for set-up, before traffic. Mid-run, a queue that
+    /// stayed backlogged gives one over-long first sample, which the EWMA then forgets.
+    pub(crate) fn set_enabled(&mut self, on: bool) {
+        if on && !self.enabled {
+            self.t_ns = 0.0;
+            self.sampled = false;
+            self.start.fill(0);
+            self.last_pkt_end.fill(0);
+            self.idle_since = 0;
+        }
+        self.enabled = on;
+    }
+
+    #[inline]
+    fn tx(&self, bytes: u32) -> Nanos {
+        if self.link_rate_bps == 0 {
+            0
+        } else {
+            tx_time_ns(bytes as u64, self.link_rate_bps)
+        }
+    }
+
+    #[inline]
+    fn sample(&mut self, end: Nanos, start: Nanos) {
+        let s = end.saturating_sub(start) as f64;
+        self.t_ns = self.beta * self.t_ns + (1.0 - self.beta) * s;
+        self.sampled = true;
+    }
+
+    /// Queue `q` became backlogged.
+    pub(crate) fn on_activate(&mut self, q: usize, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
+        self.start[q] = match self.variant {
+            RoundTimeVariant::MqEcnNs2 => self.start[q].max(now),
+            RoundTimeVariant::TcnNs2 | RoundTimeVariant::Linux => now,
+        };
+    }
+
+    /// Queue `q` finished its round with packets left (deficit/counter exhausted).
+    pub(crate) fn on_rotate(&mut self, q: usize, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
+        match self.variant {
+            RoundTimeVariant::MqEcnNs2 | RoundTimeVariant::TcnNs2 => {
+                self.sample(now, self.start[q]);
+                self.start[q] = now;
+            }
+            RoundTimeVariant::Linux => {
+                let last = self.last_pkt_end[q];
+                if last > self.start[q] {
+                    self.sample(last, self.start[q]);
+                    self.start[q] = last;
+                }
+            }
+        }
+    }
+
+    /// A packet of `bytes` left queue `q` at `now`.
+    #[inline]
+    pub(crate) fn on_sent(&mut self, q: usize, now: Nanos, bytes: u32) {
+        if !self.enabled {
+            return;
+        }
+        if self.variant == RoundTimeVariant::Linux {
+            self.last_pkt_end[q] = now.saturating_add(self.tx(bytes));
+        }
+    }
+
+    /// Queue `q` became empty when its last packet (`bytes`) left at `now`.
+    pub(crate) fn on_empty(&mut self, q: usize, now: Nanos, bytes: u32) {
+        if !self.enabled {
+            return;
+        }
+        let tx = self.tx(bytes);
+        // Instants past the end of the u64 clock saturate (a run near `Nanos::MAX`).
+        let end = now.saturating_add(tx);
+        match self.variant {
+            RoundTimeVariant::MqEcnNs2 => {
+                self.sample(end, self.start[q]);
+                self.start[q] = end;
+            }
+            RoundTimeVariant::TcnNs2 => {
+                // TCN-NS2 adds the transmission time twice (REFERENCE-IMPLEMENTATIONS §5.1).
+                self.sample(end.saturating_add(tx), self.start[q]);
+                self.start[q] = end;
+            }
+            RoundTimeVariant::Linux => {
+                self.sample(self.last_pkt_end[q], self.start[q]);
+                self.start[q] = self.last_pkt_end[q];
+            }
+        }
+    }
+
+    /// WRR's pointer passed over the empty queue `q` (MQ-ECN-NS2 `wrr.cc` restarts its round
+    /// there; harmless for the other variants, whose activation overwrites `start`).
+    #[inline]
+    pub(crate) fn on_skip(&mut self, q: usize, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
+        self.start[q] = now;
+    }
+
+    /// The round-robin part became empty at `now`.
+    #[inline]
+    pub(crate) fn on_idle_start(&mut self, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
+        self.idle_since = now;
+    }
+
+    /// First enqueue after the round-robin part was empty: decay T by the idle time.
+    pub(crate) fn on_idle_end(&mut self, now: Nanos) {
+        if !self.enabled {
+            return;
+        }
+        if !self.sampled {
+            return;
+        }
+        let idle = now.saturating_sub(self.idle_since);
+        if self.slot_ns == 0 {
+            self.t_ns = 0.0;
+            return;
+        }
+        match self.variant {
+            RoundTimeVariant::MqEcnNs2 => {
+                let n = idle / self.slot_ns;
+                self.t_ns *= self.beta.powf(n as f64);
+            }
+            RoundTimeVariant::TcnNs2 => {
+                let n = idle as f64 / self.slot_ns as f64;
+                if n >= 1.0 {
+                    self.t_ns *= self.beta.powf(n);
+                }
+            }
+            RoundTimeVariant::Linux => {
+                let n = idle / self.slot_ns;
+                if n > LINUX_MAX_IDLE_SLOTS {
+                    self.t_ns = 0.0;
+                    self.sampled = false;
+                } else {
+                    self.t_ns *= self.beta.powi(n as i32);
+                }
+            }
+        }
+    }
+}
+
+/// The idle slot T_idle (ns): `round_idle_slot`, or one 1500-byte packet time at the link rate.
+fn slot_ns(p: &MqEcnParams, link_rate_bps: u64) -> Nanos {
+    match p.round_idle_slot {
+        Some(d) => d.ns(),
+        None if link_rate_bps > 0 => tx_time_ns(1500, link_rate_bps),
+        None => 0,
+    }
 }
 
 /// MQ-ECN on each queue of a port.
@@ -156,10 +435,27 @@ mod tests {
     #[test]
     fn validation_and_params() {
         let ctx = BuildCtx { n_queues: 1, link_rate_bps: LINK, buffer_bytes: 1, seed: 0 };
-        assert_eq!(MqEcn::new(&MqEcnParams { k: ByteSize(0) }, &ctx).err().unwrap(), "k: must be larger than 0");
+        assert_eq!(MqEcn::new(&MqEcnParams { k: ByteSize(0), ..Default::default() }, &ctx).err().unwrap(), "k: must be larger than 0");
         let p: MqEcnParams = serde_json::from_str(r#"{"k": "30KB"}"#).unwrap();
         assert_eq!(p.k.0, 30_000);
         assert!(serde_json::from_str::<MqEcnParams>(r#"{"beta": 0.75}"#).is_err());
+    }
+
+    #[test]
+    fn round_time_params_under_mq_ecn() {
+        let p: MqEcnParams =
+            serde_json::from_str(r#"{"round_beta": 0.5, "round_idle_slot": "5us", "round_variant": "tcn_ns2"}"#).unwrap();
+        assert_eq!((p.round_beta, p.round_idle_slot, p.round_variant), (0.5, Some(Duration(5_000)), RoundTimeVariant::TcnNs2));
+        assert_eq!(p.check_round(), Ok(()));
+        assert_eq!(MqEcnParams::default().check_round(), Ok(()));
+        for beta in [1.0, -0.1, f64::NAN] {
+            let e = MqEcnParams { round_beta: beta, ..Default::default() }.check_round().unwrap_err();
+            assert!(e.starts_with("round_beta: ") && e.ends_with(" is not in [0, 1)"), "{e}");
+        }
+        // The default slot is one 1500 B packet time; `enabled`, read on every scheduler
+        // event, opens the estimator (see `sched::dwrr`'s layout test).
+        assert_eq!(slot_ns(&MqEcnParams::default(), LINK), 1_200);
+        assert_eq!(std::mem::offset_of!(RoundTime, enabled), 0);
     }
 
     proptest! {

@@ -23,244 +23,14 @@
 //! configuration: one rotation at most per packet). With a smaller quantum a queue may need
 //! several rotations to accumulate enough deficit, `ceil(max_pkt / quantum_i)` per packet.
 //!
-//! # MQ-ECN round time ([`RoundTime`])
-//! MQ-ECN (TCN §3.3; Bai et al., NSDI'16) estimates the time T_round to serve every
-//! backlogged queue once and smooths it with `T <- beta T + (1 - beta) sample`, starting from
-//! T = 0 as all public implementations do (so the first estimate is `(1 - beta) x sample`).
-//! Each queue keeps the time `start` at which its current round started; a sample is taken
-//! when the queue finishes a round. The three public implementations differ
-//! (REFERENCE-IMPLEMENTATIONS §2.3) and are selected by [`RoundTimeVariant`]:
-//!
-//! | event | `MqEcnNs2` (default) | `TcnNs2` | `Linux` |
-//! |---|---|---|---|
-//! | activation | `start = max(now, start)` | `start = now` | `start = now` |
-//! | rotation | `now - start`; `start = now` | same | `last - start`; `start = last` |
-//! | emptying | `now + tx - start`; `start = now + tx` | `now + 2 tx - start` | `last - start` |
-//! | idle decay | `T *= beta^floor(idle/slot)` | `T *= beta^(idle/slot)` if >= 1 slot | floor; reset to 0 after > 10 slots |
-//!
-//! where `tx` is the transmission time of the departing packet (`units::tx_time_ns`) and
-//! `last` (Linux) is the end of transmission of the queue's last packet (dequeue time + tx).
-//! `now` is the time the port asks for the next packet, i.e. the start of a transmission.
-//! Idle decay is applied at the first enqueue after the round-robin part of the port (the
-//! queues this scheduler owns) has been empty; idle time runs from the dequeue that emptied
-//! it. `slot` is `cfg.round_idle_slot`, or one 1500-byte packet time at the link rate; a zero
-//! slot resets T at every idle end (as ns-2 and Linux do when the idle interval is 0).
-//! A negative sample (only possible when the port is dequeued faster than the link rate, e.g.
-//! MQ-ECN-NS2's `start` set to the end of a transmission that has not finished) counts as 0.
-//! Linux variant: a rotation before the queue sent anything in its round (possible only when
-//! `quantum_i` < the packet size, which Linux forbids) takes no sample.
-//! [`Scheduler::round_time_ns`] is `None` before the first sample and after a Linux reset.
-
-use super::{QueueOcc, RoundTimeVariant, Scheduler, SchedulerConfig};
-use crate::units::{tx_time_ns, Nanos};
-
-/// Linux `sch_dwrr`: more idle slots than this reset the round time to 0.
-const LINUX_MAX_IDLE_SLOTS: u64 = 10;
-
-/// MQ-ECN's smoothed round time, sampled at round-robin scheduler events.
-/// `repr(C)`: `enabled`, checked at every scheduler call, first (see `Dwrr`).
-#[derive(Clone, Debug)]
-#[repr(C)]
-pub(crate) struct RoundTime {
-    /// Samples are taken. Off when the port's marking scheme does not read T_round
-    /// ([`Scheduler::track_round_time`]): the estimator (with its `powf` per idle period)
-    /// is then pure overhead on every packet.
-    enabled: bool,
-    variant: RoundTimeVariant,
-    /// EWMA gain beta.
-    beta: f64,
-    /// Idle slot T_idle (ns).
-    slot_ns: Nanos,
-    link_rate_bps: u64,
-    /// Smoothed round time (ns); meaningful only when `sampled`.
-    t_ns: f64,
-    /// At least one sample since construction (or since a Linux reset).
-    sampled: bool,
-    /// Per queue: start time of the queue's current round (ns).
-    start: Vec<Nanos>,
-    /// Per queue (Linux): end of transmission of the queue's last packet (ns).
-    last_pkt_end: Vec<Nanos>,
-    /// Time the round-robin part last became empty.
-    idle_since: Nanos,
-}
-
-impl RoundTime {
-    pub(crate) fn new(cfg: &SchedulerConfig, n_queues: usize, link_rate_bps: u64) -> Self {
-        let slot_ns = match cfg.round_idle_slot {
-            Some(d) => d.ns(),
-            None if link_rate_bps > 0 => tx_time_ns(1500, link_rate_bps),
-            None => 0,
-        };
-        RoundTime {
-            variant: cfg.round_variant,
-            beta: cfg.round_beta,
-            slot_ns,
-            link_rate_bps,
-            t_ns: 0.0,
-            sampled: false,
-            start: vec![0; n_queues],
-            last_pkt_end: vec![0; n_queues],
-            idle_since: 0,
-            enabled: true,
-        }
-    }
-
-    pub(crate) fn get(&self) -> Option<f64> {
-        (self.enabled && self.sampled).then_some(self.t_ns)
-    }
-
-    /// Turn sampling on or off. Turning it on starts a fresh estimate (no sample yet) with
-    /// every round start at time 0: meant for set-up, before traffic. Mid-run, a queue that
-    /// stayed backlogged gives one over-long first sample, which the EWMA then forgets.
-    pub(crate) fn set_enabled(&mut self, on: bool) {
-        if on && !self.enabled {
-            self.t_ns = 0.0;
-            self.sampled = false;
-            self.start.fill(0);
-            self.last_pkt_end.fill(0);
-            self.idle_since = 0;
-        }
-        self.enabled = on;
-    }
-
-    #[inline]
-    fn tx(&self, bytes: u32) -> Nanos {
-        if self.link_rate_bps == 0 {
-            0
-        } else {
-            tx_time_ns(bytes as u64, self.link_rate_bps)
-        }
-    }
-
-    #[inline]
-    fn sample(&mut self, end: Nanos, start: Nanos) {
-        let s = end.saturating_sub(start) as f64;
-        self.t_ns = self.beta * self.t_ns + (1.0 - self.beta) * s;
-        self.sampled = true;
-    }
-
-    /// Queue `q` became backlogged.
-    pub(crate) fn on_activate(&mut self, q: usize, now: Nanos) {
-        if !self.enabled {
-            return;
-        }
-        self.start[q] = match self.variant {
-            RoundTimeVariant::MqEcnNs2 => self.start[q].max(now),
-            RoundTimeVariant::TcnNs2 | RoundTimeVariant::Linux => now,
-        };
-    }
-
-    /// Queue `q` finished its round with packets left (deficit/counter exhausted).
-    pub(crate) fn on_rotate(&mut self, q: usize, now: Nanos) {
-        if !self.enabled {
-            return;
-        }
-        match self.variant {
-            RoundTimeVariant::MqEcnNs2 | RoundTimeVariant::TcnNs2 => {
-                self.sample(now, self.start[q]);
-                self.start[q] = now;
-            }
-            RoundTimeVariant::Linux => {
-                let last = self.last_pkt_end[q];
-                if last > self.start[q] {
-                    self.sample(last, self.start[q]);
-                    self.start[q] = last;
-                }
-            }
-        }
-    }
-
-    /// A packet of `bytes` left queue `q` at `now`.
-    #[inline]
-    pub(crate) fn on_sent(&mut self, q: usize, now: Nanos, bytes: u32) {
-        if !self.enabled {
-            return;
-        }
-        if self.variant == RoundTimeVariant::Linux {
-            self.last_pkt_end[q] = now.saturating_add(self.tx(bytes));
-        }
-    }
-
-    /// Queue `q` became empty when its last packet (`bytes`) left at `now`.
-    pub(crate) fn on_empty(&mut self, q: usize, now: Nanos, bytes: u32) {
-        if !self.enabled {
-            return;
-        }
-        let tx = self.tx(bytes);
-        // Instants past the end of the u64 clock saturate (a run near `Nanos::MAX`).
-        let end = now.saturating_add(tx);
-        match self.variant {
-            RoundTimeVariant::MqEcnNs2 => {
-                self.sample(end, self.start[q]);
-                self.start[q] = end;
-            }
-            RoundTimeVariant::TcnNs2 => {
-                // TCN-NS2 adds the transmission time twice (REFERENCE-IMPLEMENTATIONS §5.1).
-                self.sample(end.saturating_add(tx), self.start[q]);
-                self.start[q] = end;
-            }
-            RoundTimeVariant::Linux => {
-                self.sample(self.last_pkt_end[q], self.start[q]);
-                self.start[q] = self.last_pkt_end[q];
-            }
-        }
-    }
-
-    /// WRR's pointer passed over the empty queue `q` (MQ-ECN-NS2 `wrr.cc` restarts its round
-    /// there; harmless for the other variants, whose activation overwrites `start`).
-    #[inline]
-    pub(crate) fn on_skip(&mut self, q: usize, now: Nanos) {
-        if !self.enabled {
-            return;
-        }
-        self.start[q] = now;
-    }
-
-    /// The round-robin part became empty at `now`.
-    #[inline]
-    pub(crate) fn on_idle_start(&mut self, now: Nanos) {
-        if !self.enabled {
-            return;
-        }
-        self.idle_since = now;
-    }
-
-    /// First enqueue after the round-robin part was empty: decay T by the idle time.
-    pub(crate) fn on_idle_end(&mut self, now: Nanos) {
-        if !self.enabled {
-            return;
-        }
-        if !self.sampled {
-            return;
-        }
-        let idle = now.saturating_sub(self.idle_since);
-        if self.slot_ns == 0 {
-            self.t_ns = 0.0;
-            return;
-        }
-        match self.variant {
-            RoundTimeVariant::MqEcnNs2 => {
-                let n = idle / self.slot_ns;
-                self.t_ns *= self.beta.powf(n as f64);
-            }
-            RoundTimeVariant::TcnNs2 => {
-                let n = idle as f64 / self.slot_ns as f64;
-                if n >= 1.0 {
-                    self.t_ns *= self.beta.powf(n);
-                }
-            }
-            RoundTimeVariant::Linux => {
-                let n = idle / self.slot_ns;
-                if n > LINUX_MAX_IDLE_SLOTS {
-                    self.t_ns = 0.0;
-                    self.sampled = false;
-                } else {
-                    self.t_ns *= self.beta.powi(n as i32);
-                }
-            }
-        }
-    }
-}
+//! # MQ-ECN round time
+//! DWRR and WRR report their round events (a queue starts a round, rotates, empties; the
+//! round-robin part goes idle and wakes) to MQ-ECN's round-time estimator,
+//! [`crate::marking::mq_ecn::RoundTime`], which owns the samples, the EWMA, the idle decay and
+//! their parameters (`[marking.mq_ecn]`).
+use super::{QueueOcc, Scheduler, SchedulerConfig};
+use crate::marking::mq_ecn::{MqEcnParams, RoundTime};
+use crate::units::Nanos;
 
 /// Quantum of each queue in bytes: `base x weight`, saturating (absurd configurations only).
 pub(crate) fn quanta(base: u64, weights: &[u32]) -> Vec<u64> {
@@ -377,7 +147,7 @@ impl Dwrr {
                 .map(|quantum| RrQueue { quantum, ..Default::default() })
                 .collect(),
             active: ActiveList::default(),
-            round: RoundTime::new(cfg, n, link_rate_bps),
+            round: RoundTime::new(&MqEcnParams::default(), n, link_rate_bps),
         }
     }
 
@@ -444,6 +214,10 @@ impl Scheduler for Dwrr {
         self.round.set_enabled(on);
     }
 
+    fn configure_round_time(&mut self, p: &MqEcnParams) {
+        self.round.configure(p);
+    }
+
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         weighted_share(&self.weights, queue, queues)
     }
@@ -452,7 +226,8 @@ impl Scheduler for Dwrr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::{ByteSize, Duration};
+    use crate::marking::mq_ecn::RoundTimeVariant;
+    use crate::units::{tx_time_ns, ByteSize, Duration};
 
     const RATE: u64 = 10_000_000_000;
 
@@ -490,6 +265,13 @@ mod tests {
 
     fn cfg(quantum: u64) -> SchedulerConfig {
         SchedulerConfig { quantum: ByteSize(quantum), ..Default::default() }
+    }
+
+    /// One queue of quantum 1500 B whose estimator takes `est`.
+    fn with_estimator(est: MqEcnParams) -> Dwrr {
+        let mut s = Dwrr::new(&cfg(1500), &[1], RATE);
+        s.configure_round_time(&est);
+        s
     }
 
     #[test]
@@ -610,8 +392,7 @@ mod tests {
             (RoundTimeVariant::Linux, 12_000, 0.75f64.powi(10)),
             (RoundTimeVariant::Linux, 13_200, 0.0), // 11 slots: reset
         ] {
-            let c = SchedulerConfig { round_variant: variant, ..cfg(1500) };
-            let mut s = Dwrr::new(&c, &[1], RATE);
+            let mut s = with_estimator(MqEcnParams { round_variant: variant, ..Default::default() });
             let mut b = Bench::new(1);
             b.push(&mut s, 0, 0, 1500);
             b.pop(&mut s, 0); // emptying sample
@@ -634,8 +415,7 @@ mod tests {
             (RoundTimeVariant::TcnNs2, 2400.0),
             (RoundTimeVariant::Linux, 1200.0),
         ] {
-            let c = SchedulerConfig { round_variant: variant, round_beta: 0.5, ..cfg(1500) };
-            let mut s = Dwrr::new(&c, &[1], RATE);
+            let mut s = with_estimator(MqEcnParams { round_variant: variant, round_beta: 0.5, ..Default::default() });
             let mut b = Bench::new(1);
             b.push(&mut s, 0, 0, 1500);
             b.pop(&mut s, 0);
@@ -645,16 +425,14 @@ mod tests {
 
     #[test]
     fn configured_idle_slot_and_zero_slot() {
-        let c = SchedulerConfig { round_idle_slot: Some(Duration(100)), ..cfg(1500) };
-        let mut s = Dwrr::new(&c, &[1], RATE);
+        let mut s = with_estimator(MqEcnParams { round_idle_slot: Some(Duration(100)), ..Default::default() });
         let mut b = Bench::new(1);
         b.push(&mut s, 0, 0, 1500);
         b.pop(&mut s, 0);
         let t0 = s.round_time_ns().unwrap();
         b.push(&mut s, 300, 0, 1500);
         assert!((s.round_time_ns().unwrap() - t0 * 0.75f64.powi(3)).abs() < 1e-9);
-        let c = SchedulerConfig { round_idle_slot: Some(Duration(0)), ..cfg(1500) };
-        let mut s = Dwrr::new(&c, &[1], RATE);
+        let mut s = with_estimator(MqEcnParams { round_idle_slot: Some(Duration(0)), ..Default::default() });
         let mut b = Bench::new(1);
         b.push(&mut s, 0, 0, 1500);
         b.pop(&mut s, 0);
@@ -668,7 +446,6 @@ mod tests {
         // (port.rs), everything up to the round-time flag stays within the port's second line.
         use std::mem::offset_of;
         assert_eq!(offset_of!(Dwrr, queues), 0);
-        assert_eq!(offset_of!(RoundTime, enabled), 0);
         assert!(offset_of!(Dwrr, round) < 128 - 80 - 16, "{}", offset_of!(Dwrr, round));
         assert_eq!(offset_of!(crate::sched::sp::SpOver<Dwrr>, inner), 8);
     }

@@ -6,16 +6,18 @@
 //! priority matters (SP, and the strict part of SP/DWRR and SP/WFQ), as in the TCN authors'
 //! ns-2 and Linux code (REFERENCE-IMPLEMENTATIONS §2.7).
 //!
-//! Round-robin schedulers (WRR, DWRR) also keep MQ-ECN's round-time estimate T_round
-//! (TCN §3.3; MQ-ECN NSDI'16 §3), because the samples are taken at scheduler events (a queue
-//! starts a round, rotates, or empties). MQ-ECN reads it through `QueueState::round_time_ns`.
+//! Round-robin schedulers (WRR, DWRR) also report their events (a queue starts a round,
+//! rotates, or empties) to MQ-ECN's round-time estimator T_round (TCN §3.3; MQ-ECN NSDI'16
+//! §3), which lives with its parameters in [`crate::marking::mq_ecn`]; they hold one so that
+//! the events cost no indirection. MQ-ECN reads it through `QueueState::round_time_ns`.
 
 pub mod dwrr;
 pub mod sp;
 pub mod wfq;
 pub mod wrr;
 
-use crate::units::{ByteSize, Duration, Nanos};
+use crate::marking::mq_ecn::MqEcnParams;
+use crate::units::{ByteSize, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// Occupancy of one queue as the scheduler sees it.
@@ -56,6 +58,9 @@ pub trait Scheduler {
     /// turns it off when its marking scheme does not read T_round (the estimator costs a
     /// `powf` per idle period); turning it back on starts a fresh estimate.
     fn track_round_time(&mut self, _on: bool) {}
+    /// Round-robin schedulers: give MQ-ECN's estimator the `round_*` parameters of
+    /// `[marking.mq_ecn]` (checked by `MqEcnParams::check_round`); set-up only, before traffic.
+    fn configure_round_time(&mut self, _p: &MqEcnParams) {}
     /// Fraction of what the strict-priority queues above `queue` leave that this scheduler
     /// gives `queue` if the current backlog of its own priority level persists (`queue`
     /// itself counts as backlogged): the configured weight share among the level's
@@ -88,20 +93,6 @@ pub enum SchedulerKind {
     SpDwrr,
 }
 
-/// How MQ-ECN's round-time samples are taken; the three public implementations differ
-/// (REFERENCE-IMPLEMENTATIONS §2.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RoundTimeVariant {
-    /// MQ-ECN-NS2 `dwrr.cc` (default): sample on rotation, and on emptying with one tx time.
-    #[default]
-    MqEcnNs2,
-    /// TCN-NS2 `prio_dwrr.cc`: tx time added twice on emptying; unfloored idle decay.
-    TcnNs2,
-    /// Linux `sch_dwrr`: reset after more than 10 idle slots.
-    Linux,
-}
-
 /// The `[switch.scheduler]` table.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -114,11 +105,6 @@ pub struct SchedulerConfig {
     /// Per-queue weights of the weighted queues (DWRR/WRR quantum multiplier, WFQ weight);
     /// empty = all equal. For `sp_*` the list covers only the non-strict queues.
     pub weights: Vec<u32>,
-    /// MQ-ECN round-time estimator: EWMA gain beta (T <- beta T + (1 - beta) sample).
-    pub round_beta: f64,
-    /// MQ-ECN T_idle slot; empty = one MTU (1500 B) at the link rate.
-    pub round_idle_slot: Option<Duration>,
-    pub round_variant: RoundTimeVariant,
 }
 
 impl Default for SchedulerConfig {
@@ -128,9 +114,6 @@ impl Default for SchedulerConfig {
             strict: 1,
             quantum: ByteSize(1500),
             weights: Vec::new(),
-            round_beta: 0.75,
-            round_idle_slot: None,
-            round_variant: RoundTimeVariant::MqEcnNs2,
         }
     }
 }
@@ -207,9 +190,6 @@ impl Sched {
         if cfg.quantum.0 == 0 {
             return Err("quantum: must be at least 1 byte".into());
         }
-        if !(0.0..1.0).contains(&cfg.round_beta) {
-            return Err(format!("round_beta: {} is not in [0, 1)", cfg.round_beta));
-        }
         let strict = cfg.strict;
         let hier = |kind: &str| -> Result<usize, String> {
             if strict >= n_queues {
@@ -255,6 +235,9 @@ impl Scheduler for Sched {
     }
     fn track_round_time(&mut self, on: bool) {
         sdispatch!(self, s => s.track_round_time(on))
+    }
+    fn configure_round_time(&mut self, p: &MqEcnParams) {
+        sdispatch!(self, s => s.configure_round_time(p))
     }
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         sdispatch!(self, s => s.share(queue, queues))

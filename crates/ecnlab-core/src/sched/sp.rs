@@ -77,6 +77,9 @@ impl<S: Scheduler> Scheduler for SpOver<S> {
     fn track_round_time(&mut self, on: bool) {
         self.inner.track_round_time(on)
     }
+    fn configure_round_time(&mut self, p: &crate::marking::mq_ecn::MqEcnParams) {
+        self.inner.configure_round_time(p)
+    }
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
         if queue < self.strict {
             1.0

@@ -22,11 +22,13 @@
 //!
 //! Turns are ended lazily, in [`Scheduler::select`] (the next time the port asks for a
 //! packet), as `wrr.cc` does; so MQ-ECN rotation samples are taken at the same instants as
-//! DWRR's. The round-time estimator and its variants are described in [`super::dwrr`]. A
+//! DWRR's. The round-time estimator and its variants are described in
+//! [`crate::marking::mq_ecn`]. A
 //! skipped empty queue restarts its round at the skip time (`wrr.cc`).
 
-use super::dwrr::{quanta, weighted_share, RoundTime};
+use super::dwrr::{quanta, weighted_share};
 use super::{QueueOcc, Scheduler, SchedulerConfig};
+use crate::marking::mq_ecn::{MqEcnParams, RoundTime};
 use crate::units::Nanos;
 
 /// Weighted round robin with MQ-ECN round-time estimation.
@@ -59,7 +61,7 @@ impl Wrr {
             in_turn: false,
             busy: vec![false; n],
             n_busy: 0,
-            round: RoundTime::new(cfg, n, link_rate_bps),
+            round: RoundTime::new(&MqEcnParams::default(), n, link_rate_bps),
         }
     }
 }
@@ -129,6 +131,10 @@ impl Scheduler for Wrr {
 
     fn track_round_time(&mut self, on: bool) {
         self.round.set_enabled(on);
+    }
+
+    fn configure_round_time(&mut self, p: &MqEcnParams) {
+        self.round.configure(p);
     }
 
     fn share(&self, queue: usize, queues: &[QueueOcc]) -> f64 {
