@@ -14,7 +14,7 @@
 //! and there is no physical order to recover at that resolution, so the rule should be the
 //! reference simulators' own: the benchmark then compares ecnlab and ns-3 on one scenario
 //! under one rule, not two tie rules (the rule measurably moves small-flow tails:
-//! benches/PROFILE.md, session 7, where a dequeue-first rule raised the 99th percentile of
+//! benches/DESIGN.md §2 and HISTORY.md, where a dequeue-first rule raised the 99th percentile of
 //! small flows by 25-42 % at the 5 ms RTO cliff). And it costs nothing: a bucket of the
 //! wheel is a FIFO. What it means for packets: of two packets reaching a node in the same
 //! nanosecond, the one whose arrival was scheduled first (its transmission started first)
@@ -29,12 +29,12 @@
 //! dequeue schedules (its packet's arrival, the next owed dequeue) are numbered when the
 //! wire performs it, at the next enqueue into the port or at the arrival of the packet
 //! before, not at its own time; it changes results only where such an arrival ties with
-//! another at one node (session 7: over 16 seeds no change with |t| >= 1.6). Readers perform
+//! another at one node (DESIGN.md §2: over 16 seeds no change with |t| >= 1.6). Readers perform
 //! owed dequeues only for the port they read and put the link back (`Wire::port_at`), so
 //! what is recorded cannot move a number.
 //! `tests::simultaneous_arrivals_run_in_the_order_they_were_scheduled` (sim) holds the rule.
 //!
-//! # Two levels (measured in benches/PROFILE.md, session 3)
+//! # Two levels (benches/DESIGN.md §2)
 //! Almost every event of a packet network falls within one link's transmission time plus
 //! its propagation delay of `now`: a transmission's end and a packet's arrival. Those go to
 //! a *timing wheel* of one-nanosecond buckets covering `[now, now + horizon)`; every bucket

@@ -481,7 +481,7 @@ mod tests {
 
     /// A busy strict-priority port owes its dequeues to the packet on the wire, not to
     /// `TxDone` events: each dequeue still happens at its own time and sees exactly the
-    /// packets enqueued by then (PROFILE.md, session 7).
+    /// packets enqueued by then (benches/DESIGN.md §3).
     #[test]
     fn a_busy_port_dequeues_at_the_true_times_without_events_of_its_own() {
         let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\

@@ -1,12 +1,12 @@
 //! The wire: directed links, the egress [`Port`] that feeds each, and each link's
 //! transmission state. Read first: the order of simultaneous events (`crate::event`, module
-//! docs) and benches/PROFILE.md, sessions 6 and 7.
+//! docs) and benches/DESIGN.md §3 and §4.
 //!
 //! A packet on the wire rides in its own `Arrive` event, which carries it to the far node at
 //! the end of its transmission plus the link's delay: nothing is read of the link it crossed
 //! on arrival, and the wheel's FIFO order per nanosecond keeps a link's packets in order
-//! (session 6). Queued packets have no events, and a busy link usually none of its own
-//! either (session 7): when packets wait behind the one that starts, the link is [`Tx::Owed`]
+//! (DESIGN.md §3). Queued packets have no events, and a busy link usually none of its own
+//! either (DESIGN.md §3): when packets wait behind the one that starts, the link is [`Tx::Owed`]
 //! its next dequeue, that packet travels as `ArriveResume`, and the owed dequeue is
 //! performed, at its own time and in the place its `TxDone` event would have had in the
 //! order of events, by that arrival or by the port's next enqueue, whichever comes first. A
