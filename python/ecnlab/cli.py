@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 from . import __version__
-from .api import SimulationError, culprit_override, engine_id, output_dir, resolve, run, validate
+from .api import culprit_override, engine_id, output_dir, resolve, run, validate
+from .exits import exit_status, stdout_closed
 from .scenario import ScenarioError, builtin_names, describe
 
 DEFAULT_SCENARIO = "tcn-static"
@@ -412,22 +412,11 @@ def _bench(rest: list[str]) -> int:
     return subprocess.call([sys.executable, str(script), *rest])
 
 
-def _stdout_closed() -> int:
-    """The reader of our output went away (`ecnlab list -v | head -1`): not an error. Later
-    writes, the interpreter's final flush included, go to /dev/null."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except BrokenPipeError:
-        return _stdout_closed()
+        return stdout_closed()
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -454,28 +443,8 @@ def _main(argv: list[str] | None = None) -> int:
         _sigterm_as_interrupt()
     try:
         return args.func(args)
-    except ScenarioError as e:
-        from ._core import clip  # a message never exceeds a few hundred characters
-
-        sys.stderr.write(f"ecnlab: error: {clip(str(e))}\n")
-        return 2
-    except SimulationError as e:
-        sys.stderr.write(f"ecnlab: internal error: {e}\n")
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("ecnlab: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return _stdout_closed()
-    except BaseException as e:  # noqa: BLE001 - a panic from Rust arrives as PanicException
-        if isinstance(e, SystemExit):
-            raise
-        from ._core import clip
-
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        sys.stderr.write(f"ecnlab: internal error: {type(e).__name__}: {clip(msg)}\n")
-        return 1
-
+    except BaseException as e:  # noqa: BLE001 - one line and a status for everything (exits.py)
+        return exit_status(e)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -338,8 +338,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .emulate import EmulationError, _Terminated
-    from .scenario import ScenarioError
+    from .exits import exit_status
 
     p = _Parser(prog="ecnlab validate", description="Run a scenario in the simulator and on the kernel through the "
                                                     "emulated switch, and compare (root).")
@@ -362,15 +361,8 @@ def main(argv: list[str] | None = None) -> int:
             a.out = str(Path("out") / f"{resolve(a.scenario, a.set).get('name', Path(a.scenario).stem)}-validate")
         r = validate(a.scenario, a.out, a.set, runs=a.runs, rate=a.rate, seed=a.seed, sim_profile=a.sim_profile,
                      quiet=a.quiet)
-    except (ScenarioError, EmulationError) as e:
-        sys.stderr.write(f"ecnlab: error: {e}\n")
-        return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("ecnlab: interrupted (namespaces removed)\n")
-        return 130
-    except _Terminated:
-        sys.stderr.write("ecnlab: terminated (namespaces removed)\n")
-        return 143
+    except BaseException as e:  # noqa: BLE001 - one line and a status (ecnlab/exits.py)
+        return exit_status(e, cleanup=" (namespaces removed)")
     if not a.quiet:
         print(table(r))
         print(f"results in {Path(a.out)}/ (validate.json, validate.md, validate.png)")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..cli import fmt_rate
-from .common import ERROR_PREFIX, EmulationError, _Terminated
+from ..exits import exit_status
+from .common import ERROR_PREFIX
 from .namespaces import _reaper_main
 from .agent import _agent_main
 from .run import emulate
@@ -85,8 +85,6 @@ def main(argv: list[str] | None = None) -> int:
         return _agent_main(argv[1])
     if argv[:1] == ["--reaper"]:
         return _reaper_main(argv[1])
-    from ..scenario import ScenarioError
-
     a = build_parser().parse_args(argv)
     try:
         out = Path(a.out) if a.out else None
@@ -101,21 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         if not a.quiet:
             _print_summary(s, out)
         return 0
-    except (ScenarioError, EmulationError) as e:
-        sys.stderr.write(f"{ERROR_PREFIX}{e}\n")
-        return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("ecnlab: interrupted (namespaces removed)\n")
-        return 130
-    except _Terminated:
-        sys.stderr.write("ecnlab: terminated (namespaces removed)\n")
-        return 143
-    except Exception as e:  # noqa: BLE001 - one line, no traceback
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        sys.stderr.write(f"ecnlab: internal error: {type(e).__name__}: {msg}\n")
-        if os.environ.get("ECNLAB_DEBUG"):
-            raise
-        return 1
+    except BaseException as e:  # noqa: BLE001 - one line and a status (ecnlab/exits.py)
+        return exit_status(e, cleanup=" (namespaces removed)")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ from __future__ import annotations
 import socket
 import struct
 
+# How an emulation fails is decided with every other command's failures (ecnlab/exits.py).
+from ..exits import EmulationError, Terminated as _Terminated  # noqa: F401
+
 
 ERROR_PREFIX = "ecnlab: error: "
 NEEDS = "emulation needs root and network namespaces"
@@ -31,14 +34,3 @@ SIOCETHTOOL = 0x8946
 # ethtool legacy "set" commands (include/uapi/linux/ethtool.h).
 ETHTOOL_SRXCSUM, ETHTOOL_STXCSUM, ETHTOOL_SSG = 0x15, 0x17, 0x19
 ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO = 0x1F, 0x24, 0x2C
-
-
-class EmulationError(RuntimeError):
-    """Something the user can fix (environment, scenario outside what emulation supports).
-    The message is one line."""
-
-
-class _Terminated(BaseException):
-    """SIGTERM/SIGHUP during a run: unwinds like KeyboardInterrupt so cleanup runs."""
-
-
