@@ -256,6 +256,16 @@ LINUX_NS3_ALIGNMENT = {
     "ns3_recovery_exit": "ssthresh",
 }
 
+# Chaotic scenarios (the leaf-spine ones at 90 % load): one run of each simulator is one
+# draw, so benches/run.py also runs several draws of each, with every flow start moved by a
+# seeded jitter, and judges agreement on the draws' means (rule: run.py's `jitter_agreement`).
+# Draw 0 is the unjittered trace (the speed run itself); draw d > 0 moves each flow's start
+# by a whole number of nanoseconds drawn uniformly from `jitter_ns` (seeded by d), the same
+# draws for both simulators: ns-3 runs draws 0 .. ns3_draws - 1, ecnlab 0 .. ecnlab_draws - 1.
+# ecnlab's run costs ~1 s, ns-3's 90-210 s, hence the unequal counts.
+CHAOTIC = {"ecnlab_draws": 8, "ns3_draws": 3, "jitter_ns": [1, 10]}
+CHAOTIC_QUICK = {"ecnlab_draws": 3, "ns3_draws": 2}
+
 SCENARIOS: dict[str, dict] = {
     # (a) 8 DCTCP long flows into one 10 Gbps port, K = 65 packets, ~100 us base RTT, 1 s.
     "dctcp-8long": {
@@ -304,7 +314,8 @@ SCENARIOS: dict[str, dict] = {
         "duration_s": 10.0,
         "warmup_s": 0.0,
         "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
-        "quick": {"traffic": {"flows": 30}},
+        "chaotic": CHAOTIC,
+        "quick": {"traffic": {"flows": 30}, "chaotic": CHAOTIC_QUICK},
     },
     # Diagnostic twin of tcn-leafspine-small (not in the default run): the same fabric and
     # traffic through one FIFO per port with DCTCP-RED, to tell whether the leaf-spine
@@ -321,7 +332,8 @@ SCENARIOS: dict[str, dict] = {
         "duration_s": 10.0,
         "warmup_s": 0.0,
         "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
-        "quick": {"traffic": {"flows": 30}},
+        "chaotic": CHAOTIC,
+        "quick": {"traffic": {"flows": 30}, "chaotic": CHAOTIC_QUICK},
         "diagnostic": True,
     },
     # Factorial diagnostics of tcn-leafspine-small (one factor changed at a time) to find
@@ -340,7 +352,8 @@ SCENARIOS: dict[str, dict] = {
         "duration_s": 10.0,
         "warmup_s": 0.0,
         "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
-        "quick": {"traffic": {"flows": 30}},
+        "chaotic": CHAOTIC,
+        "quick": {"traffic": {"flows": 30}, "chaotic": CHAOTIC_QUICK},
         "diagnostic": True,
     },
     # (2) the full port (SP + 7 DWRR, TCN, ACKs in strict queue 0) but every data flow in
@@ -359,7 +372,8 @@ SCENARIOS: dict[str, dict] = {
         "duration_s": 10.0,
         "warmup_s": 0.0,
         "compare": {"port_to_host": None, "goodput": False, "qlen": False, "fct": True},
-        "quick": {"traffic": {"flows": 30}},
+        "chaotic": CHAOTIC,
+        "quick": {"traffic": {"flows": 30}, "chaotic": CHAOTIC_QUICK},
         "diagnostic": True,
     },
 }
