@@ -553,11 +553,11 @@ def markdown(res: dict) -> str:
               "serialisation differs by nanoseconds and the runs part within ~1 ms), so per-flow results differ and "
               "only aggregates are compared; even these move from run to run: ecnlab's own tcn-leafspine-small with "
               "every flow start moved by 1-10 ns spreads by sd 3.1 % in mean FCT and 8.4 % in small-flow FCT "
-              "(8 runs). Averaged over such runs, ns-3's tcn-leafspine-small FCTs remain 6.7 % (small flows 15 %) "
-              "longer than ecnlab's, with ~20 % more drops, where the single-FIFO twin leafspine-1q-red agrees "
-              "within 3 %: a residual difference that comes with TCN marking itself (one FIFO per port with TCN "
-              "at 78 us: ns-3 +9.7 % mean FCT, 43 % more drops, over 9 ecnlab and 3 ns-3 jittered runs; the same "
-              "FIFO with RED agrees), cause not found (benches/scenarios.py docstring).", ""]
+              "(8 runs). So the chaotic scenarios are also judged over jittered draws of both simulators (the "
+              "section below, when run); the single-draw verdicts above are one draw's. The residual an earlier "
+              "session measured over such runs (ns-3's FCTs 6.7 % longer, small flows 15 %) and its diagnostics "
+              "(one FIFO with TCN at 78 us: ns-3 +9.7 %; with RED within 3 %) are in the benches/scenarios.py "
+              "docstring.", ""]
         if any(S.SCENARIOS.get(r["scenario"], {}).get("transport", {}).get("profile") == "linux" for r in res["shared"]):
             L += ["The `*-linux` rows are the other comparison (issue 16): ecnlab's `linux` host profile against ns-3 "
                   "with SACK and PRR (TcpPrrRecovery, also in CWR), delayed ACKs (every 2nd segment, 1 ms timer on "

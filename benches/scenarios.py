@@ -87,7 +87,10 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   unaligned run, 29 % in the aligned one. The earlier tcn-leafspine-small speed ratio
   (509x) was inflated by that state; the aligned rerun gives 161x.
 - Chaos: at 90 % load the leaf-spine runs are chaotic, and one run of each simulator is one
-  draw. ecnlab alone, with every flow start moved by 1-10 ns (8 runs, tcn-leafspine-small,
+  draw; benches/run.py therefore judges the scenarios marked "chaotic" over jittered draws
+  of both (CHAOTIC below; 2026-11-25, tcn-leafspine-small, 8 ecnlab and 3 ns-3 draws:
+  ecnlab's mean FCT all / small / medium / large -5.2 / -4.9 / -6.2 / -1.6 % against ns-3's,
+  results/leafspine-jitter-latest.md). The measurements below are an earlier session's. ecnlab alone, with every flow start moved by 1-10 ns (8 runs, tcn-leafspine-small,
   600 flows): mean FCT 7,593 us, sd 3.1 % (7,324-7,965); small 8.4 % (1,003-1,352 us),
   medium 3.6 %, large 2.3 %; drops sd 13.5 %, timeouts 15 %, fast retransmits 16 %, marks
   3.4 %. ns-3 spreads alike (4 runs: the benchmark's trace and 3 jittered ones; mean FCT sd
