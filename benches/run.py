@@ -626,7 +626,11 @@ def jitter_markdown(res: dict) -> list[str]:
          "The leaf-spine scenarios at 90 % load are chaotic: one run of each simulator is one draw. Each "
          "simulator also ran the same trace with every flow start moved later by "
          f"{rows[0]['jitter']['jitter_ns'][0]}-{rows[0]['jitter']['jitter_ns'][1]} ns (a seeded draw per run, the "
-         "same draws for both; draw 0 is the unjittered trace of the speed runs above). " + JITTER_RULE, "",
+         "same draws for both; draw 0 is the unjittered trace of the speed runs above). " + JITTER_RULE + " "
+         "The interval covers the draws' noise only, not the model's sensitivity: ecnlab's own 8-draw mean FCT "
+         "moves by 1.8-3.4 % on tcn-leafspine-small and 3.1-6.6 % on leafspine-1q-tcn when its ports get one "
+         "packet more buffer or a TCN threshold 1.2 us higher or lower (2026-11-25, benches/scenarios.py "
+         "docstring), so differences of that size are within what immaterial model details produce.", "",
          "| scenario | item | ecnlab mean ± sd (n) | ns-3 mean ± sd (n) | diff of means | 95 % interval | tolerance | verdict |",
          "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:

@@ -151,6 +151,17 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   ACKs. tcn-leafspine-small draws 0 / 1: pure ACKs dropped at leaf->host ports (strict queue
   0) ecnlab 4,254 / 4,008, ns-3 3,573 / 4,628; data 8,835 / 7,783 against 8,959 / 11,577:
   neither side loses ACKs out of proportion.
+- Model sensitivity (2026-11-25, ecnlab alone, the same 8 draws each): one packet more
+  buffer per port (301,500 B) or the TCN threshold 1.2 us higher / lower (79.2 / 76.8 us)
+  moves the mean FCT of tcn-leafspine-small from 7,589 to 7,846 / 7,775 / 7,726 us (+1.8 ..
+  +3.4 %, small flows -1.7 .. -3.4 %, drops +0.8 .. +10.9 %) and of leafspine-1q-tcn from
+  8,244 to 7,699 / 7,985 / 7,966 us (-3.1 .. -6.6 %, small flows up to -20 %, drops 7,723 ->
+  5,978 with the extra packet), against standard errors of the 8-draw means of ~1 %. Start
+  jitter samples the chaos of one model; a detail as small as ns-3's device-queue packet
+  moves the means by more than that. So the jittered verdict's interval is a floor on the
+  uncertainty, and the one-FIFO TCN residual (+9.6 .. +11.0 %) is of the size such details
+  produce (the extra packet alone: 6.6 %), which fits its closing with
+  ns3_tcn_see_device_queue without explaining it.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's textbook definition,
   as ns-2's); the `*-linux` rows use the linux profile's (below).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
