@@ -51,3 +51,58 @@ def test_bench_quick_runs_and_reports(tmp_path):
     assert "--only" not in by_name["websearch-incast60"]["command"]
     md = (out / "latest.md").read_text()
     assert "Merged from these commands" in md and "--only dctcp-8long" in md
+
+
+def _bench_run_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benches" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # it puts benches/ on sys.path for scenarios.py, traffic.py
+    return mod
+
+
+def test_bench_jittered_draws_ecnlab_only(tmp_path):
+    """The chaotic scenarios' jitter path (issue 21), ecnlab only, at quick scale: the draws
+    run, their means and sds are reported, and without ns-3 nothing is judged."""
+    out = tmp_path / "results"
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "benches" / "run.py"), "--quick", "--no-ns3", "--repeat", "1",
+         "--only", "tcn-leafspine-small", "--draws-ecnlab", "2", "--out-dir", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    (row,) = json.loads((out / "latest.json").read_text())["shared"]
+    j = row["jitter"]
+    assert len(j["draws"]["ecnlab"]) == 2 and j["draws"]["ns3"] == []
+    fct = {a["item"]: a for a in j["agreement"]}["FCT avg all (us)"]
+    assert fct["ecnlab_n"] == 2 and fct["ecnlab_mean"] > 0 and fct["ecnlab_sd"] is not None
+    assert fct["ns3_mean"] is None and fct["verdict"] == "-"
+    # draw 0 is the speed run's own trace
+    assert j["draws"]["ecnlab"][0]["FCT avg all (us)"] == row["ecnlab_observables"]["fct"]["all"]["avg_us"]
+    md = (out / "latest.md").read_text()
+    assert "Agreement over jittered draws" in md and "(n=2)" in md
+    # the second draw's trace moves every start by 1-10 ns and nothing else
+    base = (out / "work" / "tcn-leafspine-small" / "flows-trace.csv").read_text().splitlines()
+    moved = (out / "work" / "tcn-leafspine-small" / "draw-1" / "flows-trace.csv").read_text().splitlines()
+    assert base[0] == moved[0] and len(base) == len(moved)
+    for a, b in zip(base[1:], moved[1:]):
+        a, b = a.split(","), b.split(",")
+        assert a[1:] == b[1:]
+        assert 1 <= round((float(b[0]) - float(a[0])) * 1e9) <= 10
+
+
+def test_bench_jitter_rule():
+    """The verdict over draws: the difference of the means against the tolerance, 'not firm'
+    when the Welch 95 % interval reaches across it."""
+    run = _bench_run_module()
+    k = "FCT avg all (us)"
+    firm_pass = run.jitter_agreement([{k: v} for v in (100, 101, 99, 100)], [{k: v} for v in (102, 101, 103)])
+    assert firm_pass[0]["verdict"] == "PASS" and -0.1 < firm_pass[0]["ci95"][0] < firm_pass[0]["ci95"][1] < 0.1
+    firm_fail = run.jitter_agreement([{k: v} for v in (100, 101, 99, 100)], [{k: v} for v in (130, 131, 129)])
+    assert firm_fail[0]["verdict"] == "FAIL" and firm_fail[0]["ci95"][1] < -0.1
+    loose = run.jitter_agreement([{k: v} for v in (100, 120, 80, 100)], [{k: v} for v in (105, 130, 85)])
+    assert loose[0]["verdict"] == "PASS (not firm)"
+    rows = [(0.000013388, 2, 8, 1460, 1), (0.5, 3, 9, 2920, 2)]
+    assert run.jitter_rows(rows, 0, 1, 10) is rows
+    assert run.jitter_rows(rows, 3, 1, 10) == run.jitter_rows(rows, 3, 1, 10) != run.jitter_rows(rows, 4, 1, 10)
