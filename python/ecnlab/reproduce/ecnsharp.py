@@ -502,6 +502,10 @@ def _first_rtt_burst_kb(n, size_min, size_max, iw_bytes, mss):
     return n * e * (mss + 40) / mss / 1e3
 
 
+# Fig. 16's caption: the bottleneck queue with 100 query flows, in packets (claims and figure).
+INCAST_QUEUE_PKTS = {"ecn_sharp": 8, "tail": 182}
+
+
 def _incast_analyze(ctx):
     import numpy as np
 
@@ -538,6 +542,10 @@ def _incast_analyze(ctx):
         for ax, s in zip(axes[0], ["tail", "codel", "ecn_sharp"]):
             if s in qlen:
                 ax.plot(qlen[s][0] * 1e3, qlen[s][1], lw=0.7, color=style(s)["color"])
+            if s in INCAST_QUEUE_PKTS:
+                ax.axhline(INCAST_QUEUE_PKTS[s], color="k", ls="--", lw=1,
+                           label=f"paper: {INCAST_QUEUE_PKTS[s]} packets")
+                ax.legend(fontsize=8)
             ax.set_title(style(s)["label"], fontsize=10)
             ax.set_xlabel("time (ms)")
             ax.grid(alpha=0.3)
@@ -563,8 +571,9 @@ def _incast_analyze(ctx):
         e, tl = mean("ecn_sharp", 100, "queue"), mean("tail", 100, "queue")
         ctx.claim("q_ecnsharp", e, e <= 0.25 * tl, f"ECN#'s mean queue (packets) in the 50 ms before the query, {over} "
                   f"(per seed {seeds_of('ecn_sharp', 100, 'queue')}); Tail {tl:.1f}; rule: shown if <= 1/4 of Tail's "
-                  "(paper 8 vs 182)", rests_on={"scheme": ["ecn_sharp", "tail"], "n": [100]})
-        ok, rule = rule_near(182, tl, 0.25)
+                  f"(paper {INCAST_QUEUE_PKTS['ecn_sharp']} vs {INCAST_QUEUE_PKTS['tail']})",
+                  rests_on={"scheme": ["ecn_sharp", "tail"], "n": [100]})
+        ok, rule = rule_near(INCAST_QUEUE_PKTS["tail"], tl, 0.25)
         ctx.claim("q_tail", tl, ok, f"Tail's mean queue (packets) in the 50 ms before the query, {over} (per seed "
                   f"{seeds_of('tail', 100, 'queue')}); {rule}", rests_on={"scheme": ["tail"], "n": [100]})
     run_doc = json.loads((ctx.run_dir(ctx.df.iloc[0]["key"]) / "scenario.json").read_text())
@@ -621,8 +630,8 @@ register(Experiment(
     id="ecnsharp-incast", paper=PAPER, figures="Figs. 16-17 (§5.4.1)", scenario="ecnsharp-incast",
     title="Queue occupancy and incast: 16-to-1 with data mining background and query bursts",
     claims=[
-        ClaimDef("q_ecnsharp", "ECN# keeps a low persistent queue (packets)", 8),
-        ClaimDef("q_tail", "DCTCP-RED-Tail's queue (packets)", 182),
+        ClaimDef("q_ecnsharp", "ECN# keeps a low persistent queue (packets)", INCAST_QUEUE_PKTS["ecn_sharp"]),
+        ClaimDef("q_tail", "DCTCP-RED-Tail's queue (packets)", INCAST_QUEUE_PKTS["tail"]),
         ClaimDef("drops_ecnsharp", "No drops for ECN# with 100 concurrent query flows", 0),
         ClaimDef("drops_ecnsharp16", "No drops for ECN# with the 16 query flows the authors' code starts", 0),
         ClaimDef("drops_codel", "CoDel drops packets with 100 query flows", 125),

@@ -32,12 +32,13 @@ STYLE = {
 
 @dataclass(frozen=True)
 class Quote:
-    """A number the paper's text quotes for one point of an FCT-vs-load figure: ``pct``
-    percent lower than the figure's baseline at ``load``. The claim's paper number and the
-    star drawn on ecnlab's figure both read it, so the two cannot disagree."""
+    """A number the paper's text quotes for an FCT-vs-load figure: ``pct`` percent lower than
+    the figure's baseline at ``load`` (a star), or, where the text gives no load ("up to X %
+    lower"), the best point of the paper's curve (a dotted line its curve touches). The
+    claim's paper number and the figure both read it, so the two cannot disagree."""
 
     pct: float
-    load: float
+    load: float | None = None
 
     @property
     def normalized(self) -> float:
@@ -84,8 +85,10 @@ def fct_vs_load(ctx, name: str, caption: str, df, scheme_col: str, baseline: str
                         st["label"] = labels[s]
                     ax.plot([100 * x for x in t.index], t[s].values, **st)
             q = (quotes or {}).get(metric)
-            if q is not None:
+            if q is not None and q.load is not None:
                 ax.plot([100 * q.load], [q.normalized], **PAPER_STAR)
+            elif q is not None:
+                ax.axhline(q.normalized, color="k", ls=":", lw=1.2, label="paper: best point (load not quoted)")
             ax.set_title(title, fontsize=10)
             ax.set_xlabel("load (%)")
             ax.grid(alpha=0.3)
