@@ -150,7 +150,9 @@ def write_report(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any
                      f"{r.get('reused', 0)} reused from an earlier invocation), "
                      f"wall time {m.get('wall_time_s', 0):.0f} s, runs' time summed {r.get('run_time_s', 0):.0f} s"
                      f"{_e(grid_text(m))}. Data: <a href=\"results.csv\">results.csv</a>, "
-                     f"<a href=\"claims.json\">claims.json</a>, per-run files in <code>runs/&lt;key&gt;/</code>.</p>")
+                     f"<a href=\"claims.json\">claims.json</a>, "
+                     + ("per-run files in <code>runs/&lt;key&gt;/</code>.</p>" if (out / "runs").is_dir() else
+                        "per-run files in the run store the runs wrote (not committed).</p>"))
     parts.append(f"<p class=\"meta\">Regenerate: <code>{_e(m['command'])}</code></p>")
     if m.get("scale_note"):
         parts.append(f"<p class=\"meta\">{_e(m['scale_note'])}</p>")

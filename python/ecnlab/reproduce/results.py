@@ -15,7 +15,7 @@ figures need, into ``results/<scale>/<id>/``:
 - ``figures/*.svg`` (vector only: the PNGs would double the size).
 
 ``regenerate`` reads those folders, paper scale preferred over quick for each entry, and
-writes ``report.html`` next to each, ``index.html`` at the top and the Markdown
+writes ``report.html`` in each folder, ``index.html`` at the top and the Markdown
 (REPRODUCTION.md)."""
 
 from __future__ import annotations
@@ -128,6 +128,8 @@ def regenerate(root: str | Path, markdown: str | Path | None = None,
         cl = [c | {"note": c.get("note", "") + _quick_aside(c, quick)} if c["status"] == "not run" else c for c in cl]
         claims += [{"experiment": exp_id} | c for c in cl]
         report.write_report(root / scale / exp_id, m, cl)
+        if scale == "paper" and got["quick"]:  # the quick folder's own page stays current too
+            report.write_report(root / "quick" / exp_id, *got["quick"])
         manifests.append(m)
     if missing:
         raise ScenarioError(f"--from: {root} has no results for {', '.join(missing)} (at any scale); "
