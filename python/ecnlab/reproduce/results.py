@@ -128,6 +128,9 @@ def regenerate(root: str | Path, markdown: str | Path | None = None,
         cl = [c | {"note": c.get("note", "") + _quick_aside(c, quick)} if c["status"] == "not run" else c for c in cl]
         claims += [{"experiment": exp_id} | c for c in cl]
         report.write_report(root / scale / exp_id, m, cl)
+        if scale == "quick" and m.get("status") != "not run":  # what the table's "left to run" says
+            n = len(CATALOG[exp_id].points("paper", m["seeds"]))
+            m = m | {"grid": (m.get("grid") or {}) | {"left": f"paper scale: all {n} points ({len(m['seeds'])} seeds)"}}
         if scale == "paper" and got["quick"]:  # the quick folder's own page stays current too
             report.write_report(root / "quick" / exp_id, *got["quick"])
         manifests.append(m)
