@@ -35,6 +35,11 @@ def test_where_parses_and_selects_the_headline_points():
     assert grid_left(grid, chosen, {"load": ["0.9"]}) == \
         "96 of 108 points: load in 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8"
     assert grid_left(grid, grid, {}) == ""
+    # values that exist, but never together (Fig. 2 is the 3x study)
+    dilemma = CATALOG["ecnsharp-dilemma"]
+    with pytest.raises(ScenarioError, match="no point of ecnsharp-dilemma's quick grid has study in fig2 and "
+                                            "variation in 5x"):
+        select(dilemma, dilemma.points("quick", [1]), {"study": ["fig2"], "variation": ["5x"]}, "quick")
 
 
 @pytest.mark.parametrize("specs, text", [

@@ -91,7 +91,11 @@ def select(exp: Experiment, points: list, where: dict[str, list[str]], scale: st
             if not any(_same(v, w) for v in have):
                 raise ScenarioError(f"--where: {key}={w} is not in {exp.id}'s {scale} grid "
                                     f"({', '.join(map(str, have))})")
-    return [p for p in points if all(any(_same(p.params[k], w) for w in ws) for k, ws in where.items())]
+    chosen = [p for p in points if all(any(_same(p.params[k], w) for w in ws) for k, ws in where.items())]
+    if not chosen:  # each value exists, but never together
+        raise ScenarioError(f"--where: no point of {exp.id}'s {scale} grid has "
+                            + " and ".join(f"{k} in {','.join(ws)}" for k, ws in where.items()))
+    return chosen
 
 
 def grid_left(points: list, chosen: list, where: dict[str, list[str]]) -> str:
