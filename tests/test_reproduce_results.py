@@ -156,3 +156,33 @@ def test_regenerate_from_committed_results(tmp_path):
 
     with pytest.raises(ScenarioError, match="has no results for ecnsharp-dcqcn"):
         regenerate(root, None, ids=["tcn-buffer", "ecnsharp-dcqcn"])
+
+
+def test_quoted_paper_numbers_are_the_claims_and_drawn_on_the_figures(tmp_path):
+    """One constant per quoted number: the claim's paper value is the Quote's, and the
+    figure draws it (a star at its load, or the dotted best point when no load is quoted)."""
+    import pandas as pd
+
+    from ecnlab.reproduce.base import Context
+    from ecnlab.reproduce.ecnsharp import DCQCN_SHORT, STAR_QUOTES
+
+    star = {c.id: c.paper for c in CATALOG["ecnsharp-star"].claims}
+    assert all(star[cid] == q.pct for cid, q in STAR_QUOTES.items())
+    assert {c.id: c.paper for c in CATALOG["ecnsharp-dcqcn"].claims}["short"] == DCQCN_SHORT.pct
+
+    rows = [{"study": "fig9_10", "variation": "3x", "workload": "websearch", "scheme": s, "load": load, "seed": 1,
+             "fct_all_avg_us": 1e3, "fct_small_avg_us": 100.0 if s != "ecn_sharp" else 80.0,
+             "fct_small_p99_us": 500.0, "fct_large_avg_us": 1e5, "timeouts": 0, "drops": 0, "flows_unfinished": 0,
+             "status": "ok", "key": "k"} for s in ("tail", "avg", "codel", "ecn_sharp") for load in (0.5, 0.9)]
+    ctx = Context(CATALOG["ecnsharp-star"], tmp_path, pd.DataFrame(rows), "quick", [1])
+    CATALOG["ecnsharp-star"].analyze(ctx)
+    svg = (tmp_path / "figures" / "fig9-websearch.svg").read_text()
+    assert "paper (text)" in svg and "stars: ECN#'s values" in ctx.figures[0].caption
+    assert ctx.claims["ws_small_avg"].paper == 23.4 and ctx.claims["ws_small_avg"].ecnlab == pytest.approx(20.0)
+
+    rows = [{"scheme": s, "load": load, "seed": 1, "fct_all_avg_us": 1e3, "fct_small_avg_us": 90.0 if "sharp" in s
+             else 100.0, "fct_small_p99_us": 500.0, "fct_large_avg_us": 1e5, "timeouts": 0, "drops": 0,
+             "flows_unfinished": 0, "status": "ok", "key": "k"} for s in ("dcqcn", "dcqcn_ecn_sharp") for load in (0.9,)]
+    ctx = Context(CATALOG["ecnsharp-dcqcn"], tmp_path / "dcqcn", pd.DataFrame(rows), "quick", [1])
+    CATALOG["ecnsharp-dcqcn"].analyze(ctx)
+    assert "paper: best point (load not quoted)" in (tmp_path / "dcqcn" / "figures" / "fig21-dcqcn.svg").read_text()
