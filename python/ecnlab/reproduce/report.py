@@ -302,8 +302,9 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
                      f"| {_md(fmt(c['paper']))} | {_md(value_cell(c))} | {shown} |{seeds_cell} "
                      f"{unsound}{_md(c.get('note', ''))} |")
     lines += ["", "## Experiments", "",
-              "Run time: the simulations' wall-clock time summed over the runs (one core each, as the run store "
-              "recorded it). Points: runs of this scale's grid that ran (seeds included). Engine: the simulator "
+              "Run time: the simulations' wall-clock time summed over the runs (one core each, each run's "
+              "`wall_time_s` as the run store recorded it; starting the run's process and writing its per-run files "
+              "come on top, e.g. ecnsharp-incast's 10-us queue traces). Points: runs of this scale's grid that ran (seeds included). Engine: the simulator "
               "build that computed the runs (`ecnlab.api.engine_id`).", "",
               "| experiment | paper | scale | seeds | points run / grid | runs ok | run time | engine | left to run |",
               "|---|---|---|---|---|---|---|---|---|"]
