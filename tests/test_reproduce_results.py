@@ -106,13 +106,13 @@ def test_subset_run_judges_what_ran_and_saves_lean_results(tmp_path):
 
 
 def _paper_subset(root: Path) -> None:
-    """A paper-scale tcn-buffer next to the quick one: one seed, 3 of 9 points, its last
-    claim not run."""
+    """A paper-scale tcn-buffer next to the quick one: seed 1 of the entry's 3, TCN only (1
+    of the 3 points of a one-seed grid), its last claim not run."""
     src, dst = root / "quick" / "tcn-buffer", root / "paper" / "tcn-buffer"
     shutil.copytree(src, dst)
     m = json.loads((dst / "experiment.json").read_text())
-    m |= {"scale": "paper", "seeds": [1], "grid": {"points": 9, "run": 3, "where": {"scheme": ["tcn"]},
-                                                     "left": "6 of 9 points: scheme in per_queue, dequeue_red"},
+    m |= {"scale": "paper", "seeds": [1], "grid": {"points": 3, "run": 1, "where": {"scheme": ["tcn"]},
+                                                     "left": "2 of 3 points: scheme in per_queue, dequeue_red"},
           "engine": ["0123456789abcdef"]}
     m["runs"]["run_time_s"] = 7200.0
     (dst / "experiment.json").write_text(json.dumps(m))
@@ -147,8 +147,9 @@ def test_regenerate_from_committed_results(tmp_path):
     manifests, claims = regenerate(root, md, ids=ids)
     assert [m["scale"] for m in manifests] == ["paper", "quick"]
     text = md.read_text()
-    assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | paper | 1 | 3 / 9 | 9/9 | 2.0 h | " \
-           "0123456789abcdef | 6 of 9 points: scheme in per_queue, dequeue_red |" in text
+    # the grid and what is left count the entry's own 3 seeds
+    assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | paper | 1 | 1 / 9 | 9/9 | 2.0 h | " \
+           "0123456789abcdef | 8 of 9 points: scheme in per_queue, dequeue_red; seeds 2-3 of every point |" in text
     last = quick["tcn-buffer"][-1]
     row = next(line for line in text.splitlines() if line.startswith(f"| tcn-buffer | paper | {last['claim']} |"))
     assert "| not run |" in row and f"At quick scale: " in row and f", {last['status']}, " in row

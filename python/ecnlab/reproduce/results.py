@@ -107,6 +107,25 @@ def _quick_aside(c: dict[str, Any], quick: dict[str, dict[str, Any]]) -> str:
     return f" At quick scale: {report.value_cell(q)}, {q['status']}{seeds}."
 
 
+def _left(exp, m: dict[str, Any]) -> tuple[str, int]:
+    """What the table's "left to run" says: the rest of the paper grid with the entry's
+    default seeds (an entry shown at quick scale: all of it), and that grid's size."""
+    if m.get("status") == "not run":
+        return "", 0
+    want = list(range(1, max(exp.seeds.get("paper", 1), len(m["seeds"])) + 1))
+    full = len(exp.points("paper", want))
+    if m["scale"] == "quick":
+        return f"paper scale: all {full} points ({len(want)} seeds)", full
+    g = m.get("grid") or {}
+    more = [s for s in want if s not in m["seeds"]]
+    if not more:
+        return g.get("left", ""), full
+    seeds = f"seed {more[0]}" if len(more) == 1 else f"seeds {more[0]}-{more[-1]}"
+    rest = g.get("left", "").split(": ", 1)[-1] if g.get("left") else ""
+    return f"{full - g.get('run', 0)} of {full} points: " + "; ".join(x for x in (rest, f"{seeds} of every point")
+                                                                       if x), full
+
+
 def regenerate(root: str | Path, markdown: str | Path | None = None,
                ids: list[str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """REPRODUCTION.md (``markdown``), ``root/index.html`` and each entry's ``report.html``
@@ -128,9 +147,11 @@ def regenerate(root: str | Path, markdown: str | Path | None = None,
         cl = [c | {"note": c.get("note", "") + _quick_aside(c, quick)} if c["status"] == "not run" else c for c in cl]
         claims += [{"experiment": exp_id} | c for c in cl]
         report.write_report(root / scale / exp_id, m, cl)
-        if scale == "quick" and m.get("status") != "not run":  # what the table's "left to run" says
-            n = len(CATALOG[exp_id].points("paper", m["seeds"]))
-            m = m | {"grid": (m.get("grid") or {}) | {"left": f"paper scale: all {n} points ({len(m['seeds'])} seeds)"}}
+        left, full = _left(CATALOG[exp_id], m)
+        if m["scale"] == "paper" and full:  # the grid with the entry's own seeds, as "left" counts it
+            m = m | {"grid": (m.get("grid") or {}) | {"left": left, "points": full}}
+        else:
+            m = m | {"grid": (m.get("grid") or {}) | {"left": left}}
         if scale == "paper" and got["quick"]:  # the quick folder's own page stays current too
             report.write_report(root / "quick" / exp_id, *got["quick"])
         manifests.append(m)
