@@ -32,8 +32,6 @@ from ..scenario import ScenarioError
 from . import report
 from .base import CATALOG, SCALES
 
-#: The files of an entry's committed folder (besides figures/*.svg and report.html).
-FILES = ("results.csv", "claims.json", "experiment.json")
 STORE = "<store>"  # what a committed command shows for the run store's path
 
 REGENERATE = ".venv/bin/ecnlab reproduce --from results --markdown REPRODUCTION.md"
