@@ -239,7 +239,9 @@ def _md(s: Any) -> str:
 
 
 _SCALE_TEXT = {
-    "quick": "small flow counts and short runs, so the numbers are noisier than the papers'",
+    "quick": "small flow counts and short runs, so the numbers are noisier than the papers'; in a table built "
+             "from committed results, an entry shown at quick scale has not been run at paper scale yet (its last "
+             "column)",
     "paper": "the papers' flow counts, loads and durations (a subset of the grid where the table says so)",
 }
 
