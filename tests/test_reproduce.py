@@ -184,6 +184,6 @@ def test_several_seeds_judge_each_claim_per_seed(buffer_report, tmp_path):
     exp = json.loads((out / "tcn-buffer" / "experiment.json").read_text())
     assert [f["name"] for f in exp["figures_drawn"]] == ["fig3-buffer"]
     text = md.read_text()
-    assert "| experiment | claim | paper | ecnlab | shown | seeds | note |" in text
-    assert re.search(r"\| tcn-static \| .* \| (yes|\*\*no\*\*) \| [0-2]/2 \|", text)
+    assert "| experiment | scale | claim | paper | ecnlab | shown | seeds | note |" in text
+    assert re.search(r"\| tcn-static \| quick \| .* \| (yes|\*\*no\*\*) \| [0-2]/2 \|", text)
     assert "seeds on which the claim is shown" in (out / "index.html").read_text()

@@ -273,6 +273,16 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
         for e in CATALOG.values():
             print(f"  {e.id:<22} {e.paper}, {e.figures}: {e.title}")
         return 0
+    if a.from_:
+        if a.all or a.ids or a.where or a.save:
+            raise ScenarioError("--from rebuilds the reports from committed results: give no ids, --all, --where or --save")
+        from .reproduce.results import regenerate
+
+        manifests, claims = regenerate(a.from_, a.markdown)
+        if not a.quiet:
+            shown = sum(1 for c in claims if c["status"] == "shown")
+            print(f"{len(manifests)} entries, {shown}/{len(claims)} claims shown; report: {Path(a.from_) / 'index.html'}")
+        return 0
     if a.all and a.ids:
         raise ScenarioError("give catalog ids or --all, not both")
     if not a.all and not a.ids:
@@ -280,7 +290,7 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
     ids = None if a.all else (a.ids[0] if len(a.ids) == 1 else a.ids)
     out = a.out or (f"out/reproduce-{a.scale}" if a.all else f"out/{a.ids[0]}")
     r = reproduce(ids, out=out, scale=a.scale, seeds=a.seeds, jobs=a.jobs, cluster=a.cluster,
-                  progress=not a.quiet, markdown=a.markdown)
+                  progress=not a.quiet, markdown=a.markdown, where=a.where, save=a.save)
     if not a.quiet:
         c = r.claims
         for exp_id, m in r.manifests.items():
@@ -382,6 +392,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
     rp.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run on a Dask scheduler")
     rp.add_argument("--markdown", metavar="FILE", help="also write the claims table as Markdown (REPRODUCTION.md)")
+    rp.add_argument("--where", action="append", metavar="KEY=V[,V]",
+                    help="run only the grid points whose parameter KEY takes one of the values (repeatable, e.g. "
+                         "--where load=0.9); runs already in --out are reused, so a wider subset later adds to them")
+    rp.add_argument("--save", metavar="RESULTS", help="also copy each entry's results.csv, claims.json, "
+                    "experiment.json and figures into RESULTS/<scale>/<id>/ (the committed results)")
+    rp.add_argument("--from", dest="from_", metavar="RESULTS", help="run nothing: rebuild the reports (and "
+                    "--markdown) from the committed results in RESULTS, paper scale preferred")
     rp.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     rp.set_defaults(func=_cmd_reproduce)
     return p

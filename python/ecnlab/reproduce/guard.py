@@ -54,7 +54,7 @@ KINDS = ("nic", "shares", "unfinished", "rto")
 _WEIGHTED = {"wfq", "dwrr", "wrr", "sp_wfq", "sp_dwrr"}
 
 
-def _rto_min_s(scenario: dict[str, Any]) -> float:
+def rto_min_s(scenario: dict[str, Any]) -> float:
     """The run's rto_min in seconds, as the core resolves it for the scenario's host profile
     (200 ms under linux, 5 ms under textbook, where the file gives none)."""
     from .. import _core
@@ -129,7 +129,7 @@ def unfinished_facts(summary: dict[str, Any]) -> list[str]:
 
 def rto_facts(summary: dict[str, Any], scenario: dict[str, Any], flows) -> list[str]:
     n = summary.get("flows", {}).get("timeouts", 0)
-    rto = _rto_min_s(scenario)
+    rto = rto_min_s(scenario)
     if n == 0 or rto == 0 or flows is None or not len(flows):
         return []
     end = float(summary.get("sim_time_s", 0))

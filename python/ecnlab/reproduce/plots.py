@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 FCT_PANELS = [
@@ -29,6 +30,24 @@ STYLE = {
 }
 
 
+@dataclass(frozen=True)
+class Quote:
+    """A number the paper's text quotes for an FCT-vs-load figure: ``pct`` percent lower than
+    the figure's baseline at ``load`` (a star), or, where the text gives no load ("up to X %
+    lower"), the best point of the paper's curve (a dotted line its curve touches). The
+    claim's paper number and the figure both read it, so the two cannot disagree."""
+
+    pct: float
+    load: float | None = None
+
+    @property
+    def normalized(self) -> float:
+        return 1 - self.pct / 100
+
+
+PAPER_STAR = dict(color="k", marker="*", ms=11, ls="none", label="paper (text)")
+
+
 def style(name: str) -> dict[str, Any]:
     return dict(STYLE.get(name, dict(label=name, marker="o")))
 
@@ -49,9 +68,11 @@ def normalized(df, index: str, column: str, metric: str, baseline: str):
 
 
 def fct_vs_load(ctx, name: str, caption: str, df, scheme_col: str, baseline: str, schemes: Sequence[str],
-                load_col: str = "load", panels=FCT_PANELS, labels: dict[str, str] | None = None) -> dict[str, Any]:
+                load_col: str = "load", panels=FCT_PANELS, labels: dict[str, str] | None = None,
+                quotes: dict[str, Quote] | None = None) -> dict[str, Any]:
     """Four panels of FCT normalized to ``baseline`` against load (the papers' Figs. 6-14
-    style); returns {metric: normalized table}."""
+    style); ``quotes``: the paper's numbers for some panels' metrics, drawn as stars.
+    Returns {metric: normalized table}."""
     tables = {}
     with ctx.figure(name, caption, ncols=len(panels), size=(3.3 * len(panels) + 0.5, 3.1)) as (fig, axes):
         for ax, (metric, title) in zip(axes[0], panels):
@@ -63,12 +84,21 @@ def fct_vs_load(ctx, name: str, caption: str, df, scheme_col: str, baseline: str
                     if labels and s in labels:
                         st["label"] = labels[s]
                     ax.plot([100 * x for x in t.index], t[s].values, **st)
+            q = (quotes or {}).get(metric)
+            if q is not None and q.load is not None:
+                ax.plot([100 * q.load], [q.normalized], **PAPER_STAR)
+            elif q is not None:
+                ax.axhline(q.normalized, color="k", ls=":", lw=1.2, label="paper: best point (load not quoted)")
             ax.set_title(title, fontsize=10)
             ax.set_xlabel("load (%)")
             ax.grid(alpha=0.3)
         axes[0][0].set_ylabel(f"FCT normalized to {style(baseline)['label'] if not labels or baseline not in labels else labels[baseline]}",
                               fontsize=9)
-        axes[0][-1].legend(fontsize=8)
+        handles = {}
+        for ax in axes[0]:  # one legend for every panel's lines, the paper's star included
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        axes[0][-1].legend(handles.values(), handles.keys(), fontsize=8)
     return tables
 
 

@@ -1,5 +1,11 @@
 """Running catalog entries: points -> sweep -> analysis -> results.csv, figures,
-claims.json, report.html (and, for several entries, index.html)."""
+claims.json, report.html (and, for several entries, index.html).
+
+A run may be restricted to a subset of an entry's grid (``where``, ``--where KEY=V,V``:
+only the points whose parameters take one of the given values), so that the headline
+points of a heavy paper-scale entry run first. The claims are then judged on the points
+that ran, each saying so; a claim with no points in the subset is "not run" with what is
+left of the grid. The run store keeps every finished run: a wider subset later reuses them."""
 
 from __future__ import annotations
 
@@ -29,20 +35,100 @@ class ReproduceResult:
     manifests: dict[str, dict[str, Any]]
 
 
-def _command(ids: Sequence[str] | None, out: Path, scale: str, seeds: int | None, markdown: str | None) -> str:
+def _command(ids: Sequence[str] | None, out: Path, scale: str, seeds: int | None, markdown: str | None,
+             where: dict[str, list[str]] | None = None) -> str:
     args = [".venv/bin/ecnlab", "reproduce"]
     args += ["--all"] if ids is None else list(ids)
     args += ["--scale", scale, "--out", str(out)]
     if seeds:
         args += ["--seeds", str(seeds)]
+    for k, v in (where or {}).items():
+        args += ["--where", f"{k}={','.join(v)}"]
     if markdown:
         args += ["--markdown", markdown]
     return " ".join(shlex.quote(a) for a in args)
 
 
+def parse_where(specs: Sequence[str] | None) -> dict[str, list[str]]:
+    """``["load=0.9", "variant=a,b"]`` -> ``{"load": ["0.9"], "variant": ["a", "b"]}``; a
+    key given twice takes the union of its values."""
+    where: dict[str, list[str]] = {}
+    for spec in specs or []:
+        key, eq, vals = spec.partition("=")
+        values = [v.strip() for v in vals.split(",") if v.strip()]
+        if not eq or not key.strip() or not values:
+            raise ScenarioError(f"--where: '{spec}' is not KEY=VALUE[,VALUE...] (e.g. load=0.9)")
+        where.setdefault(key.strip(), [])
+        where[key.strip()] += [v for v in values if v not in where[key.strip()]]
+    return where
+
+
+def _same(value: Any, wanted: str) -> bool:
+    """A point's parameter value equals a --where value: as text, or as numbers (0.9 = 0.90)."""
+    if str(value) == wanted:
+        return True
+    try:
+        return float(value) == float(wanted)
+    except (TypeError, ValueError):
+        return False
+
+
+def select(exp: Experiment, points: list, where: dict[str, list[str]], scale: str) -> list:
+    """The points of ``exp``'s grid that ``where`` keeps; a key the entry does not have, or
+    a value its grid at this scale does not hold, is refused (ScenarioError, one line)."""
+    if not where:
+        return points
+    names = list(points[0].params) if points else []
+    for key, wanted in where.items():
+        if key not in names:
+            import difflib
+
+            near = difflib.get_close_matches(key, names, n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            raise ScenarioError(f"--where: {exp.id} has no parameter '{key}'{hint}; its parameters: {', '.join(names)}")
+        have = list(dict.fromkeys(p.params[key] for p in points))
+        for w in wanted:
+            if not any(_same(v, w) for v in have):
+                raise ScenarioError(f"--where: {key}={w} is not in {exp.id}'s {scale} grid "
+                                    f"({', '.join(map(str, have))})")
+    chosen = [p for p in points if all(any(_same(p.params[k], w) for w in ws) for k, ws in where.items())]
+    if not chosen:  # each value exists, but never together
+        raise ScenarioError(f"--where: no point of {exp.id}'s {scale} grid has "
+                            + " and ".join(f"{k} in {','.join(ws)}" for k, ws in where.items()))
+    return chosen
+
+
+def grid_left(points: list, chosen: list, where: dict[str, list[str]]) -> str:
+    """What a subset leaves out of the grid, in words: "156 of 162 points: load in 0.1, ..., 0.8"."""
+    if len(chosen) == len(points):
+        return ""
+    parts = []
+    for key, wanted in where.items():
+        rest = [v for v in dict.fromkeys(p.params[key] for p in points) if not any(_same(v, w) for w in wanted)]
+        if rest:
+            parts.append(f"{key} in {', '.join(map(str, rest))}")
+    return f"{len(points) - len(chosen)} of {len(points)} points: " + " or ".join(parts)
+
+
+def _mark_subset(claims: dict[str, Any], scale: str, where: dict[str, list[str]], n_run: int, n_grid: int,
+                 left: str) -> None:
+    """A subset's claims: the judged ones say which points they rest on; those the subset
+    could not judge are "not run" at this scale, with what is left to run."""
+    subset = "; ".join(f"{k}={','.join(v)}" for k, v in where.items())
+    for c in claims.values():
+        if c.status in ("shown", "not shown"):
+            c.note = f"Judged on the {scale}-scale subset {subset} ({n_run} of {n_grid} points). {c.note}"
+        elif c.status == "not evaluated":
+            c.status = "not run"
+            c.note = (f"not run at {scale} scale: the runs so far are the subset {subset} ({n_run} of {n_grid} "
+                      f"points); left: {left}" + (f" ({c.note})" if c.note else ""))
+
+
 def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jobs: int | None, cluster: Any,
-                   progress: bool, command: str) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
-    """Run one entry into ``out``; returns (manifest, claims, results DataFrame)."""
+                   progress: bool, command: str,
+                   where: dict[str, list[str]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
+    """Run one entry into ``out`` (only the points ``where`` keeps, if given); returns
+    (manifest, claims, results DataFrame)."""
     import pandas as pd
 
     out.mkdir(parents=True, exist_ok=True)
@@ -62,7 +148,10 @@ def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jo
         (out / "results.csv").write_text("")
         _finish(out, manifest, claims)
         return manifest, claims, results
-    points = exp.points(scale, seed_list)
+    grid_points = exp.points(scale, seed_list)
+    points = select(exp, grid_points, where or {}, scale)
+    left = grid_left(grid_points, points, where or {})
+    manifest["grid"] = {"points": len(grid_points), "run": len(points), "where": where or {}, "left": left}
     res = run_points(points, out, jobs=jobs, cluster=cluster, progress=progress, label=f"{exp.id}: ")
     results = pd.read_csv(out / "results.csv") if res.rows else pd.DataFrame()
     ok = int((results["status"] == "ok").sum()) if len(results) else 0
@@ -90,6 +179,8 @@ def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jo
                     c.note = f"analysis failed: {type(e).__name__}: {e}"
         if len(seed_list) > 1:
             _judge_per_seed(exp, out, results, scale, seed_list, ctx)
+        if left:
+            _mark_subset(ctx.claims, scale, where or {}, len(points), len(grid_points), left)
         manifest["guard"] = _guard(exp, out, ctx, list(points[0].params))
     manifest["figures_drawn"] = [{"name": f.name, "caption": f.caption} for f in ctx.figures]
     manifest["analysis_notes"] = ctx.notes
@@ -163,6 +254,8 @@ def reproduce(
     cluster: Any = None,
     progress: bool = True,
     markdown: str | Path | None = None,
+    where: dict[str, list[str]] | Sequence[str] | None = None,
+    save: str | Path | None = None,
 ) -> ReproduceResult:
     """Run catalog entries (``ids``: one id, a list, or None for the whole catalog).
 
@@ -171,7 +264,12 @@ def reproduce(
     such directory per id under ``out`` plus ``out/index.html`` and ``out/claims.csv``;
     ``markdown`` also writes the REPRODUCTION.md table there. ``scale``: ``"quick"`` (a few
     minutes per entry on a laptop) or ``"paper"`` (the paper's sizes). ``seeds``: number of
-    seeds (default: the entry's, 3). Runs already in ``out`` are reused."""
+    seeds (default: the entry's, 3). Runs already in ``out`` are reused.
+
+    ``where``: only the points whose parameters take the given values (``{"load":
+    ["0.9"]}`` or ``["load=0.9"]``), checked against every entry before anything runs.
+    ``save``: also copy each entry's committed results (``results.save``) into
+    ``save/<scale>/<id>/``."""
     import pandas as pd
 
     if scale not in SCALES:
@@ -187,15 +285,27 @@ def reproduce(
             near = difflib.get_close_matches(i, list(CATALOG), n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise ScenarioError(f"no catalog entry '{i}'{hint}; ecnlab reproduce --list shows them")
+    if where is not None and not isinstance(where, dict):
+        where = parse_where(where)
+    if where:  # refuse a bad subset before the first run of the first entry
+        for i in id_list:
+            exp = CATALOG[i]
+            if not (exp.requires and exp.requires()):
+                select(exp, exp.points(scale, list(range(1, (seeds or exp.seeds.get(scale, 1)) + 1))), where, scale)
     out = Path(out)
-    command = _command(None if ids is None else id_list, out, scale, seeds, str(markdown) if markdown else None)
+    command = _command(None if ids is None else id_list, out, scale, seeds, str(markdown) if markdown else None,
+                       where)
     manifests: dict[str, dict[str, Any]] = {}
     results: dict[str, Any] = {}
     all_claims: list[dict[str, Any]] = []
     for i in id_list:
         exp_out = out if single else out / i
-        m, claims, df = run_experiment(CATALOG[i], exp_out, scale, seeds, jobs, cluster, progress, command)
+        m, claims, df = run_experiment(CATALOG[i], exp_out, scale, seeds, jobs, cluster, progress, command, where)
         manifests[i], results[i] = m, df
+        if save is not None:
+            from .results import save as save_results
+
+            save_results(exp_out, Path(save))
         all_claims += [{"experiment": i} | c for c in claims]
     claims_df = pd.DataFrame(all_claims)
     if not single:

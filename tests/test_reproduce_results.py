@@ -1,0 +1,189 @@
+"""Subsets of an entry's grid (``--where``) and the committed results (``--save``,
+``--from``): REPRODUCTION.md and the reports rebuilt from committed files without running
+anything.
+
+The regeneration tests read the small committed fixture ``tests/data/reproduce-results``
+(two quick-scale entries, as ``results.save`` wrote them: results.csv, claims.json,
+experiment.json, no figures); a paper-scale subset is made from it in a temporary copy."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ecnlab.reproduce import CATALOG
+from ecnlab.reproduce.results import regenerate
+from ecnlab.reproduce.runner import grid_left, parse_where, select
+from ecnlab.scenario import ScenarioError
+
+from conftest import run_cli
+
+FIXTURE = Path(__file__).parent / "data" / "reproduce-results"
+
+
+def test_where_parses_and_selects_the_headline_points():
+    assert parse_where(["load=0.9", "variant=dctcp_sp_dwrr, dctcp_sp_wfq", "load=0.9,0.8"]) == {
+        "load": ["0.9", "0.8"], "variant": ["dctcp_sp_dwrr", "dctcp_sp_wfq"]}
+    exp = CATALOG["tcn-leafspine"]
+    grid = exp.points("paper", [1, 2])
+    chosen = select(exp, grid, {"load": ["0.90"]}, "paper")  # numbers compare as numbers
+    assert len(grid) == 3 * 2 * 9 * 2 and len(chosen) == 3 * 2 * 2
+    assert {p.params["load"] for p in chosen} == {0.9}
+    assert {(p.params["variant"], p.params["scheme"]) for p in chosen} == {
+        (v, s) for v in ("dctcp_sp_dwrr", "dctcp_sp_wfq", "ecn_star_sp_dwrr") for s in ("per_queue", "tcn")}
+    assert grid_left(grid, chosen, {"load": ["0.9"]}) == \
+        "96 of 108 points: load in 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8"
+    assert grid_left(grid, grid, {}) == ""
+    # values that exist, but never together (Fig. 2 is the 3x study)
+    dilemma = CATALOG["ecnsharp-dilemma"]
+    with pytest.raises(ScenarioError, match="no point of ecnsharp-dilemma's quick grid has study in fig2 and "
+                                            "variation in 5x"):
+        select(dilemma, dilemma.points("quick", [1]), {"study": ["fig2"], "variation": ["5x"]}, "quick")
+
+
+@pytest.mark.parametrize("specs, text", [
+    (["load"], "is not KEY=VALUE"),
+    (["=0.9"], "is not KEY=VALUE"),
+    (["load="], "is not KEY=VALUE"),
+])
+def test_where_refuses_malformed_specs(specs, text):
+    with pytest.raises(ScenarioError, match=text):
+        parse_where(specs)
+
+
+def test_where_errors_are_one_line_and_run_nothing(tmp_path):
+    for where, text in (("lod=0.9", "has no parameter 'lod' (did you mean 'load'?)"),
+                        ("load=0.95", "load=0.95 is not in tcn-leafspine's paper grid"),
+                        ("load", "is not KEY=VALUE")):
+        p = run_cli("reproduce", "tcn-leafspine", "--scale", "paper", "--where", where, "--out", tmp_path / "x",
+                    check=False)
+        assert p.returncode == 2, p
+        assert p.stderr.startswith("ecnlab: error: ") and text in p.stderr and p.stderr.count("\n") == 1
+        assert not (tmp_path / "x").exists()
+    # an entry later in the list is checked before the first one runs
+    p = run_cli("reproduce", "tcn-leafspine", "tcn-buffer", "--where", "variant=dctcp_sp_dwrr", "--out",
+                tmp_path / "y", check=False)
+    assert p.returncode == 2 and "tcn-buffer has no parameter 'variant'" in p.stderr
+    assert not (tmp_path / "y" / "tcn-leafspine" / "runs").exists()
+    p = run_cli("reproduce", "--from", FIXTURE, "tcn-buffer", check=False)
+    assert p.returncode == 2 and "--from rebuilds the reports" in p.stderr
+
+
+def test_subset_run_judges_what_ran_and_saves_lean_results(tmp_path):
+    """ecnsharp-incast at quick scale with only N = 16: the claims on N = 16 are judged and
+    say so; the others are "not run" with what is left; --save copies the entry without
+    per-run files, with the build, the grid and the runs' summed time."""
+    from ecnlab.api import engine_id
+
+    store, results = tmp_path / "store", tmp_path / "results"
+    run_cli("reproduce", "ecnsharp-incast", "--scale", "quick", "--seeds", "1", "--where", "n=16", "--jobs", "1",
+            "--out", store, "--save", results, "-q")
+    claims = json.loads((store / "claims.json").read_text())
+    judged = [c for c in claims if c["status"] in ("shown", "not shown")]
+    left = [c for c in claims if c["status"] == "not run"]
+    assert judged and left and len(judged) + len(left) == len(claims)
+    for c in judged:
+        assert c["note"].startswith("Judged on the quick-scale subset n=16 (3 of 18 points). "), c
+    for c in left:
+        assert c["note"].startswith("not run at quick scale: the runs so far are the subset n=16 (3 of 18 points); "
+                                    "left: 15 of 18 points: n in 25, 50, 100, 150, 200"), c
+    saved = results / "quick" / "ecnsharp-incast"
+    assert sorted(p.name for p in saved.iterdir()) == ["claims.json", "experiment.json", "figures", "results.csv"]
+    assert json.loads((saved / "claims.json").read_text()) == claims
+    assert all(f.suffix == ".svg" for f in (saved / "figures").iterdir()) and any((saved / "figures").iterdir())
+    m = json.loads((saved / "experiment.json").read_text())
+    assert m["engine"] == [engine_id()]
+    assert m["grid"] == {"points": 18, "run": 3, "where": {"n": ["16"]},
+                         "left": "15 of 18 points: n in 25, 50, 100, 150, 200"}
+    assert m["command"].startswith(".venv/bin/ecnlab reproduce ecnsharp-incast --scale quick --out <store> ")
+    assert m["command"].endswith(" --where n=16")
+    rows = (saved / "results.csv").read_text().splitlines()
+    assert len(rows) == 4
+    wall = sum(float(r.split(",")[rows[0].split(",").index("wall_time_s")]) for r in rows[1:])
+    assert m["runs"]["run_time_s"] == pytest.approx(wall) and wall > 0
+    assert str(tmp_path) not in "".join(p.read_text() for p in saved.rglob("*") if p.is_file())
+
+
+def _paper_subset(root: Path) -> None:
+    """A paper-scale tcn-buffer next to the quick one: seed 1 of the entry's 3, TCN only (1
+    of the 3 points of a one-seed grid), its last claim not run."""
+    src, dst = root / "quick" / "tcn-buffer", root / "paper" / "tcn-buffer"
+    shutil.copytree(src, dst)
+    m = json.loads((dst / "experiment.json").read_text())
+    m |= {"scale": "paper", "seeds": [1], "grid": {"points": 3, "run": 1, "where": {"scheme": ["tcn"]},
+                                                     "left": "2 of 3 points: scheme in per_queue, dequeue_red"},
+          "engine": ["0123456789abcdef"]}
+    m["runs"]["run_time_s"] = 7200.0
+    (dst / "experiment.json").write_text(json.dumps(m))
+    claims = json.loads((dst / "claims.json").read_text())
+    claims[-1] |= {"status": "not run", "shown": False, "ecnlab": None, "note": "not run at paper scale: left"}
+    for c in claims:
+        c.pop("per_seed", None), c.pop("seeds_judged", None), c.pop("seeds_shown", None)
+    (dst / "claims.json").write_text(json.dumps(claims))
+
+
+def test_regenerate_from_committed_results(tmp_path):
+    root = tmp_path / "results"
+    shutil.copytree(FIXTURE, root)
+    ids = ["tcn-buffer", "ecnsharp-sched"]
+    quick = {i: json.loads((root / "quick" / i / "claims.json").read_text()) for i in ids}
+    md = tmp_path / "R.md"
+    manifests, claims = regenerate(root, md, ids=ids)
+    assert [m["scale"] for m in manifests] == ["quick", "quick"]
+    assert [c["id"] for c in claims] == [c["id"] for i in ids for c in quick[i]]
+    text = md.read_text()
+    assert ".venv/bin/ecnlab reproduce --from results --markdown REPRODUCTION.md" in text
+    assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | quick | 3 (1-3) | 9 / 9 | 9/9 |" in text
+    assert text.count("| tcn-buffer | quick |") == len(quick["tcn-buffer"])
+    assert "| ecnsharp-sched | ECN# (Zhang et al., IEEE TCC 2022), Figs. 19-20 (§5.4.3) | quick | 3 (1-3) | 6 / 6 | " \
+           "6/6 | 1 s | f2d4e9bddf8886ec | paper scale: all 6 points (3 seeds) |" in text
+    assert (root / "index.html").is_file()
+    assert "href=\"quick/tcn-buffer/report.html\"" in (root / "index.html").read_text()
+    assert "figures/fig3-buffer.svg" in (root / "quick" / "tcn-buffer" / "report.html").read_text()
+
+    # a paper-scale result wins over the quick one; a claim it has not run keeps the quick verdict
+    _paper_subset(root)
+    manifests, claims = regenerate(root, md, ids=ids)
+    assert [m["scale"] for m in manifests] == ["paper", "quick"]
+    text = md.read_text()
+    # the grid and what is left count the entry's own 3 seeds
+    assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | paper | 1 | 1 / 9 | 9/9 | 2.0 h | " \
+           "0123456789abcdef | 8 of 9 points: scheme in per_queue, dequeue_red; seeds 2-3 of every point |" in text
+    last = quick["tcn-buffer"][-1]
+    row = next(line for line in text.splitlines() if line.startswith(f"| tcn-buffer | paper | {last['claim']} |"))
+    assert "| not run |" in row and f"At quick scale: " in row and f", {last['status']}, " in row
+    assert "Scale **paper** (1 entries)" in text and "Scale **quick** (1 entries)" in text
+
+    with pytest.raises(ScenarioError, match="has no results for ecnsharp-dcqcn"):
+        regenerate(root, None, ids=["tcn-buffer", "ecnsharp-dcqcn"])
+
+
+def test_quoted_paper_numbers_are_the_claims_and_drawn_on_the_figures(tmp_path):
+    """One constant per quoted number: the claim's paper value is the Quote's, and the
+    figure draws it (a star at its load, or the dotted best point when no load is quoted)."""
+    import pandas as pd
+
+    from ecnlab.reproduce.base import Context
+    from ecnlab.reproduce.ecnsharp import DCQCN_SHORT, STAR_QUOTES
+
+    star = {c.id: c.paper for c in CATALOG["ecnsharp-star"].claims}
+    assert all(star[cid] == q.pct for cid, q in STAR_QUOTES.items())
+    assert {c.id: c.paper for c in CATALOG["ecnsharp-dcqcn"].claims}["short"] == DCQCN_SHORT.pct
+
+    rows = [{"study": "fig9_10", "variation": "3x", "workload": "websearch", "scheme": s, "load": load, "seed": 1,
+             "fct_all_avg_us": 1e3, "fct_small_avg_us": 100.0 if s != "ecn_sharp" else 80.0,
+             "fct_small_p99_us": 500.0, "fct_large_avg_us": 1e5, "timeouts": 0, "drops": 0, "flows_unfinished": 0,
+             "status": "ok", "key": "k"} for s in ("tail", "avg", "codel", "ecn_sharp") for load in (0.5, 0.9)]
+    ctx = Context(CATALOG["ecnsharp-star"], tmp_path, pd.DataFrame(rows), "quick", [1])
+    CATALOG["ecnsharp-star"].analyze(ctx)
+    svg = (tmp_path / "figures" / "fig9-websearch.svg").read_text()
+    assert "paper (text)" in svg and "stars: ECN#'s values" in ctx.figures[0].caption
+    assert ctx.claims["ws_small_avg"].paper == 23.4 and ctx.claims["ws_small_avg"].ecnlab == pytest.approx(20.0)
+
+    rows = [{"scheme": s, "load": load, "seed": 1, "fct_all_avg_us": 1e3, "fct_small_avg_us": 90.0 if "sharp" in s
+             else 100.0, "fct_small_p99_us": 500.0, "fct_large_avg_us": 1e5, "timeouts": 0, "drops": 0,
+             "flows_unfinished": 0, "status": "ok", "key": "k"} for s in ("dcqcn", "dcqcn_ecn_sharp") for load in (0.9,)]
+    ctx = Context(CATALOG["ecnsharp-dcqcn"], tmp_path / "dcqcn", pd.DataFrame(rows), "quick", [1])
+    CATALOG["ecnsharp-dcqcn"].analyze(ctx)
+    assert "paper: best point (load not quoted)" in (tmp_path / "dcqcn" / "figures" / "fig21-dcqcn.svg").read_text()
