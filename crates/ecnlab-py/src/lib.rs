@@ -146,8 +146,9 @@ fn ideal_fct_us(scenario_json: &str, flows: Vec<(usize, usize, u64)>) -> PyResul
 
 /// `summary.json` of what an emulation measured (JSON text of
 /// `ecnlab_sim::summary::Measurements`: flows' outcomes, the switch's per-queue window
-/// counters, the queues it lists, probes' RTT samples, the emulator's own block), built by
-/// the code that builds the simulator's (`ecnlab_sim::summary::Summary::build`); JSON text.
+/// counters, the queues it lists, probes' RTT samples), built by the code that builds the
+/// simulator's (`ecnlab_sim::summary::Summary::build`); JSON text, without the emulator's own
+/// `emulation` block (the caller adds it).
 /// Raises ValueError on measurements that do not read (a key missing, unknown or mistyped).
 #[pyfunction]
 fn summary_from_measurements(measurements_json: &str) -> PyResult<String> {

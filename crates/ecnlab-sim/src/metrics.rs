@@ -411,7 +411,6 @@ pub(crate) fn summary(
         nics: Some(nics),
         long_flow_goodputs_bps: Some(long_goodputs),
         counting: Some(run.counting),
-        emulation: None,
     })
 }
 

@@ -55,7 +55,8 @@ pub struct Summary {
     /// Build information, added by the Python front end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecnlab: Option<serde_json::Value>,
-    /// The emulator's own block (kernel, switch counters, scaling, host stack, ...): free-form.
+    /// The emulator's own block (kernel, switch counters, scaling, host stack, ...): free-form,
+    /// added by `emulate/run.py` (it never goes through the core: its figures keep their bits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<serde_json::Value>,
     /// Simulated events (0 for an emulation).
@@ -268,8 +269,6 @@ pub struct Measurements {
     pub long_flow_goodputs_bps: Option<Vec<f64>>,
     #[serde(default)]
     pub counting: Option<Counting>,
-    #[serde(default)]
-    pub emulation: Option<serde_json::Value>,
 }
 
 impl Summary {
@@ -318,7 +317,7 @@ impl Summary {
             drops: drops.values().sum(),
             drops_by_reason: drops,
             ecnlab: None,
-            emulation: m.emulation,
+            emulation: None,
             events: m.events,
             fct: fct_buckets(&done, &|_| true),
             fct_by_class,
@@ -458,12 +457,13 @@ mod tests {
                          {"marks_by_reason": {"threshold": 1, "sojourn": 4}, "drops_by_reason": {"buffer": 1}}],
             "queues": [],
             "probes": [{"id": 0, "src": 0, "dst": 1, "class": 0, "rtt_us": [3.0, 1.0, 2.0]}],
-            "emulation": {"kernel": "k"},
         }))
         .unwrap();
         let s = serde_json::to_value(Summary::build(m)).unwrap();
         let keys: Vec<&str> = s.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-        assert!(["fct_by_class", "ports", "nics", "long_flows", "counting"].iter().all(|k| !keys.contains(k)));
+        assert!(["fct_by_class", "ports", "nics", "long_flows", "counting", "emulation"]
+            .iter()
+            .all(|k| !keys.contains(k)));
         assert_eq!(s["fct"]["small"], serde_json::json!({"count": 1, "avg_us": 7.0, "p50_us": 7.0, "p99_us": 7.0}));
         assert_eq!(
             s["flows"],
@@ -473,7 +473,6 @@ mod tests {
         assert_eq!(s["marks_by_reason"], serde_json::json!({"threshold": 3, "sojourn": 4}));
         assert_eq!(s["probes"][0]["p50_us"], 2.0);
         assert_eq!(s["probe_rtt"]["count"], 3);
-        assert_eq!(s["emulation"]["kernel"], "k");
         // What it wrote reads back as the same summary.
         let back: Summary = serde_json::from_value(s.clone()).unwrap();
         assert_eq!(serde_json::to_value(back).unwrap(), s);
