@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import _core
+
 EXIT_OUTSIDE = 4
 
 
@@ -196,7 +198,7 @@ def rows(doc: dict[str, Any], sim: dict[str, Any], emus: list[dict[str, Any]], f
         row(f"flow goodput spread to h{dst} q{q} ({len(idx)} flows)", "flow_spread", "of mean",
             _spread([sim_g[i] for i in idx]), _mean(runs), runs)
     # FCT by size class, where both sides have sized flows.
-    for c in ("all", "small", "medium", "large"):
+    for c in (name for name, _, _ in _core.fct_classes()):
         sf = sim["fct"][c]
         efs = [e["fct"][c] for e in emus]
         if not sf["count"] or not all(x["count"] for x in efs):

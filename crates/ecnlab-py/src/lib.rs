@@ -144,6 +144,26 @@ fn ideal_fct_us(scenario_json: &str, flows: Vec<(usize, usize, u64)>) -> PyResul
         .collect()
 }
 
+/// `summary.json` of what an emulation measured (JSON text of
+/// `ecnlab_sim::summary::Measurements`: flows' outcomes, the switch's per-queue window
+/// counters, the queues it lists, probes' RTT samples), built by the code that builds the
+/// simulator's (`ecnlab_sim::summary::Summary::build`); JSON text, without the emulator's own
+/// `emulation` block (the caller adds it).
+/// Raises ValueError on measurements that do not read (a key missing, unknown or mistyped).
+#[pyfunction]
+fn summary_from_measurements(measurements_json: &str) -> PyResult<String> {
+    let m: ecnlab_sim::summary::Measurements =
+        serde_json::from_str(measurements_json).map_err(|e| value_error(format!("measurements: {e}")))?;
+    serde_json::to_string(&ecnlab_sim::summary::Summary::build(m)).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The FCT size classes of `summary.json` (`ecnlab_sim::summary::FCT_CLASSES`), in report
+/// order: `(name, above, up_to)`, flows of `above < size <= up_to` bytes (None: no bound).
+#[pyfunction]
+fn fct_classes() -> Vec<(&'static str, Option<u64>, Option<u64>)> {
+    ecnlab_sim::summary::FCT_CLASSES.iter().map(|c| (c.name, c.above, c.up_to)).collect()
+}
+
 /// Scheme names accepted by `marking.scheme`.
 #[pyfunction]
 fn scheme_names() -> Vec<String> {
@@ -207,6 +227,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(clip, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_from_measurements, m)?)?;
+    m.add_function(wrap_pyfunction!(fct_classes, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     // What the core was built from (build.rs): the key of every stored sweep run.
     m.add("ENGINE", env!("ECNLAB_ENGINE"))?;

@@ -66,8 +66,7 @@ fn main() {
     let out = ecnlab_sim::run(&scn, 1).expect("run");
     let wall = t.elapsed().as_secs_f64();
     let s2 = snap();
-    let hops = out.summary["packet_hops"].as_u64().unwrap_or(0);
-    let events = out.summary["events"].as_u64().unwrap_or(0);
+    let (hops, events) = (out.summary.packet_hops, out.summary.events);
     let (setup_a, setup_r, setup_b) = (s1.0 - s0.0, s1.1 - s0.1, s1.2 - s0.2);
     let (loop_a, loop_r, loop_b) =
         (s2.0 - s1.0 - setup_a, s2.1 - s1.1 - setup_r, (s2.2 - s1.2).saturating_sub(setup_b));

@@ -3,7 +3,8 @@
 //! A deterministic discrete-event packet simulator built on `ecnlab-core`: the scenario
 //! ([`config`]) becomes a network of hosts and switches ([`topology`]) whose egress ports
 //! are `ecnlab_core::Port`s, driven by one event loop ([`sim`]); hosts run sans-IO TCP
-//! ([`tcp`]); [`metrics`] turns the run into per-queue, per-flow and probe results.
+//! ([`tcp`]); [`metrics`] turns the run into per-queue, per-flow and probe results, and
+//! [`summary`] into `summary.json`.
 //!
 //! The same scenario and seed give bit-identical results: integer nanosecond time, FIFO
 //! tie-breaking of equal-time events, and one random stream per component derived from the
@@ -20,6 +21,7 @@ pub mod pcap;
 pub mod recorder;
 pub mod schema;
 pub mod sim;
+pub mod summary;
 pub mod tcp;
 pub mod topology;
 pub mod traffic;
@@ -35,7 +37,7 @@ use serde::Serialize;
 /// Everything a run produces.
 #[derive(Debug, Serialize)]
 pub struct RunOutput {
-    pub summary: serde_json::Value,
+    pub summary: summary::Summary,
     pub flows: Vec<metrics::FlowRecord>,
     pub probes: Vec<metrics::ProbeRecord>,
     pub timeseries: metrics::TimeSeries,

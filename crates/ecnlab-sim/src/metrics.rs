@@ -1,5 +1,5 @@
 //! What a run measures: per-queue counters over the measurement window, time series,
-//! per-flow records, probe RTTs, and the `summary.json` document.
+//! per-flow records, probe RTTs, and what `summary.json` is built from ([`crate::summary`]).
 //!
 //! Results are computed from a [`RunView`], a read-only view of a finished run that the
 //! simulator hands over (`Simulator::view`): this module does not know the simulator.
@@ -7,24 +7,20 @@
 use crate::hosts::Flow;
 use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
+use crate::summary::{
+    FlowOutcome, Measurements, NicSummary, PortUtilization, ProbeSamples, QueueSummary, ReasonCounts, Summary,
+};
 use crate::topology::Net;
 use crate::traffic::Probe;
 use ecnlab_core::marking::Reason;
 use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
-use serde_json::{json, Map, Value};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 /// Whole-run packet accounting (every packet a host sends is delivered, dropped, or still in
 /// the network at the end).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Counting {
-    pub sent: u64,
-    pub delivered: u64,
-    pub dropped: u64,
-    pub in_flight: u64,
-}
+pub use crate::summary::Counting;
 
 /// What the results of a finished run are computed from, read-only.
 pub(crate) struct RunView<'a> {
@@ -291,88 +287,36 @@ pub(crate) fn probe_records(run: &RunView) -> Vec<ProbeRecord> {
     run.probes.iter().enumerate().map(|(i, p)| ProbeRecord::of(i, p)).collect()
 }
 
-/// Nearest-rank percentile on sorted data: `sorted[floor(q n)]`, as the papers' scripts.
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    let i = ((q * sorted.len() as f64) as usize).min(sorted.len() - 1);
-    sorted[i]
+fn by_reason(v: &[u64; Reason::COUNT]) -> BTreeMap<String, u64> {
+    Reason::ALL.iter().filter(|r| v[**r as usize] > 0).map(|r| (r.name().to_string(), v[*r as usize])).collect()
 }
 
-/// `{count, avg_us, p50_us, p99_us}` of a list of FCTs (µs). Empty -> count 0 and nulls.
-pub fn fct_stats(mut v: Vec<f64>) -> Value {
-    if v.is_empty() {
-        return json!({"count": 0, "avg_us": null, "p50_us": null, "p99_us": null});
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let avg = v.iter().sum::<f64>() / v.len() as f64;
-    json!({"count": v.len(), "avg_us": avg, "p50_us": percentile(&v, 0.5), "p99_us": percentile(&v, 0.99)})
-}
-
-fn by_reason(v: &[u64; Reason::COUNT]) -> Map<String, Value> {
-    Reason::ALL.iter().filter(|r| v[**r as usize] > 0).map(|r| (r.name().to_string(), json!(v[*r as usize]))).collect()
-}
-
-/// Size classes of the papers' FCT breakdowns.
-pub const SMALL_MAX_BYTES: u64 = 100_000;
-pub const LARGE_MIN_BYTES: u64 = 10_000_000;
-
-/// The `fct` breakdown of summary.json: `{all, small, medium, large}` (sizes as
-/// [`SMALL_MAX_BYTES`], [`LARGE_MIN_BYTES`]), each [`fct_stats`], of the completed flows
-/// `sel` keeps.
-pub fn fct_buckets(done: &[&FlowRecord], sel: &dyn Fn(&FlowRecord) -> bool) -> Value {
-    let of = |pred: &dyn Fn(u64) -> bool| {
-        fct_stats(done.iter().filter(|f| sel(f) && pred(f.size.unwrap_or(0))).filter_map(|f| f.fct_us).collect())
-    };
-    json!({
-        "all": of(&|_| true),
-        "small": of(&|s| s <= SMALL_MAX_BYTES),
-        "medium": of(&|s| s > SMALL_MAX_BYTES && s <= LARGE_MIN_BYTES),
-        "large": of(&|s| s > LARGE_MIN_BYTES),
-    })
-}
-
-/// `fct_by_class`: [`fct_buckets`] per flow class (the DSCP a flow is sent with) and per
-/// switch queue (the queue that class maps to, `queue_of`: `switch.dscp_to_queue`, alike on
-/// every switch port). With PIAS tagging a flow's first bytes go with other DSCPs: it is
-/// counted under its own class, the service class of its remaining bytes. Keys are the
-/// class and queue numbers as strings (JSON object keys).
-pub fn fct_by_class(done: &[&FlowRecord], queue_of: impl Fn(u8) -> usize) -> Value {
-    let classes: BTreeSet<u8> = done.iter().map(|f| f.class).collect();
-    let queues: BTreeSet<usize> = classes.iter().map(|&c| queue_of(c)).collect();
-    let by_class: Map<String, Value> =
-        classes.iter().map(|&c| (c.to_string(), fct_buckets(done, &|f| f.class == c))).collect();
-    let by_queue: Map<String, Value> =
-        queues.iter().map(|&q| (q.to_string(), fct_buckets(done, &|f| queue_of(f.class) == q))).collect();
-    json!({"class": by_class, "queue": by_queue})
-}
-
-/// Build `summary.json` (everything except wall time, which the caller measures).
+/// Build `summary.json` (everything except wall time, which the caller measures): the run's
+/// [`Measurements`] for [`Summary::build`].
 pub(crate) fn summary(
     run: &RunView,
     scenario: &str,
     seed: u64,
     flows: &[FlowRecord],
     probes: &[ProbeRecord],
-) -> Value {
+) -> Summary {
     let window_ns = (run.end - run.warmup).max(1);
     let mut queues = Vec::new();
-    let mut marks_total = [0u64; Reason::COUNT];
-    let mut drops_total = [0u64; Reason::COUNT];
-    let mut unmarkable_total = [0u64; Reason::COUNT];
+    let mut counters = Vec::new();
     for l in &run.ports {
         // Totals count every port, host NICs included; the per-queue list has switch ports
         // that carried traffic.
         let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
-        let name = if listed { l.name } else { "" };
         for (q, s) in l.port.stats().iter().enumerate() {
             let snap = l.snapshot.get(q).cloned().unwrap_or_default();
             let marks = diff(&s.marks, &snap.marks);
             let drops = diff(&s.drops, &snap.drops);
             let unm = diff(&s.unmarkable, &snap.unmarkable);
-            for k in 0..Reason::COUNT {
-                marks_total[k] += marks[k];
-                drops_total[k] += drops[k];
-                unmarkable_total[k] += unm[k];
-            }
+            counters.push(ReasonCounts {
+                marks_by_reason: by_reason(&marks),
+                drops_by_reason: by_reason(&drops),
+                unmarkable_by_reason: by_reason(&unm),
+            });
             if !listed {
                 continue;
             }
@@ -380,51 +324,37 @@ pub(crate) fn summary(
             if s.deq_payload_bytes == 0 && s.enq_pkts == 0 && drops.iter().all(|&d| d == 0) {
                 continue; // a queue that never saw a packet
             }
-            queues.push(json!({
-                "port": name,
-                "queue": q,
-                "goodput_bps": (s.deq_payload_bytes - snap.payload) as f64 * 8e9 / window_ns as f64,
-                "avg_qlen_bytes": (s.byte_ns - snap.byte_ns) as f64 / window_ns as f64,
-                "max_qlen_bytes": s.max_bytes,
-                "avg_sojourn_us": if deq > 0 { Some((s.sojourn_sum_ns - snap.sojourn_sum_ns) as f64 / deq as f64 / 1e3) } else { None },
-                "marks": marks.iter().sum::<u64>(),
-                "drops": drops.iter().sum::<u64>(),
-                "marks_by_reason": by_reason(&marks),
-                "drops_by_reason": by_reason(&drops),
-            }));
+            queues.push(QueueSummary {
+                avg_qlen_bytes: (s.byte_ns - snap.byte_ns) as f64 / window_ns as f64,
+                avg_sojourn_us: (deq > 0).then(|| (s.sojourn_sum_ns - snap.sojourn_sum_ns) as f64 / deq as f64 / 1e3),
+                drops: drops.iter().sum(),
+                drops_by_reason: by_reason(&drops),
+                goodput_bps: (s.deq_payload_bytes - snap.payload) as f64 * 8e9 / window_ns as f64,
+                marks: marks.iter().sum(),
+                marks_by_reason: by_reason(&marks),
+                max_qlen_bytes: s.max_bytes,
+                port: l.name.to_string(),
+                queue: q as u64,
+                switch_goodput_bps: None,
+            });
         }
     }
-
-    let measured: Vec<&FlowRecord> =
-        flows.iter().filter(|f| f.size.is_some() && f.start_s * 1e9 >= run.warmup as f64).collect();
-    let done: Vec<&FlowRecord> = measured.iter().copied().filter(|f| f.fct_us.is_some()).collect();
-    let mut all_rtts: Vec<f64> = probes.iter().flat_map(|p| p.rtt_us.iter().copied()).collect();
-    all_rtts.sort_by(|a, b| a.total_cmp(b));
-    let probe_summary: Vec<Value> = probes
-        .iter()
-        .map(|p| {
-            let mut r = p.rtt_us.clone();
-            r.sort_by(|a, b| a.total_cmp(b));
-            let s = fct_stats(r);
-            json!({"id": p.id, "src": p.src, "dst": p.dst, "class": p.class, "samples": s["count"],
-                   "avg_us": s["avg_us"], "p50_us": s["p50_us"], "p99_us": s["p99_us"]})
-        })
-        .collect();
     // Link utilization of switch ports that carried traffic in the window.
-    let ports: Vec<Value> = run
+    let ports = run
         .ports
         .iter()
         .filter(|l| l.is_switch_port && l.tx_pkts > 0)
         .filter_map(|l| Some((l, tx_bytes(l.port).checked_sub(l.snapshot_tx_bytes).filter(|&b| b > 0)?)))
-        .map(|(l, bytes)| {
-            json!({"port": l.name, "rate_bps": l.rate_bps,
-                   "utilization": bytes as f64 * 8e9 / (l.rate_bps as f64 * window_ns as f64)})
+        .map(|(l, bytes)| PortUtilization {
+            port: l.name.to_string(),
+            rate_bps: l.rate_bps,
+            utilization: bytes as f64 * 8e9 / (l.rate_bps as f64 * window_ns as f64),
         })
         .collect();
     // Host NICs (a host's own uplink queue), so that a reader can tell a run whose flows are
     // bound by their sender's NIC rather than by the switch under study (the catalog's
     // soundness guard): the window's drops and time-averaged queue, and the peak.
-    let nics: Vec<Value> = run
+    let nics = run
         .ports
         .iter()
         .filter(|l| !l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0))
@@ -436,12 +366,16 @@ pub(crate) fn summary(
                 byte_ns += s.byte_ns - snap.byte_ns;
                 max_bytes = max_bytes.max(s.max_bytes);
             }
-            json!({"port": l.name, "drops": drops,
-                   "avg_qlen_bytes": byte_ns as f64 / window_ns as f64, "max_qlen_bytes": max_bytes})
+            NicSummary {
+                avg_qlen_bytes: byte_ns as f64 / window_ns as f64,
+                drops,
+                max_qlen_bytes: max_bytes,
+                port: l.name.to_string(),
+            }
         })
         .collect();
-    // Long-lived flows: goodput in the window and Jain's fairness index over them.
-    let long_goodputs: Vec<f64> = run
+    // Long-lived flows: goodput in the window (Jain's index over them in the summary).
+    let long_goodputs = run
         .flows
         .iter()
         .filter(|f| f.size.is_none())
@@ -450,37 +384,33 @@ pub(crate) fn summary(
             (c.acked_bytes - c.acked_at_warmup) as f64 * 8e9 / window_ns as f64
         })
         .collect();
-    let jain = jain_index(&long_goodputs);
+    // The queue of each class that flows use, as the (first) switch port classifies.
     let switch_port = run.ports.iter().find(|l| l.is_switch_port);
-    let c = run.counting;
-    json!({
-        "scenario": scenario,
-        "seed": seed,
-        "sim_time_s": run.end as f64 / 1e9,
-        "measure_from_s": run.warmup as f64 / 1e9,
-        "events": run.events,
-        "packet_hops": run.packet_hops,
-        "fct": fct_buckets(&done, &|_| true),
-        "fct_by_class": fct_by_class(&done, |c| switch_port.map_or(0, |l| l.port.classify(c))),
-        "flows": {
-            "total": flows.len(),
-            "completed": done.len(),
-            "unfinished": measured.len() - done.len(),
-            "long_lived": flows.iter().filter(|f| f.size.is_none()).count(),
-            "timeouts": flows.iter().map(|f| f.timeouts).sum::<u64>(),
-        },
-        "marks": marks_total.iter().sum::<u64>(),
-        "drops": drops_total.iter().sum::<u64>(),
-        "marks_by_reason": by_reason(&marks_total),
-        "drops_by_reason": by_reason(&drops_total),
-        "unmarkable_by_reason": by_reason(&unmarkable_total),
-        "queues": queues,
-        "ports": ports,
-        "nics": nics,
-        "long_flows": {"goodput_bps": long_goodputs, "jain_index": jain},
-        "probes": probe_summary,
-        "probe_rtt": fct_stats(all_rtts),
-        "counting": {"sent": c.sent, "delivered": c.delivered, "dropped": c.dropped, "in_flight": c.in_flight},
+    let max_class = flows.iter().map(|f| f.class as usize + 1).max().unwrap_or(0);
+    let class_queue = (0..max_class).map(|c| switch_port.map_or(0, |l| l.port.classify(c as u8) as u64)).collect();
+    Summary::build(Measurements {
+        scenario: scenario.to_string(),
+        seed,
+        sim_time_s: run.end as f64 / 1e9,
+        measure_from_s: run.warmup as f64 / 1e9,
+        events: run.events,
+        packet_hops: run.packet_hops,
+        flows: flows
+            .iter()
+            .map(|f| FlowOutcome { class: f.class, size: f.size, start_s: f.start_s, fct_us: f.fct_us })
+            .collect(),
+        timeouts: flows.iter().map(|f| f.timeouts).sum(),
+        counters,
+        queues,
+        probes: probes
+            .iter()
+            .map(|p| ProbeSamples { id: p.id as u64, src: p.src, dst: p.dst, class: p.class, rtt_us: p.rtt_us.clone() })
+            .collect(),
+        class_queue: Some(class_queue),
+        ports: Some(ports),
+        nics: Some(nics),
+        long_flow_goodputs_bps: Some(long_goodputs),
+        counting: Some(run.counting),
     })
 }
 
@@ -490,68 +420,8 @@ pub(crate) fn tx_bytes(port: &Port<Packet>) -> u64 {
     (0..port.n_queues()).map(|q| port.queue_stats(q).deq_bytes).sum()
 }
 
-/// Jain's fairness index (sum x)^2 / (n sum x^2); None for no flows or all zero.
-pub fn jain_index(x: &[f64]) -> Option<f64> {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    (!x.is_empty() && s2 > 0.0).then(|| s * s / (x.len() as f64 * s2))
-}
-
 /// "s0->h3": a switch port named by its two ends.
 pub fn port_name(net: &Net, li: usize) -> String {
     let l = &net.links[li];
     format!("{}->{}", net.names[l.from], net.names[l.to])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn flow(id: usize, class: u8, size: u64, fct_us: f64) -> FlowRecord {
-        FlowRecord {
-            id,
-            spec: 0,
-            conn: 0,
-            src: 0,
-            dst: 1,
-            class,
-            size: Some(size),
-            start_s: 0.0,
-            finish_s: Some(fct_us / 1e6),
-            fct_us: Some(fct_us),
-            ideal_fct_us: None,
-            slowdown: None,
-            acked_bytes: size,
-            timeouts: 0,
-            retransmits: 0,
-        }
-    }
-
-    #[test]
-    fn fct_by_class_splits_by_class_and_by_the_queue_each_class_maps_to() {
-        // Classes 0, 1, 2; classes 1 and 2 share queue 1 (as dscp_to_queue = [0, 1, 1]).
-        let f = [
-            flow(0, 0, 10_000, 10.0),
-            flow(1, 0, 20_000_000, 1000.0),
-            flow(2, 1, 50_000, 30.0),
-            flow(3, 2, 50_000, 50.0),
-            flow(4, 2, 1_000_000, 400.0),
-        ];
-        let done: Vec<&FlowRecord> = f.iter().collect();
-        let v = fct_by_class(&done, |c| c.min(1) as usize);
-        assert_eq!(v["class"].as_object().unwrap().len(), 3);
-        assert_eq!(v["class"]["0"]["all"]["count"], 2);
-        assert_eq!(v["class"]["0"]["small"]["avg_us"], 10.0);
-        assert_eq!(v["class"]["0"]["large"]["count"], 1);
-        assert_eq!(v["class"]["2"]["medium"]["avg_us"], 400.0);
-        assert_eq!(v["queue"].as_object().unwrap().len(), 2);
-        assert_eq!(v["queue"]["1"]["small"]["count"], 2);
-        assert_eq!(v["queue"]["1"]["small"]["avg_us"], 40.0);
-        assert_eq!(v["queue"]["1"]["all"]["count"], 3);
-        assert_eq!(v["queue"]["1"]["large"]["count"], 0);
-        // The per-queue groups partition the flows, as the whole-run breakdown counts them.
-        let all = fct_buckets(&done, &|_| true);
-        let n: u64 = v["queue"].as_object().unwrap().values().map(|b| b["all"]["count"].as_u64().unwrap()).sum();
-        assert_eq!(n, all["all"]["count"].as_u64().unwrap());
-    }
 }

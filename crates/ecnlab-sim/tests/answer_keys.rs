@@ -98,15 +98,15 @@ warmup = "5ms"
             *host_link_rate = vec![ecnlab_core::units::Rate::gbps(10), ecnlab_core::units::Rate::gbps(40)];
         }
         let out = run(&scn, 1).unwrap();
-        let q = &out.summary["queues"].as_array().unwrap().iter().find(|q| q["port"] == "s0->h0").unwrap().clone();
-        let goodput = q["goodput_bps"].as_f64().unwrap();
+        let q = out.summary.queues.iter().find(|q| q.port == "s0->h0").unwrap();
+        let goodput = q.goodput_bps;
         let payload_capacity = 10e9 * 1460.0 / 1500.0;
-        assert!(goodput >= 0.95 * payload_capacity, "{cc}: {goodput} {}", out.summary);
+        assert!(goodput >= 0.95 * payload_capacity, "{cc}: {goodput} {:?}", out.summary);
         // With ECN nothing is lost, so the receiver's in-order data keeps up with the link.
         // Plain NewReno overshoots the 2 MB buffer in slow start and, without SACK, repairs
         // one hole per (queue-inflated) RTT: the link stays full of new data the receiver
         // holds out of order, and in-order delivery lags for far longer than 20 ms.
-        let in_order = out.summary["long_flows"]["goodput_bps"][0].as_f64().unwrap();
+        let in_order = out.summary.long_flows.as_ref().unwrap().goodput_bps[0];
         if cc != "newreno" {
             assert!(in_order >= 0.95 * payload_capacity, "{cc}: in-order {in_order}");
         }
@@ -165,17 +165,12 @@ interval = "100us"
     );
     let a = run(&scn, 42).unwrap();
     let b = run(&scn, 42).unwrap();
-    assert_eq!(a.summary.to_string(), b.summary.to_string());
-    let c = &a.summary["counting"];
-    let (sent, delivered, dropped, inflight) = (
-        c["sent"].as_u64().unwrap(),
-        c["delivered"].as_u64().unwrap(),
-        c["dropped"].as_u64().unwrap(),
-        c["in_flight"].as_u64().unwrap(),
-    );
+    assert_eq!(serde_json::to_string(&a.summary).unwrap(), serde_json::to_string(&b.summary).unwrap());
+    let c = a.summary.counting.unwrap();
+    let (sent, delivered, dropped, inflight) = (c.sent, c.delivered, c.dropped, c.in_flight);
     assert!(sent > 1000);
     assert_eq!(sent, delivered + dropped + inflight);
-    assert_eq!(a.summary["flows"]["completed"], 1);
+    assert_eq!(a.summary.flows.completed, 1);
 }
 
 #[test]
@@ -204,10 +199,10 @@ warmup = "5ms"
     scn.marking.scheme = ecnlab_core::marking::SchemeName::PerQueue;
     scn.marking.threshold.k = ecnlab_core::units::ByteSize(100_000);
     let out = run(&scn, 1).unwrap();
-    let q = out.summary["queues"].as_array().unwrap().iter().find(|q| q["port"] == "s0->h0").unwrap().clone();
-    let avg = q["avg_qlen_bytes"].as_f64().unwrap();
+    let q = out.summary.queues.iter().find(|q| q.port == "s0->h0").unwrap();
+    let avg = q.avg_qlen_bytes;
     assert!(avg > 60_000.0 && avg < 140_000.0, "avg queue {avg}");
-    assert!(q["goodput_bps"].as_f64().unwrap() > 0.95 * 10e9 * 1460.0 / 1500.0);
+    assert!(q.goodput_bps > 0.95 * 10e9 * 1460.0 / 1500.0);
 }
 
 #[test]

@@ -34,7 +34,7 @@ fn builtin(name: &str, duration_ns: u64, max_flows: u64) -> Scenario {
 /// drops, per-queue results and probe RTTs (taken after the warm-up).
 fn simulated(scn: &Scenario, window: bool) -> Value {
     let out = ecnlab_sim::run(scn, scn.seed).unwrap_or_else(|e| panic!("{}: {e}", scn.name));
-    let s = &out.summary;
+    let s = &serde_json::to_value(&out.summary).unwrap();
     let mut v = json!({
         "packet_hops": s["packet_hops"],
         "counting": s["counting"],

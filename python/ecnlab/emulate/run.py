@@ -35,15 +35,19 @@ def _ip(i: int) -> str:
 
 
 def _percentile(sorted_v: list[float], q: float) -> float:
-    """Nearest rank, ``sorted[floor(q n)]``, as ecnlab run (metrics.rs)."""
+    """Nearest rank, ``sorted[floor(q n)]``, as ecnlab run (summary.rs)."""
     return sorted_v[min(int(q * len(sorted_v)), len(sorted_v) - 1)]
 
 
-def _stats(values: list[float]) -> dict[str, Any]:
-    if not values:
-        return {"count": 0, "avg_us": None, "p50_us": None, "p99_us": None}
-    v = sorted(values)
-    return {"count": len(v), "avg_us": sum(v) / len(v), "p50_us": _percentile(v, 0.5), "p99_us": _percentile(v, 0.99)}
+def _finite(x: Any) -> Any:
+    """``x`` with non-finite floats as None (JSON has no NaN; the core writes them as null)."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
 
 
 def _interp(ts: list[float], vs: list[int], t: float) -> float:
@@ -749,7 +753,8 @@ def emulate(
         doc, run_seed, flows, probes, results, switch_stats, t0, duration, warmup, factor, scale, cc_map, em, messages)
     summary["wall_time_s"] = wall
     order = ["scenario", "seed", "sim_time_s", "wall_time_s", "events", "packet_hops"]
-    summary = {k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order}
+    summary = ({k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order + ["emulation"]}
+               | {"emulation": summary["emulation"]})
     RunResult(doc, summary, flow_rows, probe_rows, ts).write(out)
     return summary
 
@@ -798,17 +803,12 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
     win_ports = {p["name"]: p for p in sw.get("window", {}).get("ports", [])}
     tot_ports = {p["name"]: p for p in sw.get("total", {}).get("ports", [])}
     queues = []
-    marks_by: dict[str, int] = {}
-    drops_by: dict[str, int] = {}
-    unm_by: dict[str, int] = {}
+    counters = []  # every queue's window counters by reason: the summary's totals
     for name, p in win_ports.items():
         tot = tot_ports.get(name, p)
         h = int(name.split("->h")[1])
         for q in p["queues"]:
-            for src, dst in ((q["marks_by_reason"], marks_by), (q["drops_by_reason"], drops_by),
-                             (q["unmarkable_by_reason"], unm_by)):
-                for k, v in src.items():
-                    dst[k] = dst.get(k, 0) + v
+            counters.append({k: q[k] for k in ("marks_by_reason", "drops_by_reason", "unmarkable_by_reason")})
             tq = tot["queues"][q["queue"]]
             app = sum(g for fid, g in fgood.items()
                       if flows[fid]["dst"] == h and _classify(doc, flows[fid]["class"]) == q["queue"])
@@ -824,16 +824,10 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
             })
     # Flow records.
     flow_rows = []
-    fcts: list[tuple[int, float]] = []
-    measured = 0
     timeouts = sum(r.get("netstat", {}).get("TcpExtTCPTimeouts", 0) for r in results.values())
     for f in flows:
         rec = results.get(f["src"], {}).get("flows", {}).get(str(f["id"]), {})
         fct = rec.get("fct_us")
-        if f["size"] is not None and f["start_s"] >= warmup:
-            measured += 1
-            if fct is not None:
-                fcts.append((f["size"], fct))
         flow_rows.append({
             "id": f["id"], "spec": f["spec"], "src": f["src"], "dst": f["dst"], "class": f["class"],
             "size": f["size"], "start_s": f["start_s"], "finish_s": rec.get("finish_s"), "fct_us": fct,
@@ -849,10 +843,6 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         started += 1
         late.append(rec.get("late_us") or 0.0)
         fct = rec.get("fct_us")
-        if m["start_s"] >= warmup:
-            measured += 1
-            if fct is not None:
-                fcts.append((m["size"], fct))
         flow_rows.append({
             "id": m["id"], "spec": m["spec"], "src": m["src"], "dst": m["dst"], "class": m["class"],
             "size": m["size"], "start_s": m["start_s"], "finish_s": rec.get("finish_s"), "fct_us": fct,
@@ -860,22 +850,14 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         })
     _fill_ideal_fct(doc, flow_rows)
     probe_rows = []
-    all_rtts = []
-    probe_summary = []
     for p in probes:
         r = results.get(p["src"], {}).get("probes", {}).get(str(p["id"]), {"sent": 0, "samples": []})
         rtts = [rtt for (t, rtt) in r["samples"] if t >= warmup]
-        all_rtts += rtts
-        s = _stats(rtts)
-        probe_summary.append({"id": p["id"], "src": p["src"], "dst": p["dst"], "class": p["class"], "samples": s["count"],
-                              "avg_us": s["avg_us"], "p50_us": s["p50_us"], "p99_us": s["p99_us"]})
         probe_rows.append({"id": p["id"], "src": p["src"], "dst": p["dst"], "class": p["class"], "sent": r["sent"],
                            "rtt_us": rtts})
     # Time series from the switch's periodic counters.
     ts = _timeseries(em.work / "switch-timeseries.jsonl", t0)
-    by = lambda size_ok: _stats([fct for size, fct in fcts if size_ok(size)])  # noqa: E731
     socket_drops = sw.get("socket_drops", 0)
-    probe_rtt = _stats(all_rtts)
     emulation = {
         "kernel": platform.release(),
         "switch": {
@@ -919,35 +901,31 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
             # delay counts in the FCT, as it would for a real application).
             "start_late_us": {"p50": _percentile(late, 0.5), "p99": _percentile(late, 0.99)} if late else None,
         }
-    if scale == "dilate" and factor != 1:
-        emulation["unscaled"] = {
-            "note": "times / factor and rates x factor: the original scenario's time base",
-            "probe_rtt": {k: (v / factor if isinstance(v, float) and k != "count" else v) for k, v in probe_rtt.items()},
-            "queues": [{"port": q["port"], "queue": q["queue"], "goodput_bps": q["goodput_bps"] * factor}
-                       for q in queues],
-        }
-    summary = {
-        "scenario": doc.get("name", "scenario"),
-        "seed": seed,
-        "sim_time_s": duration,
-        "wall_time_s": 0.0,
-        "events": 0,
-        "packet_hops": sw.get("frames_forwarded", 0),
-        "measure_from_s": warmup,
-        "fct": {"all": by(lambda s: True), "small": by(lambda s: s <= 100_000),
-                "medium": by(lambda s: 100_000 < s <= 10_000_000), "large": by(lambda s: s > 10_000_000)},
-        "flows": {"total": len(flows) + started, "completed": len(fcts), "unfinished": measured - len(fcts),
-                  "long_lived": sum(1 for f in flows if f["size"] is None), "timeouts": timeouts},
-        "marks": sum(marks_by.values()),
-        "drops": sum(drops_by.values()),
-        "marks_by_reason": marks_by,
-        "drops_by_reason": drops_by,
-        "unmarkable_by_reason": unm_by,
-        "queues": queues,
-        "probes": probe_summary,
-        "probe_rtt": probe_rtt,
-        "emulation": emulation,
+    # The summary, built by the core's code that builds ecnlab run's (summary.rs): FCT by
+    # size class of the sized flows (every [[flows]] entry and every message that started)
+    # that started in the window, the totals by reason, the probes' RTTs. What the emulator
+    # does not measure (fct_by_class, ports, nics, long_flows, counting) stays out. The
+    # `emulation` block is added here, not sent through the core (serde_json's default
+    # parser may move a float's last bit; the measured figures can take that, it need not).
+    from .. import _core
+
+    measurements = {
+        "scenario": doc.get("name", "scenario"), "seed": seed, "sim_time_s": duration, "measure_from_s": warmup,
+        "events": 0, "packet_hops": sw.get("frames_forwarded", 0),
+        "flows": [{k: r[k] for k in ("class", "size", "start_s", "fct_us")} for r in flow_rows],
+        "timeouts": timeouts, "counters": counters, "queues": queues,
+        "probes": [{k: r[k] for k in ("id", "src", "dst", "class", "rtt_us")} for r in probe_rows],
     }
+    summary = json.loads(_core.summary_from_measurements(json.dumps(_finite(measurements))))
+    summary["emulation"] = emulation
+    if scale == "dilate" and factor != 1:
+        summary["emulation"]["unscaled"] = {
+            "note": "times / factor and rates x factor: the original scenario's time base",
+            "probe_rtt": {k: (v / factor if isinstance(v, float) and k != "count" else v)
+                          for k, v in summary["probe_rtt"].items()},
+            "queues": [{"port": q["port"], "queue": q["queue"], "goodput_bps": q["goodput_bps"] * factor}
+                       for q in summary["queues"]],
+        }
     return summary, flow_rows, probe_rows, ts
 
 

@@ -7,11 +7,32 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from .figures import Figures
 from .page import render
 
-BUCKETS = ("all", "small", "medium", "large")
-BUCKET_LABEL = {"all": "all", "small": "small (≤ 100 KB)", "medium": "medium", "large": "large (> 10 MB)"}
+# The FCT size classes of summary.json, as the core defines them: (name, above, up_to).
+FCT_CLASSES: list[tuple[str, int | None, int | None]] = [tuple(c) for c in _core.fct_classes()]
+BUCKETS = tuple(name for name, _, _ in FCT_CLASSES)
+
+
+def _size(n: int) -> str:
+    """100000 -> "100 KB", 10000000 -> "10 MB" (decimal, as scenario sizes)."""
+    for unit, f in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= f and n % f == 0:
+            return f"{n // f} {unit}"
+    return f"{n} B"
+
+
+def _label(name: str, above: int | None, up_to: int | None) -> str:
+    if above is None and up_to is not None:
+        return f"{name} (≤ {_size(up_to)})"
+    if up_to is None and above is not None:
+        return f"{name} (> {_size(above)})"
+    return name
+
+
+BUCKET_LABEL = {name: _label(name, above, up_to) for name, above, up_to in FCT_CLASSES}
 MAX_QUEUES_DRAWN = 8  # the busiest queues by goodput; the others are in the tables
 
 
@@ -78,10 +99,13 @@ def draw_run(figs: Figures, d: Path, summary: dict[str, Any], prefix: str = "") 
                 if len(v):
                     a.plot(v, np.arange(1, len(v) + 1) / len(v), label=f"{label} (n={len(v)})")
 
-            cdf(ax[0][0], fl["slowdown"], "all")
-            cdf(ax[0][0], fl[fl["size"] <= 100_000]["slowdown"], "small")
-            cdf(ax[0][0], fl[(fl["size"] > 100_000) & (fl["size"] <= 10_000_000)]["slowdown"], "medium")
-            cdf(ax[0][0], fl[fl["size"] > 10_000_000]["slowdown"], "large")
+            for name, above, up_to in FCT_CLASSES:
+                sel = fl
+                if above is not None:
+                    sel = sel[sel["size"] > above]
+                if up_to is not None:
+                    sel = sel[sel["size"] <= up_to]
+                cdf(ax[0][0], sel["slowdown"], name)
             for c, g in sorted(fl.groupby("class"), key=lambda kv: kv[0]):
                 cdf(ax[0][1], g["slowdown"], f"class {c}")
             for a in ax[0]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import _core
 from ..api import build_info, engine_id
 from ..scenario import ScenarioError
 from .spec import Point, _canonical, _one_line
@@ -101,7 +102,7 @@ def resolve_point(p: Point) -> Resolved:
         return Resolved(p, key, None, p.seed, _one_line(e))
 
 
-_FCT = ("all", "small", "medium", "large")
+_FCT = tuple(name for name, _, _ in _core.fct_classes())  # summary.json's FCT size classes
 MAX_QUEUE_COLUMNS = 24
 
 

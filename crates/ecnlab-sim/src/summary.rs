@@ -1,0 +1,480 @@
+//! `summary.json`, typed: the [`Summary`] of a run, and the one place it is built
+//! ([`Summary::build`]) from what a run measured ([`Measurements`]), whether the simulator
+//! measured it (`metrics::summary`, from a `RunView`) or the emulated switch and its hosts
+//! (`ecnlab._core.summary_from_measurements`, called by `python/ecnlab/emulate/run.py`).
+//! The FCT size classes ([`FCT_CLASSES`]) are defined here and nowhere else; Python reads
+//! them through `_core.fct_classes()`.
+//!
+//! Fields are declared in alphabetical order, in every struct: the order in which
+//! `summary.json` has always listed them (it was a `serde_json::Value`, whose maps sort their
+//! keys), so that serializing a `Summary` gives the same bytes as before. Fields one kind of
+//! run cannot measure are `Option`s left out of the JSON when `None` (the emulator has no
+//! `fct_by_class`, `ports`, `nics`, `long_flows` or `counting`; the simulator no `emulation`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One size class of the papers' FCT breakdowns: flows of `above < size <= up_to` bytes
+/// (a missing bound is no bound).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FctClass {
+    pub name: &'static str,
+    pub above: Option<u64>,
+    pub up_to: Option<u64>,
+}
+
+impl FctClass {
+    pub fn contains(&self, size: u64) -> bool {
+        self.above.is_none_or(|a| size > a) && self.up_to.is_none_or(|b| size <= b)
+    }
+}
+
+/// Largest "small" flow (TCN, ECN#: <= 100 KB).
+pub const SMALL_MAX_BYTES: u64 = 100_000;
+/// Largest "medium" flow; "large" flows are above it (> 10 MB).
+pub const LARGE_MIN_BYTES: u64 = 10_000_000;
+
+/// The FCT classes of `fct` (and of each group of `fct_by_class`), in the order reports show
+/// them: every flow, then small, medium and large.
+pub const FCT_CLASSES: [FctClass; 4] = [
+    FctClass { name: "all", above: None, up_to: None },
+    FctClass { name: "small", above: None, up_to: Some(SMALL_MAX_BYTES) },
+    FctClass { name: "medium", above: Some(SMALL_MAX_BYTES), up_to: Some(LARGE_MIN_BYTES) },
+    FctClass { name: "large", above: Some(LARGE_MIN_BYTES), up_to: None },
+];
+
+/// `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Whole-run packet accounting (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counting: Option<Counting>,
+    /// Window drops over every queue (the simulator's include host NICs), by reason.
+    pub drops: u64,
+    pub drops_by_reason: BTreeMap<String, u64>,
+    /// Build information, added by the Python front end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecnlab: Option<serde_json::Value>,
+    /// The emulator's own block (kernel, switch counters, scaling, host stack, ...): free-form,
+    /// added by `emulate/run.py` (it never goes through the core: its figures keep their bits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<serde_json::Value>,
+    /// Simulated events (0 for an emulation).
+    pub events: u64,
+    /// FCT of the sized flows that started in the window and completed, by size class.
+    pub fct: FctBuckets,
+    /// [`FctBuckets`] per flow class and per switch queue (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fct_by_class: Option<FctByClass>,
+    pub flows: FlowCounts,
+    /// Long-lived flows' window goodput and Jain's index (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_flows: Option<LongFlows>,
+    /// Window marks over every queue, by reason.
+    pub marks: u64,
+    pub marks_by_reason: BTreeMap<String, u64>,
+    /// Start of the measurement window (end of warm-up), s.
+    pub measure_from_s: f64,
+    /// Host NICs that carried traffic (simulator only; the catalog's soundness guard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nics: Option<Vec<NicSummary>>,
+    /// Packets moved over a hop (simulator), frames forwarded (emulated switch).
+    pub packet_hops: u64,
+    /// Utilization of the switch ports that carried traffic (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<PortUtilization>>,
+    /// RTT of all probes' samples together.
+    pub probe_rtt: Stats,
+    pub probes: Vec<ProbeSummary>,
+    /// Switch queues that saw traffic, over the window.
+    pub queues: Vec<QueueSummary>,
+    pub scenario: String,
+    pub seed: u64,
+    /// Length of the run, s.
+    pub sim_time_s: f64,
+    /// Marks a scheme wanted on packets that were not ECN-capable, by reason.
+    pub unmarkable_by_reason: BTreeMap<String, u64>,
+    /// Wall-clock time of the run, added by the caller that measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_time_s: Option<f64>,
+}
+
+/// `{count, avg_us, p50_us, p99_us}` of a list of times (µs); nulls when empty.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub avg_us: Option<f64>,
+    pub count: u64,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+}
+
+/// One [`Stats`] per entry of [`FCT_CLASSES`] (the field names are the class names).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FctBuckets {
+    pub all: Stats,
+    pub large: Stats,
+    pub medium: Stats,
+    pub small: Stats,
+}
+
+/// `fct_by_class`: keys are the class (DSCP) and queue numbers as strings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FctByClass {
+    pub class: BTreeMap<String, FctBuckets>,
+    pub queue: BTreeMap<String, FctBuckets>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowCounts {
+    /// Sized flows that started in the window and completed (the `fct` population).
+    pub completed: u64,
+    pub long_lived: u64,
+    /// Retransmission timeouts: the flows' (simulator), the kernels' counter (emulator).
+    pub timeouts: u64,
+    /// Every flow of the run (generated messages that started included).
+    pub total: u64,
+    /// Sized flows that started in the window and did not complete.
+    pub unfinished: u64,
+}
+
+/// One switch queue over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueSummary {
+    pub avg_qlen_bytes: f64,
+    pub avg_sojourn_us: Option<f64>,
+    pub drops: u64,
+    pub drops_by_reason: BTreeMap<String, u64>,
+    /// TCP payload sent from the queue (simulator), application bytes received by the
+    /// flows of the queue (emulator), as a rate.
+    pub goodput_bps: f64,
+    pub marks: u64,
+    pub marks_by_reason: BTreeMap<String, u64>,
+    pub max_qlen_bytes: u64,
+    pub port: String,
+    pub queue: u64,
+    /// What the emulated switch counted as sent from the queue (emulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_goodput_bps: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PortUtilization {
+    pub port: String,
+    pub rate_bps: u64,
+    pub utilization: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NicSummary {
+    pub avg_qlen_bytes: f64,
+    pub drops: u64,
+    pub max_qlen_bytes: u64,
+    pub port: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LongFlows {
+    pub goodput_bps: Vec<f64>,
+    pub jain_index: Option<f64>,
+}
+
+/// One probe's RTT samples in the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeSummary {
+    pub avg_us: Option<f64>,
+    pub class: u8,
+    pub dst: u16,
+    pub id: u64,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub samples: u64,
+    pub src: u16,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counting {
+    pub delivered: u64,
+    pub dropped: u64,
+    pub in_flight: u64,
+    pub sent: u64,
+}
+
+/// One flow as the summary sees it (a `flows.csv` row's subset).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowOutcome {
+    /// The DSCP it is sent with.
+    pub class: u8,
+    /// Bytes (None: long-lived).
+    pub size: Option<u64>,
+    pub start_s: f64,
+    /// None: not completed.
+    pub fct_us: Option<f64>,
+}
+
+/// One probe's RTT samples in the window (a `probes.json` record's subset).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeSamples {
+    pub id: u64,
+    pub src: u16,
+    pub dst: u16,
+    pub class: u8,
+    pub rtt_us: Vec<f64>,
+}
+
+/// Counters by reason of one queue over the window (names as `ecnlab_core::marking::Reason`,
+/// zero counts left out).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReasonCounts {
+    #[serde(default)]
+    pub marks_by_reason: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub drops_by_reason: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub unmarkable_by_reason: BTreeMap<String, u64>,
+}
+
+/// What a run measured, from which [`Summary::build`] makes its summary: the simulator
+/// fills it from a `RunView` (`metrics::summary`), the emulator from its switch's and hosts'
+/// reports (as JSON, `_core.summary_from_measurements`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measurements {
+    pub scenario: String,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    pub measure_from_s: f64,
+    #[serde(default)]
+    pub events: u64,
+    pub packet_hops: u64,
+    /// Every flow of the run; sized flows that started at or after `measure_from_s` are
+    /// measured.
+    pub flows: Vec<FlowOutcome>,
+    /// Retransmission timeouts of the run.
+    #[serde(default)]
+    pub timeouts: u64,
+    /// The window counters of every queue the run counts, listed in `queues` or not.
+    pub counters: Vec<ReasonCounts>,
+    /// The queues the summary lists, as measured.
+    pub queues: Vec<QueueSummary>,
+    pub probes: Vec<ProbeSamples>,
+    /// The queue each flow class maps to (`switch.dscp_to_queue` as the switch port
+    /// classifies, for classes 0..len): gives `fct_by_class`. None: no `fct_by_class`.
+    #[serde(default)]
+    pub class_queue: Option<Vec<u64>>,
+    #[serde(default)]
+    pub ports: Option<Vec<PortUtilization>>,
+    #[serde(default)]
+    pub nics: Option<Vec<NicSummary>>,
+    #[serde(default)]
+    pub long_flow_goodputs_bps: Option<Vec<f64>>,
+    #[serde(default)]
+    pub counting: Option<Counting>,
+}
+
+impl Summary {
+    /// The summary of what a run measured.
+    pub fn build(m: Measurements) -> Summary {
+        let measured: Vec<&FlowOutcome> =
+            m.flows.iter().filter(|f| f.size.is_some() && f.start_s >= m.measure_from_s).collect();
+        let done: Vec<&FlowOutcome> = measured.iter().copied().filter(|f| f.fct_us.is_some()).collect();
+        let (mut marks, mut drops, mut unmarkable) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        for c in &m.counters {
+            for (src, dst) in [
+                (&c.marks_by_reason, &mut marks),
+                (&c.drops_by_reason, &mut drops),
+                (&c.unmarkable_by_reason, &mut unmarkable),
+            ] {
+                for (k, &v) in src.iter().filter(|(_, &v)| v > 0) {
+                    *dst.entry(k.clone()).or_insert(0) += v;
+                }
+            }
+        }
+        let mut all_rtts: Vec<f64> = m.probes.iter().flat_map(|p| p.rtt_us.iter().copied()).collect();
+        all_rtts.sort_by(|a, b| a.total_cmp(b));
+        let probes = m
+            .probes
+            .iter()
+            .map(|p| {
+                let s = stats(p.rtt_us.clone());
+                ProbeSummary {
+                    avg_us: s.avg_us,
+                    class: p.class,
+                    dst: p.dst,
+                    id: p.id,
+                    p50_us: s.p50_us,
+                    p99_us: s.p99_us,
+                    samples: s.count,
+                    src: p.src,
+                }
+            })
+            .collect();
+        let fct_by_class = m.class_queue.as_ref().map(|cq| {
+            // Classes beyond the map go to queue 0, as a port without that class would.
+            fct_by_class(&done, |c| cq.get(c as usize).copied().unwrap_or(0))
+        });
+        Summary {
+            counting: m.counting,
+            drops: drops.values().sum(),
+            drops_by_reason: drops,
+            ecnlab: None,
+            emulation: None,
+            events: m.events,
+            fct: fct_buckets(&done, &|_| true),
+            fct_by_class,
+            flows: FlowCounts {
+                completed: done.len() as u64,
+                long_lived: m.flows.iter().filter(|f| f.size.is_none()).count() as u64,
+                timeouts: m.timeouts,
+                total: m.flows.len() as u64,
+                unfinished: (measured.len() - done.len()) as u64,
+            },
+            long_flows: m.long_flow_goodputs_bps.map(|g| LongFlows { jain_index: jain_index(&g), goodput_bps: g }),
+            marks: marks.values().sum(),
+            marks_by_reason: marks,
+            measure_from_s: m.measure_from_s,
+            nics: m.nics,
+            packet_hops: m.packet_hops,
+            ports: m.ports,
+            probe_rtt: stats(all_rtts),
+            probes,
+            queues: m.queues,
+            scenario: m.scenario,
+            seed: m.seed,
+            sim_time_s: m.sim_time_s,
+            unmarkable_by_reason: unmarkable,
+            wall_time_s: None,
+        }
+    }
+}
+
+/// Nearest-rank percentile on sorted data: `sorted[floor(q n)]`, as the papers' scripts.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((q * sorted.len() as f64) as usize).min(sorted.len() - 1);
+    sorted[i]
+}
+
+/// [`Stats`] of a list of times (µs). Empty -> count 0 and nulls.
+pub fn stats(mut v: Vec<f64>) -> Stats {
+    if v.is_empty() {
+        return Stats::default();
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let avg = v.iter().sum::<f64>() / v.len() as f64;
+    Stats {
+        avg_us: Some(avg),
+        count: v.len() as u64,
+        p50_us: Some(percentile(&v, 0.5)),
+        p99_us: Some(percentile(&v, 0.99)),
+    }
+}
+
+/// [`FctBuckets`] of the completed flows `sel` keeps.
+pub fn fct_buckets(done: &[&FlowOutcome], sel: &dyn Fn(&FlowOutcome) -> bool) -> FctBuckets {
+    let of = |c: &FctClass| {
+        stats(done.iter().filter(|f| sel(f) && c.contains(f.size.unwrap_or(0))).filter_map(|f| f.fct_us).collect())
+    };
+    let [all, small, medium, large] = &FCT_CLASSES;
+    FctBuckets { all: of(all), large: of(large), medium: of(medium), small: of(small) }
+}
+
+/// [`FctByClass`]: [`fct_buckets`] per flow class (the DSCP a flow is sent with) and per
+/// switch queue (the queue that class maps to, `queue_of`). With PIAS tagging a flow's first
+/// bytes go with other DSCPs: it is counted under its own class, the service class of its
+/// remaining bytes.
+pub fn fct_by_class(done: &[&FlowOutcome], queue_of: impl Fn(u8) -> u64) -> FctByClass {
+    let classes: BTreeSet<u8> = done.iter().map(|f| f.class).collect();
+    let queues: BTreeSet<u64> = classes.iter().map(|&c| queue_of(c)).collect();
+    FctByClass {
+        class: classes.iter().map(|&c| (c.to_string(), fct_buckets(done, &|f| f.class == c))).collect(),
+        queue: queues.iter().map(|&q| (q.to_string(), fct_buckets(done, &|f| queue_of(f.class) == q))).collect(),
+    }
+}
+
+/// Jain's fairness index (sum x)^2 / (n sum x^2); None for no flows or all zero.
+pub fn jain_index(x: &[f64]) -> Option<f64> {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    (!x.is_empty() && s2 > 0.0).then(|| s * s / (x.len() as f64 * s2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(class: u8, size: u64, fct_us: f64) -> FlowOutcome {
+        FlowOutcome { class, size: Some(size), start_s: 0.0, fct_us: Some(fct_us) }
+    }
+
+    #[test]
+    fn fct_by_class_splits_by_class_and_by_the_queue_each_class_maps_to() {
+        // Classes 0, 1, 2; classes 1 and 2 share queue 1 (as dscp_to_queue = [0, 1, 1]).
+        let f = [
+            flow(0, 10_000, 10.0),
+            flow(0, 20_000_000, 1000.0),
+            flow(1, 50_000, 30.0),
+            flow(2, 50_000, 50.0),
+            flow(2, 1_000_000, 400.0),
+        ];
+        let done: Vec<&FlowOutcome> = f.iter().collect();
+        let v = fct_by_class(&done, |c| c.min(1) as u64);
+        assert_eq!(v.class.len(), 3);
+        assert_eq!(v.class["0"].all.count, 2);
+        assert_eq!(v.class["0"].small.avg_us, Some(10.0));
+        assert_eq!(v.class["0"].large.count, 1);
+        assert_eq!(v.class["2"].medium.avg_us, Some(400.0));
+        assert_eq!(v.queue.len(), 2);
+        assert_eq!(v.queue["1"].small.count, 2);
+        assert_eq!(v.queue["1"].small.avg_us, Some(40.0));
+        assert_eq!(v.queue["1"].all.count, 3);
+        assert_eq!(v.queue["1"].large.count, 0);
+        // The per-queue groups partition the flows, as the whole-run breakdown counts them.
+        let all = fct_buckets(&done, &|_| true);
+        assert_eq!(v.queue.values().map(|b| b.all.count).sum::<u64>(), all.all.count);
+    }
+
+    #[test]
+    fn the_buckets_fields_are_the_classes_and_the_bounds_split_at_100kb_and_10mb() {
+        let v = serde_json::to_value(FctBuckets::default()).unwrap();
+        let keys: BTreeSet<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, FCT_CLASSES.iter().map(|c| c.name).collect());
+        let names = |s| FCT_CLASSES.iter().filter(|c| c.contains(s)).map(|c| c.name).collect::<Vec<_>>();
+        assert_eq!(names(100_000), ["all", "small"]);
+        assert_eq!(names(100_001), ["all", "medium"]);
+        assert_eq!(names(10_000_000), ["all", "medium"]);
+        assert_eq!(names(10_000_001), ["all", "large"]);
+    }
+
+    #[test]
+    fn an_emulators_measurements_give_its_keys_and_no_others() {
+        let m: Measurements = serde_json::from_value(serde_json::json!({
+            "scenario": "x", "seed": 1, "sim_time_s": 2.0, "measure_from_s": 0.5, "packet_hops": 10,
+            "flows": [{"class": 0, "size": 1000, "start_s": 0.4, "fct_us": 5.0},
+                      {"class": 0, "size": 1000, "start_s": 0.6, "fct_us": 7.0},
+                      {"class": 0, "size": 20_000_000, "start_s": 0.6, "fct_us": null},
+                      {"class": 1, "size": null, "start_s": 0.0, "fct_us": null}],
+            "timeouts": 3,
+            "counters": [{"marks_by_reason": {"threshold": 2}, "drops_by_reason": {}},
+                         {"marks_by_reason": {"threshold": 1, "sojourn": 4}, "drops_by_reason": {"buffer": 1}}],
+            "queues": [],
+            "probes": [{"id": 0, "src": 0, "dst": 1, "class": 0, "rtt_us": [3.0, 1.0, 2.0]}],
+        }))
+        .unwrap();
+        let s = serde_json::to_value(Summary::build(m)).unwrap();
+        let keys: Vec<&str> = s.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert!(["fct_by_class", "ports", "nics", "long_flows", "counting", "emulation"]
+            .iter()
+            .all(|k| !keys.contains(k)));
+        assert_eq!(s["fct"]["small"], serde_json::json!({"count": 1, "avg_us": 7.0, "p50_us": 7.0, "p99_us": 7.0}));
+        assert_eq!(
+            s["flows"],
+            serde_json::json!({"total": 4, "completed": 1, "unfinished": 1, "long_lived": 1, "timeouts": 3})
+        );
+        assert_eq!((s["marks"].as_u64(), s["drops"].as_u64()), (Some(7), Some(1)));
+        assert_eq!(s["marks_by_reason"], serde_json::json!({"threshold": 3, "sojourn": 4}));
+        assert_eq!(s["probes"][0]["p50_us"], 2.0);
+        assert_eq!(s["probe_rtt"]["count"], 3);
+        // What it wrote reads back as the same summary.
+        let back: Summary = serde_json::from_value(s.clone()).unwrap();
+        assert_eq!(serde_json::to_value(back).unwrap(), s);
+    }
+}
