@@ -92,12 +92,17 @@ def write_summary_csv(out_dir: str | os.PathLike, rows: Sequence[dict[str, Any]]
     cols: list[str] = []
     for r in agg:
         cols.extend(k for k in r if k not in cols)
-    path = Path(out_dir) / "summary.csv"
+    return write_csv_atomic(Path(out_dir) / "summary.csv", agg, cols)
+
+
+def write_csv_atomic(path: Path, rows: Sequence[dict[str, Any]], cols: Sequence[str]) -> Path:
+    """``rows`` as CSV with columns ``cols`` (None as empty), written to a hidden file and
+    renamed: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
+        w = csv.DictWriter(f, fieldnames=list(cols))
         w.writeheader()
-        for r in agg:
+        for r in rows:
             w.writerow({k: ("" if v is None else v) for k, v in r.items()})
     os.replace(tmp, path)
     return path

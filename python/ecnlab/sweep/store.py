@@ -19,7 +19,6 @@ it (``tests/test_sweep.py::test_store_keys_are_pinned``).
 
 from __future__ import annotations
 
-import csv
 import functools
 import hashlib
 import json
@@ -272,14 +271,9 @@ def result_rows(resolved: list[Resolved], status: dict[str, tuple[str, str]], ru
 
 
 def write_results(path: Path, rows: list[dict[str, Any]]) -> None:
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-    os.replace(tmp, path)
+    from ..report.stats import write_csv_atomic
+
+    write_csv_atomic(path, rows, list(dict.fromkeys(k for r in rows for k in r)))
 
 
 def write_summary(out: Path, rows: list[dict[str, Any]], resolved: list[Resolved]) -> None:
