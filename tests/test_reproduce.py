@@ -187,3 +187,27 @@ def test_several_seeds_judge_each_claim_per_seed(buffer_report, tmp_path):
     assert "| experiment | scale | claim | paper | ecnlab | shown | seeds | note |" in text
     assert re.search(r"\| tcn-static \| quick \| .* \| (yes|\*\*no\*\*) \| [0-2]/2 \|", text)
     assert "seeds on which the claim is shown" in (out / "index.html").read_text()
+
+
+def test_leafspine_32_queues_spread_31_services_over_the_workloads_as_tcn_ns2():
+    """Fig. 13: 1 strict + 31 DWRR queues; service s runs workload s mod 4 (TCN-NS2's
+    scripts), so every service queue carries one workload and the load follows the number
+    of services per workload (8/31, 8/31, 8/31, 7/31). The 8-queue points keep the
+    scenario's own classes (their store keys do not change)."""
+    from ecnlab.api import validate
+    from ecnlab.reproduce.tcn import _ls_load, _ls_services
+
+    assert _ls_services(8) == [[1, 5], [2, 6], [3, 7], [4]]
+    s32 = _ls_services(32)
+    assert sorted(c for w in s32 for c in w) == list(range(1, 32))
+    assert [len(w) for w in s32] == [8, 8, 8, 7]
+    ovs = dict(o.split("=", 1) for o in _ls_load(0.9, 50000, 32))
+    assert abs(sum(float(ovs[f"traffic.{i}.load"]) for i in range(4)) - 0.9) < 1e-8
+    assert ovs["traffic.3.classes"] == "[4, 8, 12, 16, 20, 24, 28]"
+    assert not any("classes" in o for o in _ls_load(0.9, 50000, 8))
+    exp = CATALOG["tcn-leafspine"]
+    (p,) = [p for p in exp.points("paper", [1]) if p.params == {
+        "variant": "ecn_star_sp_dwrr_32q", "scheme": "tcn", "load": 0.9}]
+    assert "switch.queues=32" in p.overrides
+    doc = validate(p.scenario, p.overrides)
+    assert doc["switch"]["queues"] == 32 and doc["traffic"][0]["classes"][-1] == 29

@@ -28,12 +28,13 @@ def test_where_parses_and_selects_the_headline_points():
     exp = CATALOG["tcn-leafspine"]
     grid = exp.points("paper", [1, 2])
     chosen = select(exp, grid, {"load": ["0.90"]}, "paper")  # numbers compare as numbers
-    assert len(grid) == 3 * 2 * 9 * 2 and len(chosen) == 3 * 2 * 2
+    variants = ("dctcp_sp_dwrr", "dctcp_sp_wfq", "ecn_star_sp_dwrr", "ecn_star_sp_dwrr_32q")
+    assert len(grid) == 4 * 2 * 9 * 2 and len(chosen) == 4 * 2 * 2
     assert {p.params["load"] for p in chosen} == {0.9}
     assert {(p.params["variant"], p.params["scheme"]) for p in chosen} == {
-        (v, s) for v in ("dctcp_sp_dwrr", "dctcp_sp_wfq", "ecn_star_sp_dwrr") for s in ("per_queue", "tcn")}
+        (v, s) for v in variants for s in ("per_queue", "tcn")}
     assert grid_left(grid, chosen, {"load": ["0.9"]}) == \
-        "96 of 108 points: load in 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8"
+        "128 of 144 points: load in 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8"
     assert grid_left(grid, grid, {}) == ""
     # values that exist, but never together (Fig. 2 is the 3x study)
     dilemma = CATALOG["ecnsharp-dilemma"]

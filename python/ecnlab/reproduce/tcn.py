@@ -534,40 +534,60 @@ register(Experiment(
 # tcn-leafspine (Figs. 10-13)
 
 
-_LS_SHARES = [2 / 7, 2 / 7, 2 / 7, 1 / 7]  # web search, Hadoop, data mining, cache (services 1..7 mod 4)
+def _ls_services(queues: int) -> list[list[int]]:
+    """The service queues (1..queues-1; queue 0 is the strict one) of each workload entry:
+    service s runs workload s mod 4 (1 web search, 2 Hadoop, 3 data mining, 0 cache), the
+    TCN-NS2 scripts' mapping (REFERENCE-IMPLEMENTATIONS.md §2.11); the scenario's entries are
+    in that order. 8 queues: [1, 5], [2, 6], [3, 7], [4]."""
+    return [[s for s in range(1, queues) if s % 4 == (w + 1) % 4] for w in range(4)]
 
 
-def _ls_load(load: float, flows: int):
+def _ls_load(load: float, flows: int, queues: int = 8):
+    """Load L and the flow count split over the 4 workload entries by their services' shares
+    (7 services: 2/7, 2/7, 2/7, 1/7; 31 services: 8/31, 8/31, 8/31, 7/31)."""
+    services = _ls_services(queues)
     ovs = []
-    for i, sh in enumerate(_LS_SHARES):
+    for i, svc in enumerate(services):
+        sh = len(svc) / (queues - 1)
         ovs.append(override(f"traffic.{i}.load", round(load * sh, 10)))
         ovs.append(override(f"traffic.{i}.flows", max(1, round(flows * sh))))
+        if queues != 8:
+            ovs.append(f"traffic.{i}.classes={json.dumps(svc)}")
     return ovs
+
+
+# Each variant: transport, scheduler, queues per port (1 strict + the rest DWRR/WFQ).
+LS_VARIANTS = {"dctcp_sp_dwrr": ("dctcp", "sp_dwrr", 8), "dctcp_sp_wfq": ("dctcp", "sp_wfq", 8),
+               "ecn_star_sp_dwrr": ("ecn_star", "sp_dwrr", 8), "ecn_star_sp_dwrr_32q": ("ecn_star", "sp_dwrr", 32)}
 
 
 def _leafspine_points(scale, seeds):
     if scale == "quick":
-        loads, flows, variants = [0.5, 0.9], 1500, {"dctcp_sp_dwrr": ("dctcp", "sp_dwrr")}
+        loads, flows, variants = [0.5, 0.9], 1500, {"dctcp_sp_dwrr": LS_VARIANTS["dctcp_sp_dwrr"]}
     else:
-        loads, flows = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], 50000
-        variants = {"dctcp_sp_dwrr": ("dctcp", "sp_dwrr"), "dctcp_sp_wfq": ("dctcp", "sp_wfq"),
-                    "ecn_star_sp_dwrr": ("ecn_star", "sp_dwrr")}
+        loads, flows, variants = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], 50000, LS_VARIANTS
     pts = []
-    for name, (cc, sched) in variants.items():
+    for name, (cc, sched, queues) in variants.items():
         thr = ["marking.tcn.threshold=\"78us\"", "marking.threshold.k=\"97.5KB\""] if cc == "dctcp" else \
             ["marking.tcn.threshold=\"100.8us\"", "marking.threshold.k=\"126KB\""]  # 84 packets (§6.2.2)
         pts += grid("tcn-leafspine", seeds, [
-            cases("variant", {name: [f"transport.cc={json.dumps(cc)}", f"switch.scheduler.kind={json.dumps(sched)}"] + thr}),
+            cases("variant", {name: [f"transport.cc={json.dumps(cc)}", f"switch.scheduler.kind={json.dumps(sched)}",
+                                     f"switch.queues={queues}"] + thr}),
             cases("scheme", {"per_queue": ["marking.scheme=per_queue"], "tcn": ["marking.scheme=tcn"]}),
-            axis("load", loads, lambda L: _ls_load(L, flows)),
+            axis("load", loads, lambda L, q=queues: _ls_load(L, flows, q)),
         ])
     return pts
 
 
 # §6.2.1's "up to" numbers (no load quoted): small-flow FCT lower with TCN than per-queue
 # ECN with the standard threshold, per variant; the claims and the figures read them.
+# §6.2.2 quotes ECN*'s small-flow gain at 90 % load with 8 and 32 queues, and per-queue
+# ECN's timeouts there (2469 and 4478): "TCN is robust to the number of queues".
 LS_QUOTES = {"dctcp_sp_dwrr": {"fct_small_avg_us": Quote(38.2), "fct_small_p99_us": Quote(94.3)},
-             "dctcp_sp_wfq": {"fct_small_avg_us": Quote(38.8), "fct_small_p99_us": Quote(94.3)}}
+             "dctcp_sp_wfq": {"fct_small_avg_us": Quote(38.8), "fct_small_p99_us": Quote(94.3)},
+             "ecn_star_sp_dwrr": {"fct_small_avg_us": Quote(38.7, 0.9)},
+             "ecn_star_sp_dwrr_32q": {"fct_small_avg_us": Quote(47.8, 0.9)}}
+LS_PQ_TIMEOUTS = {8: 2469, 32: 4478}
 
 
 def _small_flows(ctx, key):
@@ -597,15 +617,18 @@ def _timeout_share(ctx, runs: dict) -> str:
 def _leafspine_analyze(ctx):
     titles = {"dctcp_sp_dwrr": ("fig10-sp-dwrr", "Fig. 10: SP/DWRR (1+7 queues), DCTCP"),
               "dctcp_sp_wfq": ("fig11-sp-wfq", "Fig. 11: SP/WFQ (1+7 queues), DCTCP"),
-              "ecn_star_sp_dwrr": ("fig12-ecn-star", "Fig. 12: SP/DWRR (1+7 queues), ECN*")}
+              "ecn_star_sp_dwrr": ("fig12-ecn-star", "Fig. 12: SP/DWRR (1+7 queues), ECN*"),
+              "ecn_star_sp_dwrr_32q": ("fig13-ecn-star-32q", "Fig. 13: SP/DWRR (1+31 queues), ECN*")}
     tables = {}
     for v, (fig, cap) in titles.items():
         d = ctx.df[ctx.df["variant"] == v]
         if not d.empty:
+            q = LS_QUOTES.get(v, {})
+            mark = ("" if not q else "; star: the paper's number at its load" if all(x.load is not None for x in q.values())
+                    else "; dotted: the paper's best TCN point ('up to X % lower')")
             tables[v] = fct_vs_load(ctx, fig, cap + ", 144-host leaf-spine, FCT normalized to per-queue standard "
-                                    "threshold" + ("; dotted: the paper's best TCN point ('up to X % lower')"
-                                                   if v in LS_QUOTES else ""),
-                                    d, "scheme", "per_queue", ["per_queue", "tcn"], quotes=LS_QUOTES.get(v))
+                                    "threshold" + mark, d, "scheme", "per_queue", ["per_queue", "tcn"], quotes=q or None)
+    _queues_claims(ctx, tables)
     t = tables.get("dctcp_sp_dwrr")
     if t is None:
         return
@@ -629,9 +652,44 @@ def _leafspine_analyze(ctx):
                   f"(ratio shown; paper 46/589 with 50,000 flows); rule: shown if the ratio < 0.5")
 
 
+def _queues_claims(ctx, tables):
+    """§6.2.2 (Figs. 12-13): with ECN* at 90 % load, TCN's small-flow gain over per-queue
+    ECN grows from 8 to 32 queues, because per-queue ECN's timeouts grow with the queues."""
+    gains = {}
+    for v, n in (("ecn_star_sp_dwrr", 8), ("ecn_star_sp_dwrr_32q", 32)):
+        t = tables.get(v)
+        if t is not None and 0.9 in t["fct_small_avg_us"].index and "tcn" in t["fct_small_avg_us"].columns:
+            gains[n] = (1 - float(t["fct_small_avg_us"].loc[0.9, "tcn"])) * 100
+    if len(gains) < 2:
+        for c in ("queues_gain", "queues_timeouts"):
+            ctx.unavailable(c, "needs ECN* with 8 and 32 queues at 90 % load (paper scale)")
+        return
+    paper = {n: LS_QUOTES[v]["fct_small_avg_us"].pct for v, n in (("ecn_star_sp_dwrr", 8), ("ecn_star_sp_dwrr_32q", 32))}
+    ctx.claim("queues_gain", round(gains[32] - gains[8], 1), gains[32] > gains[8],
+              f"TCN's small-flow avg FCT reduction vs per-queue ECN at 90 % load: {gains[8]:.1f} % with 8 queues, "
+              f"{gains[32]:.1f} % with 32 (paper {paper[8]} / {paper[32]} %); value: the difference in points; "
+              "rule: shown if the reduction is larger with 32 queues",
+              rests_on={"variant": ["ecn_star_sp_dwrr", "ecn_star_sp_dwrr_32q"], "load": [0.9]})
+    to = {}
+    for v, n in (("ecn_star_sp_dwrr", 8), ("ecn_star_sp_dwrr_32q", 32)):
+        d = ctx.df[(ctx.df["variant"] == v) & (ctx.df["scheme"] == "per_queue") & (ctx.df["load"] == 0.9)]
+        runs = [x for x in (_small_flows(ctx, k) for k in d["key"]) if x is not None]
+        if runs:
+            to[n] = sum(x[1] for x in runs) / len(runs)
+    if len(to) < 2:
+        ctx.unavailable("queues_timeouts", "no per-flow results for ECN* per-queue at 90 % load")
+        return
+    ratio = to[32] / to[8] if to[8] else float("inf")
+    ctx.claim("queues_timeouts", round(ratio, 2), to[32] > to[8],
+              f"per-queue ECN's small-flow timeouts at 90 % load with ECN*: {to[8]:.0f} with 8 queues, {to[32]:.0f} "
+              f"with 32 (paper {LS_PQ_TIMEOUTS[8]} / {LS_PQ_TIMEOUTS[32]} over all flows); value: 32 / 8; "
+              "rule: shown if more with 32 queues",
+              rests_on={"variant": ["ecn_star_sp_dwrr", "ecn_star_sp_dwrr_32q"], "scheme": ["per_queue"], "load": [0.9]})
+
+
 register(Experiment(
     id="tcn-leafspine", paper=PAPER, figures="Figs. 10-13 (§6.2)", scenario="tcn-leafspine",
-    title="144-host leaf-spine with SP + 7 DWRR/WFQ queues, PIAS, 4 workloads",
+    title="144-host leaf-spine with SP + 7 (or 31) DWRR/WFQ queues, PIAS, 4 workloads",
     claims=[
         ClaimDef("small_p99", "Small-flow p99 FCT up to X % lower with TCN than per-queue std (SP/DWRR)",
                  LS_QUOTES["dctcp_sp_dwrr"]["fct_small_p99_us"].pct),
@@ -639,6 +697,11 @@ register(Experiment(
                  LS_QUOTES["dctcp_sp_dwrr"]["fct_small_avg_us"].pct),
         ClaimDef("timeouts", "Far fewer small-flow timeouts with TCN at 90 % load (TCN / per-queue)", round(46 / 589, 3)),
         ClaimDef("large", "Large-flow avg FCT within ~X % of per-queue std (SP/DWRR)", 1.2),
+        ClaimDef("queues_gain", "TCN's small-flow gain at 90 % load larger with 32 queues than with 8 (ECN*)",
+                 round(LS_QUOTES["ecn_star_sp_dwrr_32q"]["fct_small_avg_us"].pct
+                       - LS_QUOTES["ecn_star_sp_dwrr"]["fct_small_avg_us"].pct, 1)),
+        ClaimDef("queues_timeouts", "Per-queue ECN's timeouts grow with the number of queues (32 / 8, ECN*, 90 % load)",
+                 round(LS_PQ_TIMEOUTS[32] / LS_PQ_TIMEOUTS[8], 2)),
     ],
     points=_leafspine_points, analyze=_leafspine_analyze,
     notes=["Scenario tcn-leafspine: 12x12 leaf-spine, 10 Gbps, base RTT 85.2 us, 300 KB shared buffer per port, "
@@ -646,7 +709,9 @@ register(Experiment(
            "T = 78 us (ECN*: 84 packets / 100.8 us, TCN-NS2 run script).",
            "Load L is split over the 4 workload entries by their services' shares (2/7, 2/7, 2/7, 1/7).",
            "Quick: SP/DWRR with DCTCP only, loads 50/90 %, 1500 flows; paper: 10-90 %, 50,000 flows, SP/DWRR and "
-           "SP/WFQ with DCTCP and SP/DWRR with ECN* (the 32-queue variant, Fig. 13, is not in the catalog)."],
+           "SP/WFQ with DCTCP and SP/DWRR with ECN*, 8 queues and (Fig. 13) 32 queues: 1 strict + 31 DWRR, "
+           "service s in 1..31 running workload s mod 4 as the TCN-NS2 scripts do, load split 8/31, 8/31, 8/31, "
+           "7/31."],
     scale_notes={"quick": "Quick scale: 1500 flows per load instead of 50,000 (the 99th percentile of small "
                  "flows rests on ~8 flows); the run lasts until the last large flow has drained."},
 ))
