@@ -188,3 +188,50 @@ def test_quoted_paper_numbers_are_the_claims_and_drawn_on_the_figures(tmp_path):
     ctx = Context(CATALOG["ecnsharp-dcqcn"], tmp_path / "dcqcn", pd.DataFrame(rows), "quick", [1])
     CATALOG["ecnsharp-dcqcn"].analyze(ctx)
     assert "paper: best point (load not quoted)" in (tmp_path / "dcqcn" / "figures" / "fig21-dcqcn.svg").read_text()
+
+
+def test_a_claim_not_shown_leads_its_note_with_why_and_stale_reasons_are_found(tmp_path):
+    """results/reasons.toml: each claim not shown carries its reason (issue 17), shown in
+    REPRODUCTION.md and the report; a missing one, one whose claim is now shown, and a
+    category outside the five are all found."""
+    from ecnlab.reproduce.results import REASONS, load_reasons, reasons_problems
+
+    root = tmp_path / "results"
+    shutil.copytree(FIXTURE, root)
+    f = root / "quick" / "ecnsharp-sched" / "claims.json"
+    cl = json.loads(f.read_text())
+    cl[0]["status"], cl[0]["shown"] = "not shown", False
+    f.write_text(json.dumps(cl))
+    ids = ["tcn-buffer", "ecnsharp-sched"]
+    manifests, claims = regenerate(root, None, ids=ids)
+    scales = {m["id"]: m["scale"] for m in manifests}
+    assert reasons_problems(load_reasons(root), claims, scales) == [
+        f"ecnsharp-sched/{cl[0]['id']}/quick: not shown, no reason in {REASONS}"]
+
+    (root / REASONS).write_text(
+        f'[[reason]]\nentry = "ecnsharp-sched"\nclaim = "{cl[0]["id"]}"\nscale = "quick"\ncategory = "unexplained"\n'
+        'text = "ECN# 9.6 Gbps, paper 9.9: cause not found."\n'
+        '[[reason]]\nentry = "tcn-buffer"\nclaim = "enq_peak"\nscale = "quick"\ncategory = "scale"\ntext = "x"\n')
+    md = tmp_path / "R.md"
+    manifests, claims = regenerate(root, md, ids=ids)
+    row = next(line for line in md.read_text().splitlines() if line.startswith("| ecnsharp-sched | quick | "))
+    assert "**Why not shown (unexplained: a difference ecnlab cannot explain): ECN# 9.6 Gbps, paper 9.9: " \
+           "cause not found.**" in row
+    assert "Why not shown (unexplained" in (root / "quick" / "ecnsharp-sched" / "report.html").read_text()
+    assert reasons_problems(load_reasons(root), claims, scales) == [
+        "tcn-buffer/enq_peak/quick: a reason, but the claim is shown or absent"]
+
+    (root / REASONS).write_text('[[reason]]\nentry = "a"\nclaim = "b"\nscale = "quick"\ncategory = "noise"\ntext = "x"\n')
+    with pytest.raises(ScenarioError, match=r"reasons.toml: reason\[0\].category: 'noise' is not one of cannot-hold"):
+        load_reasons(root)
+
+
+def test_the_committed_reasons_are_current(tmp_path):
+    """Every claim REPRODUCTION.md does not show says why, and no reason outlives its claim:
+    a rerun that changes a verdict must update results/reasons.toml with it."""
+    from ecnlab.reproduce.results import load_reasons, reasons_problems
+
+    root = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent.parent / "results", root)
+    manifests, claims = regenerate(root, None)
+    assert reasons_problems(load_reasons(root), claims, {m["id"]: m["scale"] for m in manifests}) == []

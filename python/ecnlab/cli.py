@@ -276,9 +276,13 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
     if a.from_:
         if a.all or a.ids or a.where or a.save:
             raise ScenarioError("--from rebuilds the reports from committed results: give no ids, --all, --where or --save")
-        from .reproduce.results import regenerate
+        from .reproduce.results import REASONS, load_reasons, reasons_problems, regenerate
 
         manifests, claims = regenerate(a.from_, a.markdown)
+        stale = reasons_problems(load_reasons(a.from_), claims, {m["id"]: m["scale"] for m in manifests})
+        if stale:  # the tables are written; the reasons file needs its reader's attention
+            print(f"ecnlab: warning: {Path(a.from_) / REASONS} is not current ({len(stale)}): "
+                  + "; ".join(stale[:5]) + (" ..." if len(stale) > 5 else ""), file=sys.stderr)
         if not a.quiet:
             shown = sum(1 for c in claims if c["status"] == "shown")
             print(f"{len(manifests)} entries, {shown}/{len(claims)} claims shown; report: {Path(a.from_) / 'index.html'}")

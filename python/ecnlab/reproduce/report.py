@@ -111,6 +111,14 @@ def _report_link(m: dict[str, Any]) -> str:
     return f"{m['id']}/report.html"
 
 
+def why_text(c: dict[str, Any]) -> str:
+    """A not-shown claim's reason (``results/reasons.toml``), as the tables lead its note."""
+    from .results import WHY
+
+    w = c["why"]
+    return f"Why not shown ({w['category']}: {WHY[w['category']]}): {w['text']}"
+
+
 def claims_table(claims: list[dict[str, Any]], with_exp: bool = False, link=None) -> str:
     per_seed = any("seeds_judged" in c for c in claims)
     head = ("<tr>" + ("<th>experiment</th>" if with_exp else "")
@@ -130,6 +138,7 @@ def claims_table(claims: list[dict[str, Any]], with_exp: bool = False, link=None
                     f"<td class=\"num\">{_e(value_cell(c))}</td><td>{_e(shown)}</td>"
                     + (f"<td class=\"num\" title=\"{_e(_seed_values(c))}\">{_seeds_cell(c)}</td>" if per_seed else "")
                     + f"<td>{'<b>' + _e(unsound_text(c)) + '</b>' if c.get('unsound') else ''}"
+                    f"{'<b>' + _e(why_text(c)) + '</b> ' if c.get('why') else ''}"
                     f"{_e(c.get('note', ''))}</td></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
@@ -282,6 +291,10 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
               "shares differ from its configured ones by more than 10 % with every weighted queue backlogged, flows "
               "cut by the run's duration, or an RTO storm (timeouts x rto_min at least 10 % of the flows' time); "
               "`python/ecnlab/reproduce/guard.py` says why each is unsound.", ""]
+    if committed:
+        lines += ["Each claim not shown (or not evaluated) leads its note with why, from `results/reasons.toml`: the "
+                  "paper's claim cannot hold as stated, the paper leaves the set-up it depends on unstated, a "
+                  "difference ecnlab cannot explain, too few flows or seeds at this scale, or an unsound baseline.", ""]
     per_seed = any("seeds_judged" in c for c in claims)
     if per_seed:
         robust = sum(1 for c in claims if c["status"] == "shown" and c.get("seeds_shown") == c.get("seeds_judged"))
@@ -300,6 +313,8 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
             shown += " ⚠"
         seeds_cell = f" {c['seeds_shown']}/{c['seeds_judged']} |" if "seeds_judged" in c else (" - |" if per_seed else "")
         unsound = f"**{_md(unsound_text(c))}**" if c.get("unsound") else ""
+        if c.get("why"):
+            unsound += f"**{_md(why_text(c))}** "
         lines.append(f"| {_md(c['experiment'])} | {scales.get(c['experiment'], '')} | {_md(c['claim'])} "
                      f"| {_md(fmt(c['paper']))} | {_md(value_cell(c))} | {shown} |{seeds_cell} "
                      f"{unsound}{_md(c.get('note', ''))} |")
