@@ -169,8 +169,8 @@ def test_quoted_paper_numbers_are_the_claims_and_drawn_on_the_figures(tmp_path):
     from ecnlab.reproduce.ecnsharp import DCQCN_SHORT, STAR_QUOTES
 
     star = {c.id: c.paper for c in CATALOG["ecnsharp-star"].claims}
-    assert all(star[cid] == q.pct for cid, q in STAR_QUOTES.items())
-    assert {c.id: c.paper for c in CATALOG["ecnsharp-dcqcn"].claims}["short"] == DCQCN_SHORT.pct
+    assert all(star[cid] is q for cid, q in STAR_QUOTES.items())
+    assert {c.id: c.paper for c in CATALOG["ecnsharp-dcqcn"].claims}["short"] is DCQCN_SHORT
 
     rows = [{"study": "fig9_10", "variation": "3x", "workload": "websearch", "scheme": s, "load": load, "seed": 1,
              "fct_all_avg_us": 1e3, "fct_small_avg_us": 100.0 if s != "ecn_sharp" else 80.0,

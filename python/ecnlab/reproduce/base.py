@@ -1,6 +1,8 @@
-"""The catalog's building blocks: an ``Experiment`` (its runs at each scale, its figures,
-its claims) and the ``Context`` an experiment's analysis gets (results, per-run files,
-figure and claim recording)."""
+"""The catalog's building blocks: an ``Experiment`` (its runs at each scale, its analysis,
+figures and claims), the claims declared as data (``ClaimDef`` with a rule: ``UpTo``,
+``Within``, ``Near`` reading ``Over`` an FCT table's loads or ``At`` one value) and their
+one evaluator (``judge_claims``), and the ``Context`` an experiment's analysis gets
+(results, per-run files, figure and claim recording)."""
 
 from __future__ import annotations
 
@@ -17,24 +19,54 @@ from ..sweep import Point, override
 SCALES = ("quick", "paper")
 
 
+@dataclass(frozen=True)
+class Quote:
+    """A number the paper's text quotes for an FCT-vs-load figure: ``pct`` percent lower than
+    the figure's baseline at ``load`` (a star), or, where the text gives no load ("up to X %
+    lower"), the best point of the paper's curve (a dotted line its curve touches). The
+    claim's paper number and the figure both read it, so the two cannot disagree."""
+
+    pct: float
+    load: float | None = None
+
+    @property
+    def normalized(self) -> float:
+        return 1 - self.pct / 100
+
+
+def paper_value(paper: Any) -> Any:
+    """What claims.json shows as the paper's number: a Quote's percentage, else as given."""
+    return paper.pct if isinstance(paper, Quote) else paper
+
+
 @dataclass
 class ClaimDef:
-    """One claim of a paper: an id (unique within the experiment), the claim in words,
-    and the paper's number (or text)."""
+    """One claim of a paper, declared once: an id (unique within the experiment), the claim
+    in words, the paper's number (a number, text, or a ``Quote`` that the figure draws too)
+    and how it is judged on the entry's analysis data (``rule``): ``UpTo``, ``Within`` or
+    ``Near`` (judged by ``judge_claims``), or a function ``(data, paper) -> Verdict |
+    Unavailable | None`` for a claim that needs its own logic. Without a rule the entry's
+    ``analyze`` judges it with ``Context.claim``."""
 
     id: str
     text: str
     paper: Any
+    rule: "UpTo | Within | Near | Callable[[dict[str, Any], Any], Verdict | Unavailable | None] | None" = None
 
 
 @dataclass
 class Experiment:
     """One entry of SPEC §6.
 
-    ``points(scale, seeds)`` lists the runs (the same seeds and traffic for every scheme);
-    ``analyze(ctx)`` draws the figures and evaluates the claims. ``requires()`` returns
-    None when the simulator can run the experiment, else the reason it cannot (the entry
-    is then reported as "not run: <reason>", with its claims and the paper's numbers)."""
+    ``points(scale, seeds)`` lists the runs (the same seeds and traffic for every scheme).
+    ``tables(ctx)`` is the analysis: it reads the runs and returns the data (name -> an
+    ``FctTable``, a DataFrame, a dict, a number, or ``Unavailable(reason)``) that the
+    claims are judged on (``judge_claims``, from each ``ClaimDef.rule``) and that
+    ``draw(ctx, data)`` draws the figures from; ``analyze(ctx)`` is the three in turn (the
+    per-seed pass, which saves no figure, does not draw). An entry may instead give its own
+    ``analyze`` that judges with ``Context.claim``. ``requires()`` returns None when the
+    simulator can run the experiment, else the reason it cannot (the entry is then reported
+    as "not run: <reason>", with its claims and the paper's numbers)."""
 
     id: str
     paper: str
@@ -42,7 +74,9 @@ class Experiment:
     title: str
     claims: list[ClaimDef]
     points: Callable[[str, list[int]], list[Point]]
-    analyze: Callable[["Context"], None]
+    analyze: Callable[["Context"], None] | None = None
+    tables: Callable[["Context"], dict[str, Any]] | None = None
+    draw: Callable[["Context", dict[str, Any]], None] | None = None
     scenario: str | None = None
     requires: Callable[[], str | None] | None = None
     notes: list[str] = field(default_factory=list)
@@ -51,6 +85,18 @@ class Experiment:
     #: Guard kinds (``guard.KINDS``) that are what this experiment measures, so not a flaw
     #: of its runs (an incast's drops and timeouts).
     guard_expected: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if (self.analyze is None) == (self.tables is None):
+            raise ValueError(f"{self.id}: give either tables (and draw) or analyze")
+        if self.analyze is None:
+            self.analyze = self._analyze
+
+    def _analyze(self, ctx: "Context") -> None:
+        data = self.tables(ctx)
+        judge_claims(ctx, data)
+        if ctx.record and self.draw is not None:
+            self.draw(ctx, data)
 
 
 CATALOG: dict[str, Experiment] = {}
@@ -137,6 +183,163 @@ def rule_near(paper: float, ecnlab: float | None, rel: float = 0.25) -> tuple[bo
 
 
 # --------------------------------------------------------------------------------------
+# Declared claims: what a claim reads (``Over`` an FCT table's loads, or ``At`` one value of
+# the analysis data) and its rule (``UpTo``, ``Within``, ``Near``), judged by ``judge_claims``
+# with the note written here, once.
+
+
+@dataclass(frozen=True)
+class Over:
+    """The claim reads ``scheme``'s ``metric`` in the ``FctTable`` named ``table``, against the
+    table's baseline, over its loads: the largest reduction (``UpTo``) or deviation
+    (``Within``), and the load where it is."""
+
+    table: str
+    metric: str
+    scheme: str
+
+
+@dataclass(frozen=True)
+class At:
+    """The claim reads the value at ``path`` in the analysis data (one key per level; a
+    DataFrame level by ``.loc``). ``what`` says what the value is in the note, formatted with
+    the data (``"phase 1 ({phases[0][0]:.2f} s)"``); ``rests_on`` as ``Context.claim``."""
+
+    path: tuple
+    what: str
+    rests_on: dict[str, Sequence[Any]] | None = None
+
+
+@dataclass(frozen=True)
+class UpTo:
+    """"Up to X % lower" (``rule_up_to``)."""
+
+    of: Over | At
+    #: The name of a sentence in the analysis data that the note ends with, when the data
+    #: has it (what the value is made of, e.g. the share of timeouts in an FCT).
+    also: str | None = None
+
+
+@dataclass(frozen=True)
+class Within:
+    """"Within ~X %" (``rule_within``); where the paper gives no number ("similar"), within
+    the ``floor`` band."""
+
+    of: Over | At
+    floor: float = 5.0
+    also: str | None = None
+
+
+@dataclass(frozen=True)
+class Near:
+    """"About X" (``rule_near``)."""
+
+    of: At
+    rel: float = 0.25
+    also: str | None = None
+
+
+def _number(paper: Any) -> float:
+    """A paper value as a number for a rule; text ("similar") is 0, so "within" uses its floor."""
+    return float(paper) if isinstance(paper, (int, float)) and not isinstance(paper, bool) else 0.0
+
+
+def quotes_of(exp: Experiment, table: str) -> dict[str, Quote]:
+    """The paper's Quotes that ``exp``'s claims declare on the FctTable ``table``, by metric:
+    what its figure draws, the very objects the claims' paper numbers are."""
+    return {c.rule.of.metric: c.paper for c in exp.claims
+            if isinstance(c.paper, Quote) and isinstance(c.rule, (UpTo, Within)) and isinstance(c.rule.of, Over)
+            and c.rule.of.table == table}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's outcome, as ``Context.claim`` records it."""
+
+    value: Any
+    shown: bool
+    note: str
+    rests_on: dict[str, Sequence[Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """Data this run cannot give (e.g. a scale without the needed points), and why; a claim
+    reading it is "not evaluated" with the reason."""
+
+    reason: str
+
+
+def judge_claims(ctx: "Context", data: dict[str, Any]) -> None:
+    """Judge every declared claim of ``ctx.exp`` on the analysis ``data``. A claim whose data
+    is absent stays "not evaluated"."""
+    for d in ctx.exp.claims:
+        if d.rule is None:
+            continue
+        out = judge(d, data)
+        if isinstance(out, Verdict):
+            ctx.claim(d.id, out.value, out.shown, out.note, out.rests_on)
+        elif isinstance(out, Unavailable):
+            ctx.unavailable(d.id, out.reason)
+
+
+def judge(d: ClaimDef, data: dict[str, Any]) -> Verdict | Unavailable | None:
+    """One declared claim's outcome on ``data``."""
+    rule = d.rule
+    if not isinstance(rule, (UpTo, Within, Near)):
+        return rule(data, d.paper)
+    out = _judge_rule(d.id, rule, paper_value(d.paper), d.paper, data)
+    if isinstance(out, Verdict) and rule.also and data.get(rule.also):
+        out = Verdict(out.value, out.shown, f"{out.note}. {data[rule.also]}", out.rests_on)
+    return out
+
+
+def _judge_rule(cid: str, rule: UpTo | Within | Near, paper: Any, declared: Any,
+                data: dict[str, Any]) -> Verdict | Unavailable | None:
+    from .tables import diagnosis, max_deviation, max_reduction
+
+    if isinstance(rule.of, Over):
+        t = data.get(rule.of.table)
+        if t is None or isinstance(t, Unavailable):
+            return t
+        of = rule.of
+        q = t.quotes.get(of.metric)
+        if isinstance(declared, Quote) and q is not None and q is not declared:
+            raise ValueError(f"claim {cid}: its paper number is not the Quote its figure draws ({q} vs {declared})")
+        if isinstance(rule, UpTo):
+            v, at = max_reduction(t, of.metric, of.scheme)
+            ok, text = rule_up_to(paper, v)
+            what = f"largest reduction (%) of {of.scheme} vs {t.base_label}"
+        elif isinstance(rule, Within):
+            v, at = max_deviation(t, of.metric, of.scheme)
+            ok, text = rule_within(_number(paper), v, rule.floor)
+            what = f"largest deviation (%) of {of.scheme} from {t.base_label}"
+        else:
+            raise ValueError(f"claim {cid}: Near reads one value (At), not a table over loads")
+        where = f" (at load {at:.0%})" if at is not None else ""
+        diag = diagnosis(t.runs, at, [t.baseline, of.scheme]) if isinstance(rule, Within) and not ok else ""
+        return Verdict(v, ok, f"{t.tag}: {what} over loads{where}; {text}{diag}")
+    v = data
+    for key in rule.of.path:
+        if isinstance(v, Unavailable):
+            return v
+        try:
+            v = v.loc[key] if hasattr(v, "loc") else v[key]
+        except (KeyError, IndexError):
+            return None
+    if isinstance(v, Unavailable):
+        return v
+    v = None if v is None else float(v)
+    if isinstance(rule, UpTo):
+        ok, text = rule_up_to(paper, v)
+    elif isinstance(rule, Within):
+        ok, text = rule_within(_number(paper), v, rule.floor)
+    else:
+        ok, text = rule_near(paper, v, rule.rel)
+    return Verdict(v, ok, f"{rule.of.what.format_map(data)}; {text}", rule.of.rests_on)
+
+
+# --------------------------------------------------------------------------------------
 # The analysis context
 
 
@@ -220,11 +423,12 @@ class Context:
 
     def __init__(self, exp: Experiment, out: Path, results, scale: str, seeds: list[int], record: bool = True):
         self.exp, self.out, self.scale, self.seeds = exp, out, scale, seeds
-        #: False: judge the claims only (a per-seed pass): figures are drawn but not saved.
+        #: False: judge the claims only (a per-seed pass): figures are not drawn (an entry
+        #: with its own ``analyze``: drawn but not saved).
         self.record = record
         self.all_rows = results
         self.df = results[results["status"] == "ok"].copy() if len(results) else results
-        self.claims = {c.id: Claim(c.id, c.text, c.paper) for c in exp.claims}
+        self.claims = {c.id: Claim(c.id, c.text, paper_value(c.paper)) for c in exp.claims}
         self.figures: list[FigureRec] = []
         self.notes: list[str] = []
         if record:
@@ -305,7 +509,8 @@ class Context:
 
 
 def not_run_claims(exp: Experiment, reason: str) -> list[dict[str, Any]]:
-    return [Claim(c.id, c.text, c.paper, None, False, "not run", f"not run: {reason}").as_dict() for c in exp.claims]
+    return [Claim(c.id, c.text, paper_value(c.paper), None, False, "not run", f"not run: {reason}").as_dict()
+            for c in exp.claims]
 
 
 def env_flag(name: str) -> bool:

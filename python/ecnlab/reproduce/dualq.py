@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..sweep import override
-from .base import ClaimDef, Experiment, axis, cases, grid, register
+from .base import ClaimDef, Experiment, Unavailable, Verdict, axis, cases, grid, register
 
 PAPER = "Dual AQM (Kühlewind et al., 2014)"
 BDP = 31250  # bytes: 10 Mbps x 25 ms
@@ -119,9 +119,16 @@ def _step_points(scale, seeds):
     return pts
 
 
-def _step_analyze(ctx):
-    d = _metrics(ctx.df)
-    g = d.groupby(["min_th", "k_over_m"]).mean(numeric_only=True)
+def _step_tables(ctx):
+    """Per min_th_Reno (mean over seeds, by K / min_th): throughput ratio, utilization,
+    occupancy; and the two measured K on either side of equal sharing (``_bracket``)."""
+    g = _metrics(ctx.df).groupby(["min_th", "k_over_m"]).mean(numeric_only=True)
+    have = set(g.index.get_level_values(0))
+    return {"means": g, "bracket": {name: _bracket(g.loc[name]) for name in _MINTHS if name in have}}
+
+
+def _step_draw(ctx, data):
+    g = data["means"]
     with ctx.figure("fig5-step", "Fig. 5: marking step K for DCTCP against K / min_th_Reno: throughput ratio "
                     "Reno/DCTCP, utilization, queue occupancy (BDPs)", ncols=3) as (fig, axes):
         for name in _MINTHS:
@@ -143,53 +150,59 @@ def _step_analyze(ctx):
             ax.set_title(t, fontsize=10)
             ax.grid(alpha=0.3)
         axes[0][0].legend(fontsize=7, title="min_th_Reno", title_fontsize=7)
-    occ_at, near_k = {}, {}
-    for name, (k_paper, u_paper, o_paper) in _TABLE1.items():
-        cid = f"k_{name.replace('/', '_')}"
-        if name not in g.index.get_level_values(0):
-            ctx.unavailable(cid, "not run at this scale")
-            continue
-        s = g.loc[name]
-        br = _bracket(s)
+
+
+def _equal_k(name):
+    """min_th_Reno = name x BDP: equal sharing between two measured K at full utilization."""
+    k_paper, u_paper, o_paper = _TABLE1[name]
+
+    def judge(data, paper):
+        if name not in data["bracket"]:
+            return Unavailable("not run at this scale")
+        s, br = data["means"].loc[name], data["bracket"][name]
         if br is None:
             side = "DCTCP" if s["ratio"].max() < 1 else "Reno"
-            ctx.claim(cid, None, False, f"no K in [1, 3] x min_th gives equal sharing: {side} gets more at every K "
-                      f"(ratio {s['ratio'].min():.2f}-{s['ratio'].max():.2f}); rule: shown if the ratio crosses 1 "
-                      "between two measured K, both at utilization >= 0.98", rests_on={"min_th": [name]})
-            continue
+            return Verdict(None, False, f"no K in [1, 3] x min_th gives equal sharing: {side} gets more at every K "
+                           f"(ratio {s['ratio'].min():.2f}-{s['ratio'].max():.2f}); rule: shown if the ratio crosses 1 "
+                           "between two measured K, both at utilization >= 0.98", {"min_th": [name]})
         (k_near, near), (k_far, far) = br
-        occ_at[name] = float(near["occ"])
         pts = "; ".join(f"K/min_th {k:g}: Reno/DCTCP {r['ratio']:.2f}, utilization {r['util']:.3f}, occupancy "
                         f"{r['occ']:.3f} BDP" for k, r in sorted(br, key=lambda p: p[0]))
         ok = min(near["util"], far["util"]) >= 0.98
-        ctx.claim(cid, k_near, ok, f"the measured K on either side of Reno/DCTCP = 1 ({pts}); value: the one nearer "
-                  f"to 1 (paper: K/min_th {k_paper}, utilization {u_paper}, occupancy {o_paper} BDP); rule: shown if "
-                  "both are at utilization >= 0.98. Fair because the ratio jumps several-fold per packet of K, so no "
-                  "K between two measured ones is known to share equally; the crossing lies between two "
-                  "configurations that were run, and both are judged",
-                  rests_on={"min_th": [name], "k_over_m": [k_near, k_far]})
-        near_k[name] = k_near
-    if "1/8" in occ_at and "1" in occ_at and occ_at["1/8"] > 0:
-        r = occ_at["1"] / occ_at["1/8"]
-        ctx.claim("occ4", r, r >= 0.99 / 0.207 / 2, "occupancy at the measured K nearest to equal sharing, "
-                  "min_th = BDP vs BDP/8 (ratio); rule: shown if >= half the paper's 4.8",
-                  rests_on={"min_th": ["1/8", "1"], "k_over_m": [near_k["1/8"], near_k["1"]]})
-    else:
-        ctx.unavailable("occ4", "equal sharing not reached for BDP/8 or BDP")
+        return Verdict(k_near, ok, f"the measured K on either side of Reno/DCTCP = 1 ({pts}); value: the one nearer "
+                       f"to 1 (paper: K/min_th {k_paper}, utilization {u_paper}, occupancy {o_paper} BDP); rule: shown "
+                       "if both are at utilization >= 0.98. Fair because the ratio jumps several-fold per packet of K, "
+                       "so no K between two measured ones is known to share equally; the crossing lies between two "
+                       "configurations that were run, and both are judged",
+                       {"min_th": [name], "k_over_m": [k_near, k_far]})
+    return judge
+
+
+def _occ4(data, paper):
+    br = data["bracket"]
+    if br.get("1/8") is None or br.get("1") is None or float(br["1/8"][0][1]["occ"]) <= 0:
+        return Unavailable("equal sharing not reached for BDP/8 or BDP")
+    (k8, n8), _ = br["1/8"]
+    (k1, n1), _ = br["1"]
+    r = float(n1["occ"]) / float(n8["occ"])
+    return Verdict(r, r >= 0.99 / 0.207 / 2, "occupancy at the measured K nearest to equal sharing, "
+                   "min_th = BDP vs BDP/8 (ratio); rule: shown if >= half the paper's 4.8",
+                   {"min_th": ["1/8", "1"], "k_over_m": [k8, k1]})
 
 
 register(Experiment(
     id="dualq-step", paper=PAPER, figures="Table I, Fig. 5 (§IV-B)", scenario="dualq-step",
     title="DCTCP marking step vs Reno RED in one queue",
     claims=[
-        ClaimDef("k_1_8", "min_th_Reno = BDP/8: equal sharing at some K / min_th, utilization >= 0.98 (K/min_th)", 2.3),
-        ClaimDef("k_1_4", "min_th_Reno = BDP/4: equal sharing at K / min_th", 1.73),
-        ClaimDef("k_1_2", "min_th_Reno = BDP/2: equal sharing at K / min_th", 1.34),
-        ClaimDef("k_3_4", "min_th_Reno = 3 BDP/4: equal sharing at K / min_th", 1.26),
-        ClaimDef("k_1", "min_th_Reno = BDP: equal sharing at K / min_th", 1.16),
-        ClaimDef("occ4", "Equal sharing with a 4x smaller queue at BDP/8 than at BDP (occupancy ratio)", 4.8),
+        ClaimDef("k_1_8", "min_th_Reno = BDP/8: equal sharing at some K / min_th, utilization >= 0.98 (K/min_th)",
+                 _TABLE1["1/8"][0], _equal_k("1/8")),
+        ClaimDef("k_1_4", "min_th_Reno = BDP/4: equal sharing at K / min_th", _TABLE1["1/4"][0], _equal_k("1/4")),
+        ClaimDef("k_1_2", "min_th_Reno = BDP/2: equal sharing at K / min_th", _TABLE1["1/2"][0], _equal_k("1/2")),
+        ClaimDef("k_3_4", "min_th_Reno = 3 BDP/4: equal sharing at K / min_th", _TABLE1["3/4"][0], _equal_k("3/4")),
+        ClaimDef("k_1", "min_th_Reno = BDP: equal sharing at K / min_th", _TABLE1["1"][0], _equal_k("1")),
+        ClaimDef("occ4", "Equal sharing with a 4x smaller queue at BDP/8 than at BDP (occupancy ratio)", 4.8, _occ4),
     ],
-    points=_step_points, analyze=_step_analyze,
+    points=_step_points, tables=_step_tables, draw=_step_draw,
     notes=["Scenario dualq-step: dumbbell, 10 Mbps bottleneck, base RTT 25 ms, 400 KB buffer (not stated), Linux "
            "RTO (200 ms min, 1 s initial); 1 flow of the paper's modified DCTCP (dctcp_dualq) and 1 NewReno flow.",
            "Table I prints min_th = 1/2 BDP twice; we read the fourth row as 3/4 BDP (its occupancy 0.724 BDP lies "
@@ -210,12 +223,17 @@ def _nflows_points(scale, seeds):
     ], fixed=_dur(scale) + _classic(1 / 8))
 
 
-def _nflows_analyze(ctx):
+def _nflows_tables(ctx):
     d = _metrics(ctx.df, n_dctcp="n")
-    g = d.groupby(["n", "k_over_m"]).mean(numeric_only=True)
+    return {"means": d.groupby(["n", "k_over_m"]).mean(numeric_only=True), "ns": sorted(set(d["n"])),
+            "util": d.groupby("n")["util"].mean()}
+
+
+def _nflows_draw(ctx, data):
+    g = data["means"]
     with ctx.figure("fig6-nflows", "Fig. 6: 1 Reno vs N DCTCP flows, min_th_Reno = BDP/8: throughput ratio Reno / "
                     "(DCTCP/N), utilization, occupancy", ncols=3) as (fig, axes):
-        for n in sorted(set(d["n"])):
+        for n in data["ns"]:
             s = g.loc[n]
             axes[0][0].semilogy(s.index, s["ratio"], marker="o", ms=3, label=f"N = {n}")
             axes[0][1].plot(s.index, s["util"], marker="o", ms=3)
@@ -226,21 +244,24 @@ def _nflows_analyze(ctx):
             ax.set_title(t, fontsize=10)
             ax.grid(alpha=0.3)
         axes[0][0].legend(fontsize=7)
-    u = d.groupby("n")["util"].mean()
-    if len(u) >= 2:
-        rn = u.index.to_series().rank()
-        ru = u.rank()
-        rho = float(rn.corr(ru))
-        ctx.claim("util", rho, rho >= 0.9 - 1e-9 and u.iloc[-1] > u.iloc[0],
-                  f"Spearman rank correlation of N with the mean utilization over K (N=1: {u.iloc[0]:.4f}, N={u.index[-1]}: "
-                  f"{u.iloc[-1]:.4f}); rule: shown if >= 0.9 and utilization at N=5 above N=1")
+
+
+def _util_rises(data, paper):
+    u = data["util"]
+    if len(u) < 2:
+        return None
+    rho = float(u.index.to_series().rank().corr(u.rank()))
+    return Verdict(rho, rho >= 0.9 - 1e-9 and u.iloc[-1] > u.iloc[0],
+                   f"Spearman rank correlation of N with the mean utilization over K (N=1: {u.iloc[0]:.4f}, "
+                   f"N={u.index[-1]}: {u.iloc[-1]:.4f}); rule: shown if >= 0.9 and utilization at N=5 above N=1")
 
 
 register(Experiment(
     id="dualq-nflows", paper=PAPER, figures="Fig. 6 (§IV-B)", scenario="dualq-nflows",
     title="One Reno flow against N DCTCP flows",
-    claims=[ClaimDef("util", "Utilization rises with the number N of DCTCP flows (rank correlation)", "rises")],
-    points=_nflows_points, analyze=_nflows_analyze,
+    claims=[ClaimDef("util", "Utilization rises with the number N of DCTCP flows (rank correlation)", "rises",
+                     _util_rises)],
+    points=_nflows_points, tables=_nflows_tables, draw=_nflows_draw,
     notes=["Scenario dualq-nflows: dualq-step with min_th_Reno = BDP/8 and N = flows.0.count DCTCP flows "
            "(all to host 2; the DCTCP share is their aggregate / N)."],
 ))
@@ -272,21 +293,35 @@ def _slope_points(scale, seeds):
     return pts
 
 
-def _slope_analyze(ctx):
-    d = _metrics(ctx.df)
-    g = d.groupby(["min_th_dctcp", "max_p"]).mean(numeric_only=True)
+def _slope_tables(ctx):
+    """Per min_th_DCTCP (mean over seeds, by max_p_DCTCP): throughput ratio and Jain's index;
+    where the ratio crosses 1, as (x = max_p_DCTCP / max_p_Reno, y = min_th_Reno /
+    min_th_DCTCP)."""
+    g = _metrics(ctx.df).groupby(["min_th_dctcp", "max_p"]).mean(numeric_only=True)
+    have = set(g.index.get_level_values(0))
     found = {}
+    for name, m in _SLOPE_MINTHS.items():
+        if name in have:
+            s = g.loc[name]
+            x = _crossing(list(s.index), list(s["log_ratio"]))
+            if x is not None:
+                found[name] = (x / 0.1, 1 / m)
+    return {"means": g, "found": found, "lower": [n for n in _SLOPE_MINTHS if _SLOPE_MINTHS[n] < 1 and n in have],
+            "maxp_min": min(_maxp_grid(ctx.scale))}
+
+
+def _slope_draw(ctx, data):
+    import numpy as np
+
+    g, found = data["means"], data["found"]
     with ctx.figure("fig7-9-slope", "Figs. 7-9: DCTCP marking slope, min_th_Reno = BDP: throughput ratio and "
                     "Jain's index against max_p_DCTCP; fairest settings vs y = x/(x-1)", ncols=3) as (fig, axes):
-        for name, m in _SLOPE_MINTHS.items():
+        for name in _SLOPE_MINTHS:
             if name not in g.index.get_level_values(0):
                 continue
             s = g.loc[name]
             axes[0][0].semilogy(s.index, s["ratio"], marker="o", ms=3, label=f"BDP*{name}")
             axes[0][1].plot(s.index, s["jain"], marker="o", ms=3)
-            x = _crossing(list(s.index), list(s["log_ratio"]))
-            if x is not None:
-                found[name] = (x / 0.1, 1 / m)
         axes[0][0].axhline(1, color="k", ls=":", lw=0.8)
         axes[0][0].legend(fontsize=7, title="min_th_DCTCP", title_fontsize=7)
         for ax, t in zip(axes[0][:2], ["throughput ratio Reno/DCTCP", "Jain's index"]):
@@ -294,8 +329,6 @@ def _slope_analyze(ctx):
             ax.set_title(t, fontsize=10)
             ax.grid(alpha=0.3)
         ax = axes[0][2]
-        import numpy as np
-
         xs = np.linspace(1.05, 9, 200)
         ax.plot(xs, xs / (xs - 1), "k-", lw=1, label="y = x/(x-1)")
         if found:
@@ -307,44 +340,53 @@ def _slope_analyze(ctx):
         ax.set_title("maximum fairness", fontsize=10)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-    lower = [n for n in _SLOPE_MINTHS if _SLOPE_MINTHS[n] < 1 and n in g.index.get_level_values(0)]
+
+
+def _reachable(data, paper):
+    lower, found = data["lower"], data["found"]
     reached = [n for n in lower if n in found]
-    ctx.claim("reachable", len(reached), len(reached) == len(lower) and len(lower) > 0,
-              f"min_th_DCTCP < BDP values with equal sharing at some max_p in [{min(_maxp_grid(ctx.scale))}, 1]: "
-              f"{', '.join(reached) or 'none'} of {', '.join(lower)}; rule: shown if all")
-    if "1" in g.index.get_level_values(0):
-        ok = "1" not in found
-        s = g.loc["1"]
-        ctx.claim("none_at_bdp", float(s["ratio"].max()), ok,
-                  "largest Reno/DCTCP ratio over max_p at min_th_DCTCP = BDP; rule: shown if it never reaches 1 "
-                  "(no equal sharing), as the paper")
-    if found:
-        # y = x/(x-1) is 1/y = 1 - 1/x: min_th_DCTCP / min_th_Reno against 1 - max_p_Reno /
-        # max_p_DCTCP. Both sides lie in (-inf, 1) and the error is bounded, where y itself
-        # explodes near x = 1 (a 0.01 error in x there is a 100 % error in y).
-        errs = {n: abs((1 - 1 / x) - 1 / y) for n, (x, y) in found.items()}
-        med = float(sorted(errs.values())[len(errs) // 2])
-        det = "; ".join(f"min_th BDP*{n}: x = {v[0]:.3f}, 1/y = {1 / v[1]:.3f} vs 1 - 1/x = {1 - 1 / v[0]:.3f}"
-                        for n, v in found.items())
-        ctx.claim("rule", med, med <= 0.125, f"median |(1 - 1/x) - 1/y| at ecnlab's equal-sharing points "
-                  f"(x = max_p_DCTCP / max_p_Reno interpolated where the ratio crosses 1, 1/y = min_th_DCTCP / "
-                  f"min_th_Reno); {det}; rule: shown if <= 1/8, the step between the min_th values tried, i.e. the "
-                  "rule picks the right min_th for ecnlab's max_p. Judged in 1/y, which is bounded, not in y = "
-                  "x/(x-1), which explodes near x = 1")
-    else:
-        ctx.claim("rule", None, False, "no equal-sharing point found")
+    return Verdict(len(reached), len(reached) == len(lower) and len(lower) > 0,
+                   f"min_th_DCTCP < BDP values with equal sharing at some max_p in [{data['maxp_min']}, 1]: "
+                   f"{', '.join(reached) or 'none'} of {', '.join(lower)}; rule: shown if all")
+
+
+def _none_at_bdp(data, paper):
+    g = data["means"]
+    if "1" not in g.index.get_level_values(0):
+        return None
+    return Verdict(float(g.loc["1"]["ratio"].max()), "1" not in data["found"],
+                   "largest Reno/DCTCP ratio over max_p at min_th_DCTCP = BDP; rule: shown if it never reaches 1 "
+                   "(no equal sharing), as the paper")
+
+
+def _slope_rule(data, paper):
+    found = data["found"]
+    if not found:
+        return Verdict(None, False, "no equal-sharing point found")
+    # y = x/(x-1) is 1/y = 1 - 1/x: min_th_DCTCP / min_th_Reno against 1 - max_p_Reno /
+    # max_p_DCTCP. Both sides lie in (-inf, 1) and the error is bounded, where y itself
+    # explodes near x = 1 (a 0.01 error in x there is a 100 % error in y).
+    errs = {n: abs((1 - 1 / x) - 1 / y) for n, (x, y) in found.items()}
+    med = float(sorted(errs.values())[len(errs) // 2])
+    det = "; ".join(f"min_th BDP*{n}: x = {v[0]:.3f}, 1/y = {1 / v[1]:.3f} vs 1 - 1/x = {1 - 1 / v[0]:.3f}"
+                    for n, v in found.items())
+    return Verdict(med, med <= 0.125, f"median |(1 - 1/x) - 1/y| at ecnlab's equal-sharing points "
+                   f"(x = max_p_DCTCP / max_p_Reno interpolated where the ratio crosses 1, 1/y = min_th_DCTCP / "
+                   f"min_th_Reno); {det}; rule: shown if <= 1/8, the step between the min_th values tried, i.e. the "
+                   "rule picks the right min_th for ecnlab's max_p. Judged in 1/y, which is bounded, not in y = "
+                   "x/(x-1), which explodes near x = 1")
 
 
 register(Experiment(
     id="dualq-slope", paper=PAPER, figures="Figs. 7-9 (§IV-C)", scenario="dualq-slope",
     title="DCTCP marking slope: where is equal sharing?",
     claims=[
-        ClaimDef("reachable", "Equal sharing reachable for every min_th_DCTCP < BDP (count)", 4),
-        ClaimDef("none_at_bdp", "No equal sharing at min_th_DCTCP = BDP (max Reno/DCTCP ratio)", "< 1"),
+        ClaimDef("reachable", "Equal sharing reachable for every min_th_DCTCP < BDP (count)", 4, _reachable),
+        ClaimDef("none_at_bdp", "No equal sharing at min_th_DCTCP = BDP (max Reno/DCTCP ratio)", "< 1", _none_at_bdp),
         ClaimDef("rule", "Fairest settings follow MinTh_Reno/MinTh_DCTCP = x/(x-1) (median error of 1/y = 1 - 1/x)",
-                 0.0),
+                 0.0, _slope_rule),
     ],
-    points=_slope_points, analyze=_slope_analyze,
+    points=_slope_points, tables=_slope_tables, draw=_slope_draw,
     notes=["Scenario dualq-slope: dualq-step with min_th_Reno = BDP (max_th 3 BDP, max_p 0.1, w 0.002) and a DCTCP "
            "RED slope with w = 0.002, max_th = min_th + 2 BDP (§IV-C); min_th_DCTCP in BDP x {1/8, 1/4, 1/2, 3/4, 1}, "
            "max_p_DCTCP from 0.03/0.05 to 1 (below max_p_Reno = 0.1 too: there the lower min_th values cross in ecnlab).",
@@ -372,9 +414,12 @@ def _equal_points(scale, seeds):
     return grid("dualq-equal", seeds, [axis("min_th_reno", ms, ovs)], fixed=_dur(scale))
 
 
-def _equal_analyze(ctx):
-    d = _metrics(ctx.df)
-    g = d.groupby("min_th_reno").mean(numeric_only=True)
+def _equal_tables(ctx):
+    return {"means": _metrics(ctx.df).groupby("min_th_reno").mean(numeric_only=True)}
+
+
+def _equal_draw(ctx, data):
+    g = data["means"]
     with ctx.figure("fig10-equal", "Fig. 10: equal-sharing configurations: Jain's index, utilization and queue "
                     "occupancy against min_th_Reno", ncols=1, size=(5.2, 3.4)) as (fig, axes):
         ax = axes[0][0]
@@ -389,30 +434,43 @@ def _equal_analyze(ctx):
         ax.legend(loc="lower right", fontsize=8)
         ax2.legend(loc="center right", fontsize=8)
         ax.grid(alpha=0.3)
+
+
+def _jain(data, paper):
+    g = data["means"]
     jmin = float(g["jain"].min())
     at = g["jain"].idxmin()
-    ctx.claim("jain", jmin, jmin >= 0.95, f"lowest Jain's index over min_th_Reno (at {at:g} BDP, where Reno gets "
-              f"{g.loc[at, 'reno_bps'] / 1e6:.2f} and DCTCP {g.loc[at, 'dctcp_bps'] / 1e6:.2f} Mbps); "
-              "rule: shown if >= 0.95")
-    hi = g[g.index >= 0.3 - 1e-9]
-    if len(hi):
-        umin = float(hi["util"].min())
-        ctx.claim("util", umin, umin >= 0.98, f"lowest utilization for min_th_Reno >= 0.3 BDP (at {hi['util'].idxmin():g} "
-                  "BDP); rule: shown if >= 0.98")
-    if len(g) >= 3:
-        r = float(g.index.to_series().corr(g["occ"]))
-        ctx.claim("linear", r, r >= 0.95, "Pearson correlation of occupancy with min_th_Reno; rule: shown if >= 0.95")
+    return Verdict(jmin, jmin >= 0.95, f"lowest Jain's index over min_th_Reno (at {at:g} BDP, where Reno gets "
+                   f"{g.loc[at, 'reno_bps'] / 1e6:.2f} and DCTCP {g.loc[at, 'dctcp_bps'] / 1e6:.2f} Mbps); "
+                   "rule: shown if >= 0.95")
+
+
+def _full_util(data, paper):
+    hi = data["means"][data["means"].index >= 0.3 - 1e-9]
+    if not len(hi):
+        return None
+    umin = float(hi["util"].min())
+    return Verdict(umin, umin >= 0.98, f"lowest utilization for min_th_Reno >= 0.3 BDP (at {hi['util'].idxmin():g} "
+                   "BDP); rule: shown if >= 0.98")
+
+
+def _linear(data, paper):
+    g = data["means"]
+    if len(g) < 3:
+        return None
+    r = float(g.index.to_series().corr(g["occ"]))
+    return Verdict(r, r >= 0.95, "Pearson correlation of occupancy with min_th_Reno; rule: shown if >= 0.95")
 
 
 register(Experiment(
     id="dualq-equal", paper=PAPER, figures="Fig. 10 (§IV-C)", scenario="dualq-equal",
     title="Equal-sharing configuration rule",
     claims=[
-        ClaimDef("jain", "Jain's index ~1 for every min_th_Reno (minimum)", 1.0),
-        ClaimDef("util", "Utilization near 100 % from min_th_Reno ~0.3 BDP (minimum)", 0.99),
-        ClaimDef("linear", "Occupancy roughly linear in min_th_Reno (correlation)", 1.0),
+        ClaimDef("jain", "Jain's index ~1 for every min_th_Reno (minimum)", 1.0, _jain),
+        ClaimDef("util", "Utilization near 100 % from min_th_Reno ~0.3 BDP (minimum)", 0.99, _full_util),
+        ClaimDef("linear", "Occupancy roughly linear in min_th_Reno (correlation)", 1.0, _linear),
     ],
-    points=_equal_points, analyze=_equal_analyze,
+    points=_equal_points, tables=_equal_tables, draw=_equal_draw,
     notes=["Scenario dualq-equal: max_p_Reno = 0.1 / m, max_p_DCTCP = 0.2 / m (capped at 1), min_th_DCTCP = m / 2, "
            "w = 0.002 for both, m = min_th_Reno in BDPs from 0.2 (below, 0.2/m would exceed 1). Both slopes keep "
            "the width of the Figs. 7-9 configuration, max_th = min_th + 2 BDP, at every m: §IV-C 'altered only the "

@@ -9,9 +9,10 @@ import re
 from ..api import resolve
 from ..scenario import ScenarioError
 from ..sweep import Point, override
-from .base import (ClaimDef, Experiment, axis, cases, grid, pct_lower, register, rule_near, rule_up_to,
-                   rule_within)
-from .plots import Quote, cdf_xy, fct_vs_load, max_deviation, max_reduction, mean_table, style
+from .base import (At, ClaimDef, Experiment, Near, Over, Quote, Unavailable, UpTo, Verdict, Within, axis, cases, grid,
+                   pct_lower, quotes_of, register)
+from .plots import fct_vs_load, style
+from .tables import fct_table
 
 PAPER = "ECN# (Zhang et al., IEEE TCC 2022)"
 PORT = "s0->h0"
@@ -95,9 +96,30 @@ def _dilemma_points(scale, seeds):
     return pts
 
 
-def _dilemma_analyze(ctx):
-    d2 = ctx.df[ctx.df["study"] == "fig2"]
-    t = d2.groupby("k_kb").mean(numeric_only=True).sort_index()
+def _dilemma_tables(ctx):
+    """Fig. 2: FCT per K at 3x (mean over seeds); Fig. 3: FCT per RTT variation and
+    threshold basis, with the avg-RTT threshold's loss and the p90 threshold's penalty (%)."""
+    t = ctx.df[ctx.df["study"] == "fig2"].groupby("k_kb").mean(numeric_only=True).sort_index()
+    data = {"fig2": t}
+    if {50, 250} <= set(t.index):
+        data["p99_250"] = float((t.loc[250, "fct_small_p99_us"] / t.loc[50, "fct_small_p99_us"] - 1) * 100)
+    if {100, 250} <= set(t.index):
+        data["tput_100"] = float((t.loc[100, "fct_all_avg_us"] / t.loc[250, "fct_all_avg_us"] - 1) * 100)
+    d3 = ctx.df[ctx.df["study"] == "fig3"]
+    if d3.empty:
+        return data
+    g = d3.groupby(["variation", "basis"]).mean(numeric_only=True)
+    order = [v for v in ("2x", "3x", "4x", "5x") if v in g.index.get_level_values(0)]
+    data["fig3"] = (g, order)
+    data["loss"] = {v: (g.loc[(v, "avg"), "fct_all_avg_us"] / g.loc[(v, "p90"), "fct_all_avg_us"] - 1) * 100
+                    for v in order}
+    data["penalty"] = {v: (g.loc[(v, "p90"), "fct_small_p99_us"] / g.loc[(v, "avg"), "fct_small_p99_us"] - 1) * 100
+                       for v in order}
+    return data
+
+
+def _dilemma_draw(ctx, data):
+    t = data["fig2"]
     metrics = [("fct_all_avg_us", "(a) overall: avg"), ("fct_small_avg_us", "(b) (0, 100KB]: avg"),
                ("fct_small_p99_us", "(c) (0, 100KB]: 99th pct"), ("fct_large_avg_us", "(d) (10MB, inf): avg")]
     with ctx.figure("fig2-thresholds", "Fig. 2: FCT vs the marking threshold K at 3x RTT variation, normalized "
@@ -109,27 +131,9 @@ def _dilemma_analyze(ctx):
             ax.set_title(title, fontsize=10)
             ax.set_xlabel("K (KB)")
         axes[0][0].set_ylabel("normalized FCT")
-    if {50, 250} <= set(t.index):
-        v = (t.loc[250, "fct_small_p99_us"] / t.loc[50, "fct_small_p99_us"] - 1) * 100
-        ok, rule = rule_up_to(119.2, v)
-        ctx.claim("p99_250", float(v), ok, f"small-flow p99 FCT, K = 250 KB vs 50 KB (% longer); {rule}")
-    if {100, 250} <= set(t.index):
-        v = (t.loc[100, "fct_all_avg_us"] / t.loc[250, "fct_all_avg_us"] - 1) * 100
-        ok, rule = rule_up_to(8.0, v)
-        ctx.claim("tput_100", float(v), ok, f"overall avg FCT, K = 100 KB vs 250 KB (% longer; the paper's "
-                  f"'throughput loss'); {rule}")
-    if len(t) >= 2:
-        k_lat = float(t["fct_small_p99_us"].idxmin())
-        k_tput = float(t["fct_all_avg_us"].idxmin())
-        ctx.claim("dilemma", k_lat, k_lat != k_tput, f"K (KB) with the lowest small-flow p99; the lowest overall "
-                  f"avg FCT is at K = {k_tput:g} KB; rule: shown if the two differ")
-    d3 = ctx.df[ctx.df["study"] == "fig3"]
-    if d3.empty:
+    if "fig3" not in data:
         return
-    g = d3.groupby(["variation", "basis"]).mean(numeric_only=True)
-    order = [v for v in ("2x", "3x", "4x", "5x") if v in g.index.get_level_values(0)]
-    loss = {v: (g.loc[(v, "avg"), "fct_all_avg_us"] / g.loc[(v, "p90"), "fct_all_avg_us"] - 1) * 100 for v in order}
-    pen = {v: (g.loc[(v, "p90"), "fct_small_p99_us"] / g.loc[(v, "avg"), "fct_small_p99_us"] - 1) * 100 for v in order}
+    g, order = data["fig3"]
     with ctx.figure("fig3-variation", "Fig. 3: FCT with K from the 90th-percentile RTT normalized to K from the "
                     "average RTT, against the RTT variation", ncols=2) as (fig, axes):
         for ax, (m, title) in zip(axes[0], [("fct_all_avg_us", "overall avg"), ("fct_small_p99_us", "(0, 100KB]: p99")]):
@@ -138,13 +142,29 @@ def _dilemma_analyze(ctx):
             ax.set_title(title, fontsize=10)
             ax.set_xlabel("RTT variation")
         axes[0][0].set_ylabel("FCT(K_p90) / FCT(K_avg)")
-    if "2x" in loss and "5x" in loss:
-        ctx.claim("loss_grows", float(loss["5x"]), loss["5x"] > loss["2x"] and loss["5x"] > 0,
-                  f"overall avg FCT of K_avg vs K_p90 (% longer) at 5x; at 2x {loss['2x']:.1f} % (paper 6.7 -> 29.8); "
-                  "rule: shown if positive and larger at 5x than at 2x")
-        ctx.claim("pen_grows", float(pen["5x"]), pen["5x"] > pen["2x"] and pen["5x"] > 0,
-                  f"small-flow p99 of K_p90 vs K_avg (% longer) at 5x; at 2x {pen['2x']:.1f} % (paper 41.1 -> 198); "
-                  "rule: shown if positive and larger at 5x than at 2x")
+
+
+def _dilemma(data, paper):
+    t = data["fig2"]
+    if len(t) < 2:
+        return None
+    k_lat = float(t["fct_small_p99_us"].idxmin())
+    k_tput = float(t["fct_all_avg_us"].idxmin())
+    return Verdict(k_lat, k_lat != k_tput, f"K (KB) with the lowest small-flow p99; the lowest overall "
+                   f"avg FCT is at K = {k_tput:g} KB; rule: shown if the two differ")
+
+
+def _grows(key, what, paper_text):
+    """``data[key]`` (% per RTT variation) positive and larger at 5x than at 2x."""
+
+    def judge(data, paper):
+        x = data.get(key, {})
+        if "2x" not in x or "5x" not in x:
+            return None
+        return Verdict(float(x["5x"]), x["5x"] > x["2x"] and x["5x"] > 0,
+                       f"{what} at 5x; at 2x {x['2x']:.1f} % (paper {paper_text}); "
+                       "rule: shown if positive and larger at 5x than at 2x")
+    return judge
 
 
 def _dilemma_notes():
@@ -171,14 +191,19 @@ register(Experiment(
     id="ecnsharp-dilemma", paper=PAPER, figures="Figs. 2-3 (§2.3)", scenario="ecnsharp-dilemma",
     title="The threshold dilemma under RTT variation",
     claims=[
-        ClaimDef("p99_250", "3x: K = 250 KB (p90 RTT) gives short flows a longer p99 FCT than 50 KB (% longer)", 119.2),
-        ClaimDef("tput_100", "3x: K ~ 100 KB (avg RTT) loses throughput vs 250 KB (overall avg FCT, % longer)", 8.0),
+        ClaimDef("p99_250", "3x: K = 250 KB (p90 RTT) gives short flows a longer p99 FCT than 50 KB (% longer)", 119.2,
+                 UpTo(At(("p99_250",), "small-flow p99 FCT, K = 250 KB vs 50 KB (% longer)"))),
+        ClaimDef("tput_100", "3x: K ~ 100 KB (avg RTT) loses throughput vs 250 KB (overall avg FCT, % longer)", 8.0,
+                 UpTo(At(("tput_100",), "overall avg FCT, K = 100 KB vs 250 KB (% longer; the paper's "
+                         "'throughput loss')"))),
         ClaimDef("dilemma", "No single K is best for both short-flow latency and throughput (K best for small p99, KB)",
-                 "none"),
-        ClaimDef("loss_grows", "Throughput loss of the avg-RTT threshold grows with variation (% at 5x)", 29.8),
-        ClaimDef("pen_grows", "Short-flow p99 penalty of the p90 threshold grows with variation (% at 5x)", 198.0),
+                 "none", _dilemma),
+        ClaimDef("loss_grows", "Throughput loss of the avg-RTT threshold grows with variation (% at 5x)", 29.8,
+                 _grows("loss", "overall avg FCT of K_avg vs K_p90 (% longer)", "6.7 -> 29.8")),
+        ClaimDef("pen_grows", "Short-flow p99 penalty of the p90 threshold grows with variation (% at 5x)", 198.0,
+                 _grows("penalty", "small-flow p99 of K_p90 vs K_avg (% longer)", "41.1 -> 198")),
     ],
-    points=_dilemma_points, analyze=_dilemma_analyze, notes=_dilemma_notes(),
+    points=_dilemma_points, tables=_dilemma_tables, draw=_dilemma_draw, notes=_dilemma_notes(),
 ))
 
 
@@ -239,35 +264,6 @@ def _star_points(scale, seeds):
 _SCHEMES4 = ["tail", "avg", "codel", "ecn_sharp"]
 
 
-def _diag(df, load, schemes):
-    """Timeouts, drops and unfinished flows per scheme at one load (mean over seeds): the
-    first things to look at when FCTs differ a lot."""
-    if df is None or load is None:
-        return ""
-    d = df[df["load"] == load]
-    parts = []
-    for s in schemes:
-        x = d[d["scheme"] == s]
-        if len(x):
-            parts.append(f"{s}: {x['timeouts'].astype(float).mean():.0f} timeouts, {x['drops'].astype(float).mean():.0f} "
-                         f"drops, {x['flows_unfinished'].astype(float).mean():.0f} unfinished")
-    return f"; at load {load:.0%}: " + "; ".join(parts) if parts else ""
-
-
-def _fct_claims(ctx, t, tag, scheme, base, spec, df=None, base_key=None):
-    for cid, kind, metric, paper in spec:
-        if kind == "lower":
-            v, at = max_reduction(t, metric, scheme)
-            ok, rule = rule_up_to(paper, v)
-        else:
-            v, at = max_deviation(t, metric, scheme)
-            ok, rule = rule_within(paper, v)
-        where = f" (at load {at:.0%})" if at is not None else ""
-        what = "largest reduction" if kind == "lower" else "largest deviation"
-        diag = _diag(df, at, [base_key, scheme]) if (kind != "lower" and not ok and base_key) else ""
-        ctx.claim(cid, v, ok, f"{tag}: {what} (%) of {scheme} vs {base} over loads{where}; {rule}{diag}")
-
-
 # The numbers the text quotes with their load: percent lower than DCTCP-RED-Tail (-AVG for
 # the large-flow ones), testbed §5.2.1 and simulation §5.3. Claims and figures read them.
 STAR_QUOTES = {"ws_small_avg": Quote(23.4, 0.9),    # 964 -> 738 us
@@ -294,72 +290,76 @@ def _codel_losses(runs, scenario: str) -> str:
     return f"CoDel's runs: {', '.join(got)} (the paper blames timeouts after drops under bursts)." if got else ""
 
 
-def _star_like_analyze(ctx, figs, paper_nums, study="fig9_10"):
-    d = ctx.df[ctx.df["study"] == study] if "study" in ctx.df else ctx.df
-    tables = {}
-    for wl, (fig, cap) in figs.items():
+_STAR_FIGS = {"websearch": ("fig9-websearch", "Fig. 9: web search, 3x RTT variation: FCT normalized to DCTCP-RED-Tail"),
+              "datamining": ("fig10-datamining", "Fig. 10: data mining, 3x RTT variation: FCT normalized to "
+                             "DCTCP-RED-Tail")}
+_LS_FIGS = {"websearch": ("fig13-websearch", "Fig. 13: 128-host leaf-spine, web search: FCT normalized to DCTCP-RED-Tail"),
+            "datamining": ("fig14-datamining", "Fig. 14: 128-host leaf-spine, data mining: FCT normalized to "
+                           "DCTCP-RED-Tail")}
+
+
+def _star_like_tables(ctx, d):
+    """Per workload: FCT normalized to DCTCP-RED-Tail (``<wl>``, with the paper's numbers and
+    the runs for the notes), its large flows against DCTCP-RED-AVG (``<wl>-vs-avg``) and
+    what CoDel's runs lost (``<wl>-codel``)."""
+    data = {}
+    for wl in ("websearch", "datamining"):
         dw = d[d["workload"] == wl]
         if dw.empty:
+            data[wl] = data[f"{wl}-vs-avg"] = Unavailable(f"no {wl} runs at this scale")
             continue
-        quotes = {metric: q for kind, metric, q, vs in paper_nums.get(wl, {}).values()
-                  if isinstance(q, Quote) and vs == "tail"}  # drawn on the Tail-normalized figure
-        if quotes:
+        data[wl] = t = fct_table(dw, "tail", "DCTCP-RED-Tail", wl, quotes_of(ctx.exp, wl), diagnose=True)
+        data[f"{wl}-vs-avg"] = t.renormalized("avg", "DCTCP-RED-AVG", ["fct_large_avg_us"])
+        data[f"{wl}-codel"] = _codel_losses(dw[dw["scheme"] == "codel"], ctx.exp.scenario)
+    return data
+
+
+def _star_like_draw(ctx, data, figs):
+    for wl, (fig, cap) in figs.items():
+        t = data[wl]
+        if isinstance(t, Unavailable):
+            continue
+        if t.quotes:
             cap += "; stars: ECN#'s values that the paper's text quotes"
-        tables[wl] = fct_vs_load(ctx, fig, cap, dw, "scheme", "tail", _SCHEMES4, quotes=quotes)
-    for wl, nums in paper_nums.items():
-        if wl not in tables:
-            for cid in nums:
-                ctx.unavailable(cid, f"no {wl} runs at this scale")
-            continue
-        t = tables[wl]
-        spec = []
-        for cid, (kind, metric, paper, vs) in nums.items():
-            if vs == "tail":
-                spec.append((cid, kind, metric, paper.pct if isinstance(paper, Quote) else paper))
-        _fct_claims(ctx, t, wl, "ecn_sharp", "DCTCP-RED-Tail", spec, df=d[d["workload"] == wl], base_key="tail")
-        for cid, (kind, metric, paper, vs) in nums.items():
-            if vs == "avg":
-                tt = {metric: t[metric].div(t[metric]["avg"], axis=0)}
-                v, at = max_reduction(tt, metric, "ecn_sharp")
-                ok, rule = rule_up_to(paper.pct if isinstance(paper, Quote) else paper, v)
-                ctx.claim(cid, v, ok, f"{wl}: largest reduction (%) of ECN# vs DCTCP-RED-AVG over loads "
-                          f"(at load {at:.0%}); {rule}" if at is not None else f"{wl}: no value")
-            elif vs == "codel":
-                # "Much worse" is a statement about every load the paper shows, not about
-                # their mean (one overloaded point would carry a mean): judged per load.
-                per_load = ((t[metric]["codel"] / t[metric]["ecn_sharp"] - 1) * 100).dropna()
-                v = float(per_load.min()) if len(per_load) else None
-                loads = "; ".join(f"{ld:.0%}: {x:+.1f} %" for ld, x in per_load.items())
-                ctx.claim(cid, v, v is not None and v > 20, f"{wl}: CoDel's small-flow avg FCT vs ECN#, % longer, at "
-                          f"each load ({loads}); value: the smallest; rule: shown if > 20 % at every load. "
-                          + _codel_losses(d[(d["workload"] == wl) & (d["scheme"] == "codel")], ctx.exp.scenario),
-                          rests_on={"scheme": ["codel", "ecn_sharp"], "workload": [wl]})
-    return tables
+        fct_vs_load(ctx, fig, cap, t, _SCHEMES4)
 
 
-def _star_analyze(ctx):
-    Q = STAR_QUOTES
-    _star_like_analyze(ctx, {
-        "websearch": ("fig9-websearch", "Fig. 9: web search, 3x RTT variation: FCT normalized to DCTCP-RED-Tail"),
-        "datamining": ("fig10-datamining", "Fig. 10: data mining, 3x RTT variation: FCT normalized to DCTCP-RED-Tail"),
-    }, {
-        "websearch": {"ws_small_avg": ("lower", "fct_small_avg_us", Q["ws_small_avg"], "tail"),
-                      "ws_small_p99": ("lower", "fct_small_p99_us", Q["ws_small_p99"], "tail"),
-                      "ws_large_tail": ("within", "fct_large_avg_us", 2.5, "tail"),
-                      "ws_large_avg": ("lower", "fct_large_avg_us", Q["ws_large_avg"], "avg"),
-                      "ws_codel": ("codel", "fct_small_avg_us", None, "codel")},
-        "datamining": {"dm_small_avg": ("lower", "fct_small_avg_us", Q["dm_small_avg"], "tail"),
-                       "dm_small_p99": ("lower", "fct_small_p99_us", Q["dm_small_p99"], "tail"),
-                       "dm_large_avg": ("lower", "fct_large_avg_us", Q["dm_large_avg"], "avg")},
-    })
+def _codel_worse(wl):
+    """"Much worse" is a statement about every load the paper shows, not about their mean
+    (one overloaded point would carry a mean): judged per load."""
+
+    def judge(data, paper):
+        t = data.get(wl)
+        if t is None or isinstance(t, Unavailable):
+            return t
+        n = t.norm["fct_small_avg_us"]
+        per_load = ((n["codel"] / n["ecn_sharp"] - 1) * 100).dropna()
+        v = float(per_load.min()) if len(per_load) else None
+        loads = "; ".join(f"{ld:.0%}: {x:+.1f} %" for ld, x in per_load.items())
+        return Verdict(v, v is not None and v > 20, f"{wl}: CoDel's small-flow avg FCT vs ECN#, % longer, at each "
+                       f"load ({loads}); value: the smallest; rule: shown if > 20 % at every load. "
+                       + data[f"{wl}-codel"], {"scheme": ["codel", "ecn_sharp"], "workload": [wl]})
+    return judge
+
+
+def _star_tables(ctx):
+    data = _star_like_tables(ctx, ctx.df[ctx.df["study"] == "fig9_10"])
     d = ctx.df[ctx.df["variation"].isin(["3x", "4x", "5x"]) & (ctx.df["workload"] == "websearch")
                & ctx.df["scheme"].isin(["tail", "ecn_sharp"])]
     if d.empty or set(d["variation"]) == {"3x"}:
-        return
+        return data
     loads = sorted(set(d[d["variation"] == "5x"]["load"]))
     d = d[d["load"].isin(loads)]
     g = d.groupby(["variation", "load", "scheme"])["fct_small_p99_us"].mean().unstack("scheme")
-    nf = (g["ecn_sharp"] / g["tail"]).unstack("variation")
+    data["nfct"] = (g["ecn_sharp"] / g["tail"]).unstack("variation")  # Fig. 11's NFCT: load x variation
+    return data
+
+
+def _star_draw(ctx, data):
+    _star_like_draw(ctx, data, _STAR_FIGS)
+    if "nfct" not in data:
+        return
+    nf = data["nfct"]
     with ctx.figure("fig11-variation", "Fig. 11: web search, small-flow p99 FCT of ECN# normalized to DCTCP-RED-"
                     "Tail (NFCT) at 3x, 4x, 5x RTT variation", ncols=1) as (fig, axes):
         ax = axes[0][0]
@@ -370,11 +370,23 @@ def _star_analyze(ctx):
         ax.set_ylabel("ECN# / Tail, small p99")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
+
+
+def _star_grows(data, paper):
+    if "nfct" not in data:
+        return None
+    nf = data["nfct"]
     best = {v: float((1 - nf[v]).max() * 100) for v in nf.columns}
-    if "5x" in best and "3x" in best:
-        ctx.claim("grows", best["5x"], best["5x"] > best["3x"] and best["5x"] > 0,
-                  f"largest small-flow p99 reduction (%) of ECN# vs Tail at 5x (loads {', '.join(f'{x:.0%}' for x in loads)}); "
-                  f"3x: {best['3x']:.1f} %, 4x: {best.get('4x', float('nan')):.1f} %; rule: shown if larger at 5x than at 3x")
+    if "5x" not in best or "3x" not in best:
+        return None
+    return Verdict(best["5x"], best["5x"] > best["3x"] and best["5x"] > 0,
+                   f"largest small-flow p99 reduction (%) of ECN# vs Tail at 5x (loads "
+                   f"{', '.join(f'{x:.0%}' for x in nf.index)}); 3x: {best['3x']:.1f} %, "
+                   f"4x: {best.get('4x', float('nan')):.1f} %; rule: shown if larger at 5x than at 3x")
+
+
+def _vs_tail(wl, metric, rule=UpTo):
+    return rule(Over(wl, metric, "ecn_sharp"))
 
 
 register(Experiment(
@@ -382,22 +394,25 @@ register(Experiment(
     title="Testbed: 7-to-1 star with 3x-5x RTT variation, web search and data mining",
     claims=[
         ClaimDef("ws_small_avg", "Web search: short-flow avg FCT up to X % lower with ECN# than DCTCP-RED-Tail",
-                 STAR_QUOTES["ws_small_avg"].pct),
+                 STAR_QUOTES["ws_small_avg"], _vs_tail("websearch", "fct_small_avg_us")),
         ClaimDef("ws_small_p99", "Web search: short-flow p99 FCT up to X % lower than Tail",
-                 STAR_QUOTES["ws_small_p99"].pct),
-        ClaimDef("ws_large_tail", "Web search: large flows like Tail (deviation, %)", "similar"),
+                 STAR_QUOTES["ws_small_p99"], _vs_tail("websearch", "fct_small_p99_us")),
+        ClaimDef("ws_large_tail", "Web search: large flows like Tail (deviation, %)", "similar",
+                 _vs_tail("websearch", "fct_large_avg_us", Within)),
         ClaimDef("ws_large_avg", "Web search: large-flow FCT up to X % lower than DCTCP-RED-AVG",
-                 STAR_QUOTES["ws_large_avg"].pct),
-        ClaimDef("ws_codel", "CoDel much worse than ECN# for short flows (% longer avg)", "much worse"),
+                 STAR_QUOTES["ws_large_avg"], _vs_tail("websearch-vs-avg", "fct_large_avg_us")),
+        ClaimDef("ws_codel", "CoDel much worse than ECN# for short flows (% longer avg)", "much worse",
+                 _codel_worse("websearch")),
         ClaimDef("dm_small_avg", "Data mining: short-flow avg FCT up to X % lower than Tail",
-                 STAR_QUOTES["dm_small_avg"].pct),
+                 STAR_QUOTES["dm_small_avg"], _vs_tail("datamining", "fct_small_avg_us")),
         ClaimDef("dm_small_p99", "Data mining: short-flow p99 FCT up to X % lower than Tail",
-                 STAR_QUOTES["dm_small_p99"].pct),
+                 STAR_QUOTES["dm_small_p99"], _vs_tail("datamining", "fct_small_p99_us")),
         ClaimDef("dm_large_avg", "Data mining: large-flow FCT up to X % lower than AVG",
-                 STAR_QUOTES["dm_large_avg"].pct),
-        ClaimDef("grows", "The short-flow benefit grows with RTT variation (p99, % lower at 5x; 3x 37.3 -> 5x 73.4)", 73.4),
+                 STAR_QUOTES["dm_large_avg"], _vs_tail("datamining-vs-avg", "fct_large_avg_us")),
+        ClaimDef("grows", "The short-flow benefit grows with RTT variation (p99, % lower at 5x; 3x 37.3 -> 5x 73.4)", 73.4,
+                 _star_grows),
     ],
-    points=_star_points, analyze=_star_analyze,
+    points=_star_points, tables=_star_tables, draw=_star_draw,
     notes=["Scenario ecnsharp-star: 7 senders, 1 receiver, 10 Gbps, base RTT ~70 us, 3x RTT variation (70-210 us, "
            "long-tailed), 22 MB buffer (the testbed's Tofino, whose buffer the paper does not state), DCTCP, RTO_min 5 ms, persistent connections; DCTCP-RED-AVG 80 KB, -Tail 250 KB, "
            "CoDel 85/200 us, ECN# 200/200/85 us (§5.2).",
@@ -428,19 +443,8 @@ def _ls_points(scale, seeds):
     return pts
 
 
-def _ls_analyze(ctx):
-    Q = LS_QUOTES
-    _star_like_analyze(ctx, {
-        "websearch": ("fig13-websearch", "Fig. 13: 128-host leaf-spine, web search: FCT normalized to DCTCP-RED-Tail"),
-        "datamining": ("fig14-datamining", "Fig. 14: 128-host leaf-spine, data mining: FCT normalized to DCTCP-RED-Tail"),
-    }, {
-        "websearch": {"ws_small_avg": ("lower", "fct_small_avg_us", Q["ws_small_avg"], "tail"),
-                      "ws_small_p99": ("lower", "fct_small_p99_us", Q["ws_small_p99"], "tail"),
-                      "ws_overall": ("within", "fct_all_avg_us", 2.5, "tail")},
-        "datamining": {"dm_small_avg": ("lower", "fct_small_avg_us", Q["dm_small_avg"], "tail"),
-                       "dm_small_p99": ("lower", "fct_small_p99_us", Q["dm_small_p99"], "tail"),
-                       "dm_overall": ("within", "fct_all_avg_us", 2.5, "tail")},
-    }, study=None)
+def _ls_tables(ctx):
+    return _star_like_tables(ctx, ctx.df)
 
 
 register(Experiment(
@@ -448,17 +452,19 @@ register(Experiment(
     title="128-host leaf-spine with 3x RTT variation",
     claims=[
         ClaimDef("ws_small_avg", "Web search: short-flow avg FCT up to X % lower with ECN# than DCTCP-RED-Tail",
-                 LS_QUOTES["ws_small_avg"].pct),
+                 LS_QUOTES["ws_small_avg"], _vs_tail("websearch", "fct_small_avg_us")),
         ClaimDef("ws_small_p99", "Web search: short-flow p99 FCT up to X % lower than Tail",
-                 LS_QUOTES["ws_small_p99"].pct),
-        ClaimDef("ws_overall", "Web search: overall FCT similar to Tail (deviation, %)", "similar"),
+                 LS_QUOTES["ws_small_p99"], _vs_tail("websearch", "fct_small_p99_us")),
+        ClaimDef("ws_overall", "Web search: overall FCT similar to Tail (deviation, %)", "similar",
+                 _vs_tail("websearch", "fct_all_avg_us", Within)),
         ClaimDef("dm_small_avg", "Data mining: short-flow avg FCT up to X % lower than Tail",
-                 LS_QUOTES["dm_small_avg"].pct),
+                 LS_QUOTES["dm_small_avg"], _vs_tail("datamining", "fct_small_avg_us")),
         ClaimDef("dm_small_p99", "Data mining: short-flow p99 FCT up to X % lower than Tail",
-                 LS_QUOTES["dm_small_p99"].pct),
-        ClaimDef("dm_overall", "Data mining: overall FCT similar to Tail (deviation, %)", "similar"),
+                 LS_QUOTES["dm_small_p99"], _vs_tail("datamining", "fct_small_p99_us")),
+        ClaimDef("dm_overall", "Data mining: overall FCT similar to Tail (deviation, %)", "similar",
+                 _vs_tail("datamining", "fct_all_avg_us", Within)),
     ],
-    points=_ls_points, analyze=_ls_analyze,
+    points=_ls_points, tables=_ls_tables, draw=lambda ctx, data: _star_like_draw(ctx, data, _LS_FIGS),
     notes=["Scenario ecnsharp-leafspine: 8x8 leaf-spine, 16 hosts per leaf, 10 Gbps, 10 us per link, RTT 80-240 us "
            "(avg ~137, p90 ~220), 375 KB per port, DCTCP; DCTCP-RED-Tail K = 275 KB (p90 RTT x C), -AVG 171 KB "
            "(avg RTT x C, as the scenario file), CoDel 10/150 us, ECN# 70/70/10 us (ns-3 README 'high').",
@@ -506,7 +512,11 @@ def _first_rtt_burst_kb(n, size_min, size_max, iw_bytes, mss):
 INCAST_QUEUE_PKTS = {"ecn_sharp": 8, "tail": 182}
 
 
-def _incast_analyze(ctx):
+def _incast_tables(ctx):
+    """Per (scheme, N), per seed: drops at the bottleneck in the 10 ms after the query, the
+    mean queue (packets) in the 50 ms before it, the query flows' average and p99 completion
+    time; the first seed's queue around the 100-flow query (the figure); and what the
+    'no drops' arithmetic needs from the runs' scenario."""
     import numpy as np
 
     doc = resolve("ecnsharp-incast")
@@ -529,14 +539,33 @@ def _incast_analyze(ctx):
             "queue": float(np.mean(p["qlen_bytes"].values[pre])) / 1500 if pre.any() else float("nan"),
             "qct_avg": float(fq["fct_us"].mean()) if len(fq) else float("nan"),
             "qct_p99": float(fq["fct_us"].quantile(0.99)) if len(fq) else float("nan")})
+    n_seeds = len({x["seed"] for v in per.values() for x in v})
+    data = {"per": per, "ns": sorted({k[1] for k in per}), "qlen": qlen, "over": f"mean over {n_seeds} seeds"}
+    if ("ecn_sharp", 100) in per and ("tail", 100) in per:
+        data["queue100"] = {s: _mean(per, s, 100, "queue") for s in ("ecn_sharp", "tail")}
+        data["queue100_seeds"] = {s: _seeds_of(per, s, 100, "queue") for s in ("ecn_sharp", "tail")}
+    run_doc = json.loads((ctx.run_dir(ctx.df.iloc[0]["key"]) / "scenario.json").read_text())
+    tr, q = run_doc.get("transport", {}), run_doc["traffic"][1]
+    rtt_us = 4 * _us(run_doc["topology"]["link_delay"])  # the shortest RTT's propagation; a bound
+    data["burst"] = {"iw": int(tr.get("init_cwnd", 10)), "mss": int(tr.get("mss", 1460)),
+                     "buf": run_doc.get("switch", {}).get("buffer", "?"), "smin": _us_bytes(q["size_min"]),
+                     "smax": _us_bytes(q["size_max"]), "rtt_us": rtt_us, "drained": C_BPS * rtt_us * 1e-6 / 8 / 1e3}
+    return data
 
-    def mean(s, n, k):
-        v = [x[k] for x in per.get((s, n), [])]
-        return float(np.mean(v)) if v else float("nan")
 
-    def seeds_of(s, n, k="drops"):
-        return ", ".join(f"{x[k]:g}" for x in per.get((s, n), []))
+def _mean(per, s, n, k):
+    import numpy as np
 
+    v = [x[k] for x in per.get((s, n), [])]
+    return float(np.mean(v)) if v else float("nan")
+
+
+def _seeds_of(per, s, n, k="drops"):
+    return ", ".join(f"{x[k]:g}" for x in per.get((s, n), []))
+
+
+def _incast_draw(ctx, data):
+    per, ns, qlen = data["per"], data["ns"], data["qlen"]
     with ctx.figure("fig16-queue", "Fig. 16: bottleneck queue (packets) around the 100-flow query burst "
                     "(time 0 = query start; first seed)", ncols=3) as (fig, axes):
         for ax, s in zip(axes[0], ["tail", "codel", "ecn_sharp"]):
@@ -550,70 +579,79 @@ def _incast_analyze(ctx):
             ax.set_xlabel("time (ms)")
             ax.grid(alpha=0.3)
         axes[0][0].set_ylabel("queue length (packets)")
-    ns = sorted({k[1] for k in per})
     with ctx.figure("fig17-query", "Fig. 17: query flows: average and 99th percentile completion time, and "
                     "drops at the bottleneck in the 10 ms after the query, against N (means over seeds)",
                     ncols=3) as (fig, axes):
         for s in ["tail", "codel", "ecn_sharp"]:
             st = style(s)
             xs = [n for n in ns if (s, n) in per]
-            axes[0][0].plot(xs, [mean(s, n, "qct_avg") for n in xs], **st)
-            axes[0][1].plot(xs, [mean(s, n, "qct_p99") for n in xs], **st)
-            axes[0][2].plot(xs, [mean(s, n, "drops") for n in xs], **st)
+            axes[0][0].plot(xs, [_mean(per, s, n, "qct_avg") for n in xs], **st)
+            axes[0][1].plot(xs, [_mean(per, s, n, "qct_p99") for n in xs], **st)
+            axes[0][2].plot(xs, [_mean(per, s, n, "drops") for n in xs], **st)
         for ax, tl in zip(axes[0], ["avg QCT (us)", "p99 QCT (us)", "drops"]):
             ax.set_xlabel("concurrent query flows N")
             ax.set_title(tl, fontsize=10)
             ax.grid(alpha=0.3)
         axes[0][2].legend(fontsize=8)
-    n_seeds = len({x["seed"] for v in per.values() for x in v})
-    over = f"mean over {n_seeds} seeds"
-    if ("ecn_sharp", 100) in per and ("tail", 100) in per:
-        e, tl = mean("ecn_sharp", 100, "queue"), mean("tail", 100, "queue")
-        ctx.claim("q_ecnsharp", e, e <= 0.25 * tl, f"ECN#'s mean queue (packets) in the 50 ms before the query, {over} "
-                  f"(per seed {seeds_of('ecn_sharp', 100, 'queue')}); Tail {tl:.1f}; rule: shown if <= 1/4 of Tail's "
-                  f"(paper {INCAST_QUEUE_PKTS['ecn_sharp']} vs {INCAST_QUEUE_PKTS['tail']})",
-                  rests_on={"scheme": ["ecn_sharp", "tail"], "n": [100]})
-        ok, rule = rule_near(INCAST_QUEUE_PKTS["tail"], tl, 0.25)
-        ctx.claim("q_tail", tl, ok, f"Tail's mean queue (packets) in the 50 ms before the query, {over} (per seed "
-                  f"{seeds_of('tail', 100, 'queue')}); {rule}", rests_on={"scheme": ["tail"], "n": [100]})
-    run_doc = json.loads((ctx.run_dir(ctx.df.iloc[0]["key"]) / "scenario.json").read_text())
-    tr, q = run_doc.get("transport", {}), run_doc["traffic"][1]
-    iw, mss = int(tr.get("init_cwnd", 10)), int(tr.get("mss", 1460))
-    buf = run_doc.get("switch", {}).get("buffer", "?")
-    smin, smax = _us_bytes(q["size_min"]), _us_bytes(q["size_max"])
-    rtt_us = 4 * _us(run_doc["topology"]["link_delay"])  # the shortest RTT's propagation; a bound
-    drained = C_BPS * rtt_us * 1e-6 / 8 / 1e3
-    for cid, n in (("drops_ecnsharp", 100), ("drops_ecnsharp16", 16)):
+
+
+def _q_ecnsharp(data, paper):
+    if "queue100" not in data:
+        return None
+    e, tl = data["queue100"]["ecn_sharp"], data["queue100"]["tail"]
+    return Verdict(e, e <= 0.25 * tl, f"ECN#'s mean queue (packets) in the 50 ms before the query, {data['over']} "
+                   f"(per seed {data['queue100_seeds']['ecn_sharp']}); Tail {tl:.1f}; rule: shown if <= 1/4 of "
+                   f"Tail's (paper {INCAST_QUEUE_PKTS['ecn_sharp']} vs {INCAST_QUEUE_PKTS['tail']})",
+                   {"scheme": ["ecn_sharp", "tail"], "n": [100]})
+
+
+def _no_drops(n):
+    """ECN# drops nothing after an N = n query, on every seed; whether the query's first-RTT
+    burst can fit the buffer at all is said with it."""
+
+    def judge(data, paper):
+        per, b = data["per"], data["burst"]
         if ("ecn_sharp", n) not in per:
-            ctx.unavailable(cid, f"no run with N = {n} at this scale")
-            continue
+            return Unavailable(f"no run with N = {n} at this scale")
         d = [x["drops"] for x in per[("ecn_sharp", n)]]
-        burst = _first_rtt_burst_kb(n, smin, smax, iw * mss, mss)
-        why = (f"{n} flows of U({smin / 1e3:g}, {smax / 1e3:g}) KB each send min(size, IW = {iw} x {mss} B) in their "
-               f"first RTT: {burst:.0f} KB on the wire on average, against a {buf} buffer plus at most "
-               f"~{drained:.0f} KB drained in a {rtt_us:.0f} us RTT at 10 Gbps")
-        fits = burst <= _us_bytes(buf) / 1e3 + drained
-        ctx.claim(cid, float(np.mean(d)), all(x == 0 for x in d),
-                  f"ECN#'s drops at the bottleneck in the 10 ms after an N = {n} query, {over} (per seed "
-                  f"{seeds_of('ecn_sharp', n)}); rule: shown if 0 on every seed. {why}: "
-                  + ("it fits, so 'no drops' can hold" if fits else "it cannot fit whatever the marking, so the "
-                     "paper's 'no drops' cannot hold as stated (it needs a smaller initial window or a larger "
-                     "buffer); the N = 16 claim tests it where it can"), rests_on={"scheme": ["ecn_sharp"], "n": [n]})
-    if ("codel", 100) in per:
-        c, e = mean("codel", 100, "drops"), mean("ecn_sharp", 100, "drops")
-        ctx.claim("drops_codel", c, c > 0 and c > e, f"CoDel's drops after a 100-flow query, {over} (per seed "
-                  f"{seeds_of('codel', 100)}; ECN#: {e:g}); rule: shown if CoDel drops and more than ECN#",
-                  rests_on={"scheme": ["codel", "ecn_sharp"], "n": [100]})
+        burst = _first_rtt_burst_kb(n, b["smin"], b["smax"], b["iw"] * b["mss"], b["mss"])
+        why = (f"{n} flows of U({b['smin'] / 1e3:g}, {b['smax'] / 1e3:g}) KB each send min(size, IW = {b['iw']} x "
+               f"{b['mss']} B) in their first RTT: {burst:.0f} KB on the wire on average, against a {b['buf']} buffer "
+               f"plus at most ~{b['drained']:.0f} KB drained in a {b['rtt_us']:.0f} us RTT at 10 Gbps")
+        fits = burst <= _us_bytes(b["buf"]) / 1e3 + b["drained"]
+        import numpy as np
+
+        return Verdict(float(np.mean(d)), all(x == 0 for x in d),
+                       f"ECN#'s drops at the bottleneck in the 10 ms after an N = {n} query, {data['over']} (per seed "
+                       f"{_seeds_of(per, 'ecn_sharp', n)}); rule: shown if 0 on every seed. {why}: "
+                       + ("it fits, so 'no drops' can hold" if fits else "it cannot fit whatever the marking, so the "
+                          "paper's 'no drops' cannot hold as stated (it needs a smaller initial window or a larger "
+                          "buffer); the N = 16 claim tests it where it can"), {"scheme": ["ecn_sharp"], "n": [n]})
+    return judge
+
+
+def _drops_codel(data, paper):
+    per = data["per"]
+    if ("codel", 100) not in per:
+        return None
+    c, e = _mean(per, "codel", 100, "drops"), _mean(per, "ecn_sharp", 100, "drops")
+    return Verdict(c, c > 0 and c > e, f"CoDel's drops after a 100-flow query, {data['over']} (per seed "
+                   f"{_seeds_of(per, 'codel', 100)}; ECN#: {e:g}); rule: shown if CoDel drops and more than ECN#",
+                   {"scheme": ["codel", "ecn_sharp"], "n": [100]})
+
+
+def _onset(data, paper):
+    per, ns = data["per"], data["ns"]
 
     def onset(s):
-        hit = [n for n in ns if mean(s, n, "drops") > 0]
+        hit = [n for n in ns if _mean(per, s, n, "drops") > 0]
         return min(hit) if hit else None
 
     oc, oe = onset("codel"), onset("ecn_sharp")
-    ctx.claim("onset", oe if oe is not None else f"> {max(ns)}", (oc is not None) and (oe is None or oe > oc),
-              f"smallest N with drops on some seed: ECN# {oe if oe is not None else 'none up to ' + str(max(ns))}, "
-              f"CoDel {oc if oc is not None else 'none'} (paper 175 vs ~100); rule: shown if ECN# starts losing at a "
-              "larger N", rests_on={"scheme": ["codel", "ecn_sharp"]})
+    return Verdict(oe if oe is not None else f"> {max(ns)}", (oc is not None) and (oe is None or oe > oc),
+                   f"smallest N with drops on some seed: ECN# {oe if oe is not None else 'none up to ' + str(max(ns))}, "
+                   f"CoDel {oc if oc is not None else 'none'} (paper 175 vs ~100); rule: shown if ECN# starts losing "
+                   "at a larger N", {"scheme": ["codel", "ecn_sharp"]})
 
 
 def _us_bytes(text) -> float:
@@ -630,14 +668,18 @@ register(Experiment(
     id="ecnsharp-incast", paper=PAPER, figures="Figs. 16-17 (§5.4.1)", scenario="ecnsharp-incast",
     title="Queue occupancy and incast: 16-to-1 with data mining background and query bursts",
     claims=[
-        ClaimDef("q_ecnsharp", "ECN# keeps a low persistent queue (packets)", INCAST_QUEUE_PKTS["ecn_sharp"]),
-        ClaimDef("q_tail", "DCTCP-RED-Tail's queue (packets)", INCAST_QUEUE_PKTS["tail"]),
-        ClaimDef("drops_ecnsharp", "No drops for ECN# with 100 concurrent query flows", 0),
-        ClaimDef("drops_ecnsharp16", "No drops for ECN# with the 16 query flows the authors' code starts", 0),
-        ClaimDef("drops_codel", "CoDel drops packets with 100 query flows", 125),
-        ClaimDef("onset", "ECN# starts losing at more concurrent senders than CoDel (N)", "175 vs ~100"),
+        ClaimDef("q_ecnsharp", "ECN# keeps a low persistent queue (packets)", INCAST_QUEUE_PKTS["ecn_sharp"],
+                 _q_ecnsharp),
+        ClaimDef("q_tail", "DCTCP-RED-Tail's queue (packets)", INCAST_QUEUE_PKTS["tail"],
+                 Near(At(("queue100", "tail"), "Tail's mean queue (packets) in the 50 ms before the query, {over} "
+                         "(per seed {queue100_seeds[tail]})", {"scheme": ["tail"], "n": [100]}), 0.25)),
+        ClaimDef("drops_ecnsharp", "No drops for ECN# with 100 concurrent query flows", 0, _no_drops(100)),
+        ClaimDef("drops_ecnsharp16", "No drops for ECN# with the 16 query flows the authors' code starts", 0,
+                 _no_drops(16)),
+        ClaimDef("drops_codel", "CoDel drops packets with 100 query flows", 125, _drops_codel),
+        ClaimDef("onset", "ECN# starts losing at more concurrent senders than CoDel (N)", "175 vs ~100", _onset),
     ],
-    points=_incast_points, analyze=_incast_analyze,
+    points=_incast_points, tables=_incast_tables, draw=_incast_draw,
     guard_expected=("rto",),  # incast timeouts are what Fig. 17 measures
     notes=["Scenario ecnsharp-incast (16 senders, ns-3 queue-track link delays, data mining at 90 % load, CoDel "
            "10/240 us drop mode, ECN# 50/150/10 us, RTO_min 1 ms) with the §5.3 buffer (375 KB) and Tail K "
@@ -679,8 +721,22 @@ def _sens_points(scale, seeds):
     return pts
 
 
-def _sens_analyze(ctx):
+def _sens_tables(ctx):
+    """The overall average FCT per workload and setting (mean over seeds) and its spread,
+    (max/min - 1) over all settings (%)."""
     g = ctx.df.groupby(["workload", "vary", "value_us"])["fct_all_avg_us"].mean()
+    spread = {}
+    for w in ("websearch", "datamining"):
+        if w not in set(ctx.df["workload"]):
+            spread[w] = Unavailable(f"no {w} runs at this scale")
+            continue
+        v = g.loc[w]
+        spread[w] = float((v.max() / v.min() - 1) * 100)
+    return {"fct": g, "spread": spread}
+
+
+def _sens_draw(ctx, data):
+    g = data["fct"]
     with ctx.figure("fig18-sensitivity", "Fig. 18: overall average FCT of ECN# against pst_interval (target 10 us) "
                     "and pst_target (interval 70 us), normalized to the scenario's 70/10 us", ncols=2) as (fig, axes):
         for ax, vary in zip(axes[0], ["pst_interval", "pst_target"]):
@@ -695,24 +751,21 @@ def _sens_analyze(ctx):
             ax.grid(alpha=0.3)
         axes[0][0].set_ylabel("normalized overall avg FCT")
         axes[0][0].legend(fontsize=8)
-    for w, cid, paper in (("websearch", "ws", 1.0), ("datamining", "dm", 0.2)):
-        if w not in set(ctx.df["workload"]):
-            ctx.unavailable(cid, f"no {w} runs at this scale")
-            continue
-        v = g.loc[w]
-        spread = float((v.max() / v.min() - 1) * 100)
-        ok, rule = rule_within(paper, spread, floor=2.0)
-        ctx.claim(cid, spread, ok, f"{w}: (max/min - 1) of the overall avg FCT over all settings (%); {rule}")
+
+
+def _spread(w):
+    return Within(At(("spread", w), f"{w}: (max/min - 1) of the overall avg FCT over all settings (%)"), floor=2.0)
 
 
 register(Experiment(
     id="ecnsharp-sensitivity", paper=PAPER, figures="Fig. 18 (§5.4.2)", scenario="ecnsharp-leafspine",
     title="Sensitivity of ECN# to pst_interval and pst_target",
     claims=[
-        ClaimDef("ws", "Web search: overall FCT changes by less than ~1 % across settings (%)", 1.0),
-        ClaimDef("dm", "Data mining: overall FCT changes by less than ~0.2 % (%)", 0.2),
+        ClaimDef("ws", "Web search: overall FCT changes by less than ~1 % across settings (%)", 1.0,
+                 _spread("websearch")),
+        ClaimDef("dm", "Data mining: overall FCT changes by less than ~0.2 % (%)", 0.2, _spread("datamining")),
     ],
-    points=_sens_points, analyze=_sens_analyze,
+    points=_sens_points, tables=_sens_tables, draw=_sens_draw,
     notes=["The §5.3 set-up (ecnsharp-leafspine) at 60 % load with ECN#; one parameter varied at a time around the "
            "scenario's 70 us / 10 us. The paper's figure does not state the values it tried; ours: pst_interval "
            "50-200 us (around the base and high-percentile RTTs, §3.4), pst_target 5-40 us.",
@@ -729,16 +782,21 @@ def _sched_points(scale, seeds):
                                                            "tcn": ["marking.scheme=tcn"]})])
 
 
-def _sched_analyze(ctx):
+# §5.4.3's goodputs (Gbps) with ECN#, by (phase, queue): queue 1 alone, queues 1+2, then
+# 1+2+3 under DWRR 2:1:1. Claims and figure.
+SCHED_GOODPUT = {(0, 0): 9.6, (1, 0): 6.42, (1, 1): 3.18, (2, 0): 4.82, (2, 1): 2.40, (2, 2): 2.40}
+
+
+def _sched_tables(ctx):
+    """Per scheme and queue, the mean goodput in each phase (per run, the first 20 ms of each
+    phase skipped: slow start, DWRR settling; then the mean over seeds); the short flows'
+    average FCT per scheme and ECN#'s reduction against TCN (%)."""
     import numpy as np
 
     doc = resolve("ecnsharp-sched")
     starts = [_us(f.get("start", "0s")) / 1e6 for f in doc["flows"]]
     end = _us(doc["duration"]) / 1e6
     phases = [(starts[0], starts[1]), (starts[1], starts[2]), (starts[2], end)]
-    first = ctx.df.sort_values("seed").groupby("scheme").head(1).set_index("scheme")
-    # Phase goodputs per run (the first 20 ms of each phase skipped: slow start, DWRR
-    # settling), then the mean over seeds per scheme.
     runs: dict[tuple[str, int], list[list[float]]] = {}
     for _, r in ctx.df.iterrows():
         ts = ctx.timeseries(r["key"])
@@ -748,67 +806,72 @@ def _sched_analyze(ctx):
             runs.setdefault((r["scheme"], q), []).append(
                 [float(np.mean(g[(t > a + 0.02) & (t <= b)])) if ((t > a + 0.02) & (t <= b)).any() else float("nan")
                  for a, b in phases])
-    gp = {k: [float(np.mean(col)) for col in zip(*v)] for k, v in runs.items()}
+    m = ctx.df.groupby("scheme")["fct_all_avg_us"].mean()
+    data = {"phases": phases, "goodput": {k: [float(np.mean(col)) for col in zip(*v)] for k, v in runs.items()},
+            "short_fct": m}
+    if {"ecn_sharp", "tcn"} <= set(m.index):
+        data["short"] = pct_lower(m["tcn"], m["ecn_sharp"])
+    return data
+
+
+def _sched_draw(ctx, data):
+    phases = data["phases"]
+    first = ctx.df.sort_values("seed").groupby("scheme").head(1).set_index("scheme")
     with ctx.figure("fig20-sched", "Fig. 20: (a) per-queue goodput over time with ECN# (DWRR 2:1:1, long flows "
                     "start in queue 1, 2, 3 in turn); (b) short-flow average FCT", ncols=2) as (fig, axes):
         ax = axes[0][0]
-        for s in first.index:
-            ts = ctx.timeseries(first.loc[s, "key"])
+        if "ecn_sharp" in first.index:
+            ts = ctx.timeseries(first.loc["ecn_sharp", "key"])
             for q in range(3):
                 d = ts[(ts["port"] == PORT) & (ts["queue"] == q)]
-                t, g = d["t_s"].values, d["goodput_bps"].values / 1e9
-                if s == "ecn_sharp":
-                    ax.plot(t, g, label=f"queue {q + 1}")
-        for (ph, q, paper) in [(0, 0, 9.6), (1, 0, 6.42), (1, 1, 3.18), (2, 0, 4.82), (2, 1, 2.40), (2, 2, 2.40)]:
-            ax.hlines(paper, *phases[ph], colors=f"C{q}", linestyles="--", lw=1.2)  # §5.4.3's goodputs
+                ax.plot(d["t_s"].values, d["goodput_bps"].values / 1e9, label=f"queue {q + 1}")
+        for (ph, q), paper in SCHED_GOODPUT.items():
+            ax.hlines(paper, *phases[ph], colors=f"C{q}", linestyles="--", lw=1.2)
         ax.plot([], [], "k--", label="paper")
         ax.set_xlabel("time (s)")
         ax.set_ylabel("goodput (Gbps)")
         ax.set_title("(a) ECN#: goodput", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-        m = ctx.df.groupby("scheme")["fct_all_avg_us"].mean()
+        m = data["short_fct"]
         axes[0][1].bar([style(s)["label"] for s in m.index], m.values, color=[style(s).get("color") for s in m.index])
         axes[0][1].set_ylabel("short-flow avg FCT (us)")
         axes[0][1].set_title("(b) short flows", fontsize=10)
-    expect = [(0, 0, 9.6), (1, 0, 6.42), (1, 1, 3.18), (2, 0, 4.82), (2, 1, 2.40), (2, 2, 2.40)]
-    if ("ecn_sharp", 0) in gp:
-        for ph, q, paper in expect:
-            v = gp[("ecn_sharp", q)][ph]
-            ok, rule = rule_near(paper, v, 0.10)
-            ctx.claim(f"g{ph + 1}{q + 1}", v, ok, f"ECN#, queue {q + 1} mean goodput (Gbps) in phase {ph + 1} "
-                      f"({phases[ph][0]:.2f}-{phases[ph][1]:.2f} s, first 20 ms skipped); {rule}",
-                      rests_on={"scheme": ["ecn_sharp"]})
-    if ("tcn", 0) in gp:
-        # The baseline must hold the DWRR shares too, or the short-flow comparison is
-        # against a broken scheduler (the paper's Fig. 19 shows them for ECN# only).
-        devs = [(abs(gp[("tcn", q)][ph] / paper - 1) * 100, ph, q) for ph, q, paper in expect]
-        worst, ph, q = max(devs)
-        vals = ", ".join(f"{gp[('tcn', q_)][ph_]:.2f}" for ph_, q_, _ in expect)
-        ctx.claim("tcn_sched", worst, worst <= 10.0, f"TCN's six phase goodputs (Gbps: {vals}) against the same "
-                  f"values; largest deviation (%) at phase {ph + 1}, queue {q + 1}; rule: shown if every one is within "
-                  "±10 % (the bands of ECN#'s)", rests_on={"scheme": ["tcn"]})
-    m = ctx.df.groupby("scheme")["fct_all_avg_us"].mean()
-    if {"ecn_sharp", "tcn"} <= set(m.index):
-        v = pct_lower(m["tcn"], m["ecn_sharp"])
-        ok, rule = rule_up_to(19.6, v)
-        ctx.claim("short", v, ok, f"short-flow avg FCT of ECN# vs TCN (% lower); {rule}")
+
+
+def _sched_goodput(ph, q):
+    return Near(At(("goodput", ("ecn_sharp", q), ph), f"ECN#, queue {q + 1} mean goodput (Gbps) in phase {ph + 1} "
+                   f"({{phases[{ph}][0]:.2f}}-{{phases[{ph}][1]:.2f}} s, first 20 ms skipped)", {"scheme": ["ecn_sharp"]}),
+                0.10)
+
+
+def _tcn_sched(data, paper):
+    """The baseline must hold the DWRR shares too, or the short-flow comparison is against a
+    broken scheduler (the paper's Fig. 19 shows them for ECN# only)."""
+    gp = data["goodput"]
+    if ("tcn", 0) not in gp:
+        return None
+    devs = [(abs(gp[("tcn", q)][ph] / v - 1) * 100, ph, q) for (ph, q), v in SCHED_GOODPUT.items()]
+    worst, ph, q = max(devs)
+    vals = ", ".join(f"{gp[('tcn', q_)][ph_]:.2f}" for ph_, q_ in SCHED_GOODPUT)
+    return Verdict(worst, worst <= 10.0, f"TCN's six phase goodputs (Gbps: {vals}) against the same values; largest "
+                   f"deviation (%) at phase {ph + 1}, queue {q + 1}; rule: shown if every one is within ±10 % (the "
+                   "bands of ECN#'s)", {"scheme": ["tcn"]})
 
 
 register(Experiment(
     id="ecnsharp-sched", paper=PAPER, figures="Figs. 19-20 (§5.4.3)", scenario="ecnsharp-sched",
     title="ECN# over DWRR: scheduling preserved, shorter short-flow FCT than TCN",
     claims=[
-        ClaimDef("g11", "Queue 1 alone (Gbps)", 9.6),
-        ClaimDef("g21", "Queues 1+2: queue 1 (Gbps)", 6.42),
-        ClaimDef("g22", "Queues 1+2: queue 2 (Gbps)", 3.18),
-        ClaimDef("g31", "Queues 1+2+3: queue 1 (Gbps)", 4.82),
-        ClaimDef("g32", "Queues 1+2+3: queue 2 (Gbps)", 2.40),
-        ClaimDef("g33", "Queues 1+2+3: queue 3 (Gbps)", 2.40),
-        ClaimDef("tcn_sched", "TCN (the baseline) holds the same DWRR goodputs (largest deviation, %)", 0),
-        ClaimDef("short", "ECN#'s short-flow average FCT lower than TCN's (%)", 19.6),
+        *[ClaimDef(f"g{ph + 1}{q + 1}", text, SCHED_GOODPUT[(ph, q)], _sched_goodput(ph, q)) for (ph, q), text in (
+            ((0, 0), "Queue 1 alone (Gbps)"), ((1, 0), "Queues 1+2: queue 1 (Gbps)"),
+            ((1, 1), "Queues 1+2: queue 2 (Gbps)"), ((2, 0), "Queues 1+2+3: queue 1 (Gbps)"),
+            ((2, 1), "Queues 1+2+3: queue 2 (Gbps)"), ((2, 2), "Queues 1+2+3: queue 3 (Gbps)"))],
+        ClaimDef("tcn_sched", "TCN (the baseline) holds the same DWRR goodputs (largest deviation, %)", 0, _tcn_sched),
+        ClaimDef("short", "ECN#'s short-flow average FCT lower than TCN's (%)", 19.6,
+                 UpTo(At(("short",), "short-flow avg FCT of ECN# vs TCN (% lower)"))),
     ],
-    points=_sched_points, analyze=_sched_analyze,
+    points=_sched_points, tables=_sched_tables, draw=_sched_draw,
     notes=["Scenario ecnsharp-sched: the ns-3 `mq` example's topology (30/40/70 us sender links, 50 us to the "
            "receiver), DWRR weights 2:1:1, TCN 150 us, ECN# 150/200/10 us (ns-3 mq); short flows uniform 3-60 KB "
            "(paper; the code uses 28,000 B), one every 12 ms per queue, from two other senders.",
@@ -852,22 +915,25 @@ def _dcqcn_points(scale, seeds):
 DCQCN_SHORT, PIAS_SHORT = Quote(14.9), Quote(10.1)
 
 
-def _dcqcn_analyze(ctx):
-    t = fct_vs_load(ctx, "fig21-dcqcn", "Fig. 21: web search with DCQCN: FCT normalized to DCQCN; dotted: the paper's "
-                    "best point", ctx.df, "scheme", "dcqcn", ["dcqcn", "dcqcn_ecn_sharp"],
-                    quotes={"fct_small_avg_us": DCQCN_SHORT})
-    _fct_claims(ctx, t, "web search", "dcqcn_ecn_sharp", "DCQCN", df=ctx.df, base_key="dcqcn", spec=[
-        ("short", "lower", "fct_small_avg_us", DCQCN_SHORT.pct), ("overall", "within", "fct_all_avg_us", 2.5)])
+def _dcqcn_tables(ctx):
+    return {"fct": fct_table(ctx.df, "dcqcn", "DCQCN", "web search", quotes_of(ctx.exp, "fct"), diagnose=True)}
+
+
+def _dcqcn_draw(ctx, data):
+    fct_vs_load(ctx, "fig21-dcqcn", "Fig. 21: web search with DCQCN: FCT normalized to DCQCN; dotted: the paper's "
+                "best point", data["fct"], ["dcqcn", "dcqcn_ecn_sharp"])
 
 
 register(Experiment(
     id="ecnsharp-dcqcn", paper=PAPER, figures="Fig. 21 (§5.4.4)", scenario="ecnsharp-leafspine",
     title="ECN# with DCQCN",
     claims=[
-        ClaimDef("short", "DCQCN + ECN#: short-flow FCT up to X % lower than DCQCN", DCQCN_SHORT.pct),
-        ClaimDef("overall", "Overall FCT not hurt (deviation, %)", "similar"),
+        ClaimDef("short", "DCQCN + ECN#: short-flow FCT up to X % lower than DCQCN", DCQCN_SHORT,
+                 UpTo(Over("fct", "fct_small_avg_us", "dcqcn_ecn_sharp"))),
+        ClaimDef("overall", "Overall FCT not hurt (deviation, %)", "similar",
+                 Within(Over("fct", "fct_all_avg_us", "dcqcn_ecn_sharp"))),
     ],
-    points=_dcqcn_points, analyze=_dcqcn_analyze, requires=_dcqcn_requires,
+    points=_dcqcn_points, tables=_dcqcn_tables, draw=_dcqcn_draw, requires=_dcqcn_requires,
     notes=["The §5.3 leaf-spine (ecnsharp-leafspine) with DCQCN at the hosts (transport.cc = dcqcn, the "
            "simulator's DCQCN defaults: DCQCN paper parameters, go-back-N, no PFC). DCQCN marking: RED on the "
            "instantaneous queue with the DCQCN paper's K_min = 5 KB and P_max = 1 %, K_max = 275 KB from the p90 "
@@ -890,22 +956,25 @@ def _pias_points(scale, seeds):
     ], fixed=[override("traffic.0.flows", flows)])
 
 
-def _pias_analyze(ctx):
-    t = fct_vs_load(ctx, "fig22-pias", "Fig. 22: web search with PIAS: FCT normalized to PIAS (DCTCP-RED-Tail "
-                    "per queue); dotted: the paper's best point", ctx.df, "scheme", "pias", ["pias", "pias_ecn_sharp"],
-                    quotes={"fct_small_avg_us": PIAS_SHORT})
-    _fct_claims(ctx, t, "web search", "pias_ecn_sharp", "PIAS", df=ctx.df, base_key="pias", spec=[
-        ("short", "lower", "fct_small_avg_us", PIAS_SHORT.pct), ("overall", "within", "fct_all_avg_us", 2.5)])
+def _pias_tables(ctx):
+    return {"fct": fct_table(ctx.df, "pias", "PIAS", "web search", quotes_of(ctx.exp, "fct"), diagnose=True)}
+
+
+def _pias_draw(ctx, data):
+    fct_vs_load(ctx, "fig22-pias", "Fig. 22: web search with PIAS: FCT normalized to PIAS (DCTCP-RED-Tail "
+                "per queue); dotted: the paper's best point", data["fct"], ["pias", "pias_ecn_sharp"])
 
 
 register(Experiment(
     id="ecnsharp-pias", paper=PAPER, figures="Fig. 22 (§5.4.5)", scenario="ecnsharp-pias",
     title="ECN# with PIAS flow scheduling",
     claims=[
-        ClaimDef("short", "PIAS + ECN#: short-flow avg FCT up to X % lower than PIAS", PIAS_SHORT.pct),
-        ClaimDef("overall", "Overall FCT not hurt (deviation, %)", "similar"),
+        ClaimDef("short", "PIAS + ECN#: short-flow avg FCT up to X % lower than PIAS", PIAS_SHORT,
+                 UpTo(Over("fct", "fct_small_avg_us", "pias_ecn_sharp"))),
+        ClaimDef("overall", "Overall FCT not hurt (deviation, %)", "similar",
+                 Within(Over("fct", "fct_all_avg_us", "pias_ecn_sharp"))),
     ],
-    points=_pias_points, analyze=_pias_analyze,
+    points=_pias_points, tables=_pias_tables, draw=_pias_draw,
     notes=["Scenario ecnsharp-pias: the §5.3 leaf-spine with SP ports of 4 queues and PIAS at the hosts "
            "(one level down every 140,000 B, ns-3 large-scale-pias); baseline PIAS marks with DCTCP-RED-Tail "
            "(275 KB per queue), the paper does not name the baseline's marking.",

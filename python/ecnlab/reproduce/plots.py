@@ -1,9 +1,11 @@
-"""Figure and table helpers shared by the catalog entries (matplotlib, Agg backend)."""
+"""Figure helpers shared by the catalog entries (matplotlib, Agg backend). They draw the
+analysis data (``tables``) and compute nothing a claim reads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
+
+from .tables import FctTable
 
 FCT_PANELS = [
     ("fct_all_avg_us", "(a) overall: avg"),
@@ -30,21 +32,6 @@ STYLE = {
 }
 
 
-@dataclass(frozen=True)
-class Quote:
-    """A number the paper's text quotes for an FCT-vs-load figure: ``pct`` percent lower than
-    the figure's baseline at ``load`` (a star), or, where the text gives no load ("up to X %
-    lower"), the best point of the paper's curve (a dotted line its curve touches). The
-    claim's paper number and the figure both read it, so the two cannot disagree."""
-
-    pct: float
-    load: float | None = None
-
-    @property
-    def normalized(self) -> float:
-        return 1 - self.pct / 100
-
-
 PAPER_STAR = dict(color="k", marker="*", ms=11, ls="none", label="paper (text)")
 
 
@@ -52,39 +39,21 @@ def style(name: str) -> dict[str, Any]:
     return dict(STYLE.get(name, dict(label=name, marker="o")))
 
 
-def mean_table(df, index: str, column: str, metric: str):
-    """Mean of ``metric`` over seeds, as a table index x column."""
-    d = df[[index, column, metric]].copy()
-    d[metric] = d[metric].astype(float)
-    return d.groupby([index, column])[metric].mean().unstack(column).sort_index()
-
-
-def normalized(df, index: str, column: str, metric: str, baseline: str):
-    """``mean_table`` divided by the baseline column (the paper's way of drawing FCT)."""
-    t = mean_table(df, index, column, metric)
-    if baseline not in t.columns:
-        return t * float("nan")
-    return t.div(t[baseline], axis=0)
-
-
-def fct_vs_load(ctx, name: str, caption: str, df, scheme_col: str, baseline: str, schemes: Sequence[str],
-                load_col: str = "load", panels=FCT_PANELS, labels: dict[str, str] | None = None,
-                quotes: dict[str, Quote] | None = None) -> dict[str, Any]:
-    """Four panels of FCT normalized to ``baseline`` against load (the papers' Figs. 6-14
-    style); ``quotes``: the paper's numbers for some panels' metrics, drawn as stars.
-    Returns {metric: normalized table}."""
-    tables = {}
+def fct_vs_load(ctx, name: str, caption: str, table: FctTable, schemes: Sequence[str], panels=FCT_PANELS,
+                labels: dict[str, str] | None = None) -> None:
+    """Four panels of FCT normalized to the table's baseline against load (the papers' Figs.
+    6-14 style); the table's ``quotes`` (the paper's numbers its claims declare) drawn as
+    stars, or dotted where the paper gives no load."""
     with ctx.figure(name, caption, ncols=len(panels), size=(3.3 * len(panels) + 0.5, 3.1)) as (fig, axes):
         for ax, (metric, title) in zip(axes[0], panels):
-            t = normalized(df, load_col, scheme_col, metric, baseline)
-            tables[metric] = t
+            t = table.norm[metric]
             for s in schemes:
                 if s in t.columns:
                     st = style(s)
                     if labels and s in labels:
                         st["label"] = labels[s]
                     ax.plot([100 * x for x in t.index], t[s].values, **st)
-            q = (quotes or {}).get(metric)
+            q = table.quotes.get(metric)
             if q is not None and q.load is not None:
                 ax.plot([100 * q.load], [q.normalized], **PAPER_STAR)
             elif q is not None:
@@ -92,6 +61,7 @@ def fct_vs_load(ctx, name: str, caption: str, df, scheme_col: str, baseline: str
             ax.set_title(title, fontsize=10)
             ax.set_xlabel("load (%)")
             ax.grid(alpha=0.3)
+        baseline = table.baseline
         axes[0][0].set_ylabel(f"FCT normalized to {style(baseline)['label'] if not labels or baseline not in labels else labels[baseline]}",
                               fontsize=9)
         handles = {}
@@ -99,31 +69,6 @@ def fct_vs_load(ctx, name: str, caption: str, df, scheme_col: str, baseline: str
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
         axes[0][-1].legend(handles.values(), handles.keys(), fontsize=8)
-    return tables
-
-
-def max_reduction(tables, metric: str, scheme: str, baseline_is_one: bool = True):
-    """Largest reduction (percent) of ``scheme`` vs the baseline over loads, and the load."""
-    t = tables[metric]
-    if scheme not in t.columns:
-        return None, None
-    red = (1 - t[scheme]) * 100
-    red = red.dropna()
-    if red.empty:
-        return None, None
-    i = red.idxmax()
-    return float(red.loc[i]), float(i)
-
-
-def max_deviation(tables, metric: str, scheme: str):
-    t = tables[metric]
-    if scheme not in t.columns:
-        return None, None
-    dev = ((t[scheme] - 1) * 100).dropna()
-    if dev.empty:
-        return None, None
-    i = dev.abs().idxmax()
-    return float(dev.loc[i]), float(i)
 
 
 def cdf_xy(values):

@@ -191,8 +191,8 @@ def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jo
 
 
 def _judge_per_seed(exp: Experiment, out: Path, results: Any, scale: str, seed_list: list[int], ctx: Context) -> None:
-    """Judge every claim again on each seed's runs alone (the analysis without saving
-    figures), so that the report says how many seeds show a claim, not only whether the
+    """Judge every claim again on each seed's runs alone (the analysis without figures),
+    so that the report says how many seeds show a claim, not only whether the
     mean over seeds does: at quick scale a claim near its band may flip with the seed."""
     per_seed: dict[str, list[dict[str, Any]]] = {cid: [] for cid in ctx.claims}
     for s in seed_list:

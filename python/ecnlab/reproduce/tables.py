@@ -1,0 +1,98 @@
+"""The catalog's analysis tables: what the claims are judged on and the figures draw.
+
+An entry's ``tables(ctx)`` reads its runs into these; nothing here draws (``plots``) or
+judges (``base.judge_claims``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def mean_table(df, index: str, column: str, metric: str):
+    """Mean of ``metric`` over seeds, as a table index x column."""
+    d = df[[index, column, metric]].copy()
+    d[metric] = d[metric].astype(float)
+    return d.groupby([index, column])[metric].mean().unstack(column).sort_index()
+
+
+def normalized(df, index: str, column: str, metric: str, baseline: str):
+    """``mean_table`` divided by the baseline column (the papers' way of drawing FCT)."""
+    t = mean_table(df, index, column, metric)
+    if baseline not in t.columns:
+        return t * float("nan")
+    return t.div(t[baseline], axis=0)
+
+
+FCT_METRICS = ("fct_all_avg_us", "fct_small_avg_us", "fct_small_p99_us", "fct_large_avg_us")
+
+
+@dataclass
+class FctTable:
+    """FCT against load, each metric's mean over seeds normalized to ``baseline`` (the
+    papers' Figs. 6-14 and 21-22): ``norm[metric]`` is a load x scheme table.
+
+    ``tag`` and ``base_label`` name the table and its baseline in the claims' notes;
+    ``quotes`` are the paper's numbers for some metrics, the very ``Quote`` objects its
+    claims declare (``judge_claims`` checks they are the same), drawn on the figure;
+    ``runs``: the rows the table was built from, given when a missed "within" claim should
+    say what the runs at its load went through (timeouts, drops, unfinished flows)."""
+
+    norm: dict[str, Any]
+    baseline: str
+    base_label: str
+    tag: str
+    quotes: dict[str, Any] = field(default_factory=dict)
+    runs: Any = None
+
+    def renormalized(self, baseline: str, base_label: str, metrics=None) -> "FctTable":
+        """The same table against another of its schemes (the paper's "vs DCTCP-RED-AVG")."""
+        metrics = metrics or list(self.norm)
+        return FctTable({m: self.norm[m].div(self.norm[m][baseline], axis=0) for m in metrics}, baseline,
+                        base_label, self.tag, runs=self.runs)
+
+
+def fct_table(df, baseline: str, base_label: str, tag: str, quotes=None, scheme_col: str = "scheme",
+              load_col: str = "load", metrics=FCT_METRICS, diagnose: bool = False) -> FctTable:
+    """The ``FctTable`` of the rows ``df``; ``diagnose`` keeps the rows for the notes."""
+    return FctTable({m: normalized(df, load_col, scheme_col, m, baseline) for m in metrics}, baseline, base_label,
+                    tag, dict(quotes or {}), df if diagnose else None)
+
+
+def max_reduction(t: FctTable, metric: str, scheme: str):
+    """Largest reduction (percent) of ``scheme`` vs the baseline over loads, and the load."""
+    n = t.norm[metric]
+    if scheme not in n.columns:
+        return None, None
+    red = ((1 - n[scheme]) * 100).dropna()
+    if red.empty:
+        return None, None
+    i = red.idxmax()
+    return float(red.loc[i]), float(i)
+
+
+def max_deviation(t: FctTable, metric: str, scheme: str):
+    """Largest |deviation| (percent, signed) of ``scheme`` from the baseline over loads, and the load."""
+    n = t.norm[metric]
+    if scheme not in n.columns:
+        return None, None
+    dev = ((n[scheme] - 1) * 100).dropna()
+    if dev.empty:
+        return None, None
+    i = dev.abs().idxmax()
+    return float(dev.loc[i]), float(i)
+
+
+def diagnosis(df, load, schemes) -> str:
+    """Timeouts, drops and unfinished flows per scheme at one load (mean over seeds): the
+    first things to look at when FCTs differ a lot."""
+    if df is None or load is None:
+        return ""
+    d = df[df["load"] == load]
+    parts = []
+    for s in schemes:
+        x = d[d["scheme"] == s]
+        if len(x):
+            parts.append(f"{s}: {x['timeouts'].astype(float).mean():.0f} timeouts, {x['drops'].astype(float).mean():.0f} "
+                         f"drops, {x['flows_unfinished'].astype(float).mean():.0f} unfinished")
+    return f"; at load {load:.0%}: " + "; ".join(parts) if parts else ""
