@@ -930,30 +930,23 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
 
 
 def _timeseries(path: Path, t0: float) -> dict[str, list]:
-    cols = ["t_s", "port", "queue", "goodput_bps", "qlen_bytes", "avg_qlen_bytes", "sojourn_us", "marks", "drops"]
+    """timeseries.csv from the switch's samples: each line holds one sample's rows, computed
+    by the core's code that computes `ecnlab run`'s (`ecnlab_core::measure::TimeSeries`), with
+    the switch's clock as `t_s`; here only the rows from the traffic's start `t0` on, timed
+    from it."""
+    cols = ["t_s", "port", "queue", "goodput_bps", "qlen_bytes", "avg_qlen_bytes", "sojourn_us", "marks", "drops",
+            "est_rate_bps"]
     ts: dict[str, list] = {c: [] for c in cols}
     try:
-        lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        samples = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     except (OSError, ValueError):
         return ts
-    for a, b in zip(lines, lines[1:]):
-        dt = (b["t_ns"] - a["t_ns"]) / 1e9
-        if dt <= 0:
-            continue
-        for pa, pb in zip(a["ports"], b["ports"]):
-            for q, (qa, qb) in enumerate(zip(pa["q"], pb["q"])):
-                deq = qb[0] - qa[0]
-                if b["t_ns"] / 1e9 < t0:
-                    continue
-                ts["t_s"].append(b["t_ns"] / 1e9 - t0)
-                ts["port"].append(pb["name"])
-                ts["queue"].append(q)
-                ts["goodput_bps"].append((qb[1] - qa[1]) * 8 / dt)
-                ts["qlen_bytes"].append(qb[2])
-                ts["avg_qlen_bytes"].append((qb[3] - qa[3]) / (dt * 1e9))
-                ts["sojourn_us"].append((qb[4] - qa[4]) / deq / 1e3 if deq > 0 else None)
-                ts["marks"].append(qb[5] - qa[5])
-                ts["drops"].append(qb[6] - qa[6])
+    for sample in samples:
+        for i, t in enumerate(sample["t_s"]):
+            if t < t0:
+                continue
+            for c in cols:
+                ts[c].append(t - t0 if c == "t_s" else sample[c][i])
     return ts
 
 
