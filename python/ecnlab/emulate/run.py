@@ -904,9 +904,9 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
     # The summary, built by the core's code that builds ecnlab run's (summary.rs): FCT by
     # size class of the sized flows (every [[flows]] entry and every message that started)
     # that started in the window, the totals by reason, the probes' RTTs. What the emulator
-    # does not measure (fct_by_class, ports, nics, long_flows, counting) stays out. The
-    # `emulation` block is added here, not sent through the core (serde_json's default
-    # parser may move a float's last bit; the measured figures can take that, it need not).
+    # does not measure (fct_by_class, ports, nics, long_flows, counting) stays out. Every
+    # float comes back with its bits (the core reads JSON with float_roundtrip); the free-form
+    # `emulation` block is added here, as the core has no type for it.
     from .. import _core
 
     measurements = {
