@@ -141,21 +141,22 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
-    /// The rows of one sample of `port` at `t_ns`: `cur` its queues' counters now, `prev`
-    /// at the previous sample, `interval_ns` apart (an empty `prev`: from zero).
-    #[allow(clippy::too_many_arguments)]
+    /// The rows of one sample of `port` at `t_ns` (its clock brought there), `interval_ns`
+    /// after the previous one, whose counters `last` holds (empty: from zero); `last` then
+    /// holds this sample's.
     pub fn record<P: PortPacket>(
         &mut self,
         t_ns: Nanos,
         name: &str,
         port: &Port<P>,
         rate_bps: u64,
-        prev: &[QueueCounters],
-        cur: &[QueueCounters],
+        last: &mut Vec<QueueCounters>,
         interval_ns: Nanos,
     ) {
         let occ = port.queue_occ();
-        for (q, c) in cur.iter().enumerate() {
+        let cur = QueueCounters::of_port(port);
+        let prev = std::mem::replace(last, cur);
+        for (q, c) in last.iter().enumerate() {
             let w = c.since(&prev.get(q).copied().unwrap_or_default());
             self.t_s.push(t_ns as f64 / 1e9);
             self.port.push(name.to_string());
@@ -215,18 +216,20 @@ mod tests {
         port.enqueue(0, Pkt(1000), &mut pool).unwrap();
         port.dequeue(1_000, &mut pool).unwrap();
         port.advance_clock(1_000);
-        let start = QueueCounters::of_port(&port);
+        let mut start = QueueCounters::of_port(&port);
         port.dequeue(3_000, &mut pool).unwrap();
         port.advance_clock(5_000);
         let w = QueueCounters::of_port(&port)[0].since(&start[0]);
+        let end = QueueCounters::of_port(&port);
         assert_eq!((w.enq_pkts, w.deq_pkts, w.deq_bytes, w.payload_bytes), (0, 1, 1000, 960));
         assert_eq!(w.avg_qlen_bytes(4_000), 500.0);
         assert_eq!(w.goodput_bps(4_000), 1.92e9);
         assert_eq!(w.avg_sojourn_us(), Some(3.0));
         assert_eq!(QueueCounters::default().avg_sojourn_us(), None);
         let mut ts = TimeSeries::default();
-        ts.record(5_000, "p", &port, 1_000_000_000, &start, &QueueCounters::of_port(&port), 4_000);
+        ts.record(5_000, "p", &port, 1_000_000_000, &mut start, 4_000);
         assert_eq!((ts.len(), ts.avg_qlen_bytes[0], ts.qlen_bytes[0], ts.sojourn_us[0]), (1, 500.0, 0, Some(3.0)));
+        assert_eq!(start, end, "the sample's counters are kept for the next");
     }
 
     #[test]

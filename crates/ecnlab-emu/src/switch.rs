@@ -586,9 +586,7 @@ impl Switch {
         let interval = now.saturating_sub(self.last_sample_ns).max(1);
         for (p, prev) in self.ports.iter_mut().zip(self.last_sample.iter_mut()) {
             p.port.advance_clock(now);
-            let cur = QueueCounters::of_port(&p.port);
-            ts.record(now, &p.name, &p.port, p.rate_bps, prev, &cur, interval);
-            *prev = cur;
+            ts.record(now, &p.name, &p.port, p.rate_bps, prev, interval);
         }
         self.last_sample_ns = now;
         ts

@@ -70,11 +70,8 @@ impl Recorder {
             }
             let rate_bps = wire.links[i].rate_bps;
             let name = wire.names[i].clone();
-            let prev = std::mem::take(&mut self.last_sample[i]);
             let view = wire.port_at(i, now, seq);
-            let cur = QueueCounters::of_port(&view);
-            self.timeseries.record(now, &name, &view, rate_bps, &prev, &cur, self.sample_interval);
-            self.last_sample[i] = cur;
+            self.timeseries.record(now, &name, &view, rate_bps, &mut self.last_sample[i], self.sample_interval);
         }
     }
 
