@@ -175,6 +175,8 @@ pub struct Switch {
     pub fib: Fib,
     non_ip_dscp: u8,
     overhead: u64,
+    /// `shaper.rate_fraction`, reported so that the caller need not know its default.
+    shaper_rate_fraction: f64,
     pub start_ns: Nanos,
     /// Frames handed to an egress socket.
     pub frames_forwarded: u64,
@@ -231,6 +233,7 @@ impl Switch {
             fib,
             non_ip_dscp: cfg.non_ip_dscp,
             overhead: cfg.shaper.overhead as u64,
+            shaper_rate_fraction: cfg.shaper.rate_fraction,
             start_ns: now,
             frames_forwarded: 0,
             peak_before,
@@ -520,6 +523,7 @@ impl Switch {
             "frames_received": self.ports.iter().map(|p| p.counters.rx_frames).sum::<u64>(),
             "socket_drops": self.ports.iter().map(|p| p.counters.socket_drops).sum::<u64>(),
             "frame_pool": {"slots": self.pool.capacity(), "free": self.pool.available(), "exhausted": pool_exhausted},
+            "shaper_rate_fraction": self.shaper_rate_fraction,
             "total": total,
             "window": window,
         })
@@ -596,6 +600,7 @@ impl Switch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ShaperConfig;
     use ecnlab_core::marking::Reason;
     use crate::wire::tests::{ether_frame, refresh_checksum, tcp_frame, tcp_frame_with_options};
     use crate::wire::{ipv4_checksum_ok, Mac, ECN_CE, ECN_ECT0};
@@ -746,6 +751,8 @@ mod tests {
         assert_eq!(r["window"]["ports"][0]["queues"][2]["enq_pkts"], 0);
         assert_eq!(r["total"]["ports"][0]["queues"][2]["enq_pkts"], 1);
         assert_eq!(r["total"]["ports"][0]["name"], "s0->h0");
+        // The shaper's rate fraction is the switch's default, reported for `ecnlab emulate`.
+        assert_eq!(r["shaper_rate_fraction"], ShaperConfig::default().rate_fraction);
     }
 
     /// The time series and the report measure alike (both are `ecnlab_core::measure`): the

@@ -259,7 +259,9 @@ class _Emulation:
                       for i in range(self.n)],
             "switch": sw,
             "marking": self.doc["marking"],
-            "shaper": {"rate_fraction": self.opts.get("shaper_fraction", 0.995), "burst": f"{int(burst_b)}B"},
+            # The shaper's rate fraction is the switch's own default (config.rs; the report
+            # says which ran); the bucket is the emulation's rule above.
+            "shaper": {"burst": f"{int(burst_b)}B"},
             "static_macs": [{"mac": _mac(i), "port": i} for i in range(self.n)],
             "seed": self.seed,
             "stats_interval": f"{self.opts['sample_ns']}ns",
@@ -463,7 +465,7 @@ def emulate(
         raise EmulationError(f"emulate supports star topologies only (this one is `{topo.get('kind')}`)")
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")
-    run_seed = int(seed) if seed is not None else int(doc0.get("seed", 1))
+    run_seed = int(seed) if seed is not None else int(doc0["seed"])
 
     # Scaling.
     orig_rate = parse_rate_bps(topo["link_rate"])
@@ -877,7 +879,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         "socket_drops": socket_drops,
         "scale": {"factor": factor, "mode": scale, "scenario_link_rate_bps": em.opts.get("orig_rate"),
                   "emulated_link_rate_bps": em.opts.get("target_rate"),
-                  "shaper_rate_fraction": em.opts.get("shaper_fraction", 0.995)},
+                  "shaper_rate_fraction": sw.get("shaper_rate_fraction")},
         "cc": {k: v for k, v in cc_map.items()},
         # What the hosts' TCP was set to from the scenario, and what the kernel does its way.
         "host_stack": {k: em.stack[k] for k in ("route", "sysctls", "fixed")},
@@ -910,7 +912,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
     from .. import _core
 
     measurements = {
-        "scenario": doc.get("name", "scenario"), "seed": seed, "sim_time_s": duration, "measure_from_s": warmup,
+        "scenario": doc["name"], "seed": seed, "sim_time_s": duration, "measure_from_s": warmup,
         "events": 0, "packet_hops": sw.get("frames_forwarded", 0),
         "flows": [{k: r[k] for k in ("class", "size", "start_s", "fct_us")} for r in flow_rows],
         "timeouts": timeouts, "counters": counters, "queues": queues,
