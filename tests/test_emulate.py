@@ -7,6 +7,7 @@ process) is left behind — after success, after SIGTERM, and after SIGKILL foll
 another run. The scaling and error-message tests run anywhere.
 """
 
+import csv
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import ecnlab
 from ecnlab import emulate as emu
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,6 +247,16 @@ def test_ce_marks_reach_the_receiver_and_nothing_is_left(tmp_path, switch_exe):
     sw = s["emulation"]["switch"]
     assert sw["ingress_by_kind"]["ipv4_ect"] > 10_000, sw
     assert sum(sw["ingress_drops_by_reason"].values()) == 0, sw["ingress_drops_by_reason"]
+    # The shaper's rate fraction is the one the switch ran (its own default), as it says.
+    p0 = sw["ports"][0]
+    assert s["emulation"]["scale"]["shaper_rate_fraction"] == pytest.approx(p0["shaper_rate_bps"] / p0["rate_bps"])
+    # timeseries.csv: the simulator's columns (the core computes both), a row per sample,
+    # port and queue, and the queues' marks over time add up to the switch's.
+    with open(out / "timeseries.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == list(ecnlab.run(small_scenario("1.5s")).timeseries)
+    ts_marks = sum(int(r["marks"]) for r in rows if r["port"] == "s0->h0")
+    assert 0.8 * s["marks"] < ts_marks <= s["emulation"]["switch"]["ports"][0]["ce_set"] + 10, (ts_marks, s["marks"])
     # Nothing left behind.
     assert our_namespaces(os.getpid()) == []
     assert processes_mentioning(str(out)) == []

@@ -161,7 +161,7 @@ class Rig:
             self.stats = work / "switch-stats.json"
             self.proc = subprocess.Popen(["ip", "netns", "exec", self.sw_ns, str(exe), "--config", str(work / "switch.json"),
                                           "--stats", str(self.stats)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, preexec_fn=emu._pdeathsig)
+                                         text=True, preexec_fn=emu._die_with_run)
             line = emu._readline(self.proc.stdout, 10.0)
             assert line.strip() == "ready", emu._why(self.proc, line)
         except BaseException:
@@ -333,7 +333,7 @@ def test_flood_keeps_memory_flat_and_the_switch_forwarding(tmp_path, switch_exe)
         for h in (1, 2):
             senders.append(subprocess.Popen(
                 ["ip", "netns", "exec", rig.hosts[h], sys.executable, "-c", FLOOD_SENDER, f"h{h}", str(FLOOD_SECONDS), str(h)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=emu._pdeathsig))
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=emu._die_with_run))
         for p in senders:
             p.stdin.write(payload)
             p.stdin.close()

@@ -146,3 +146,36 @@ def test_schema_defaults_equal_the_cores():
     for key, value in rows:
         assert key in by_key, key
         assert by_key[key].default == value, (key, by_key[key].default, value)
+
+
+def test_a_key_left_out_of_a_written_table_gets_the_listed_default():
+    # Each table written empty (`[marking.tcn]` and nothing under it) in a scenario that
+    # writes no other: serde fills it from the type's defaults, which must be the ones
+    # `list --keys` shows (an absent table's are checked above).
+    by_key = {k.key: k for k in KEYS}
+    base = {k: v for k, v in _builtin("tcn-static").items()
+            if k not in ("switch", "marking", "transport", "host", "metrics")}
+
+    def tables(v, path=()):
+        if isinstance(v, dict):
+            if path:
+                yield path
+            for k, x in v.items():
+                yield from tables(x, (*path, k))
+
+    checked = 0
+    for path in tables(json.loads(_core.defaults_json())):
+        doc = json.loads(json.dumps(base))
+        node = doc
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = {}
+        got = json.loads(_core.resolve_json(json.dumps(doc)))
+        for part in path:
+            got = got[part]
+        for k, v in got.items():
+            key = ".".join((*path, k))
+            if key in by_key and not isinstance(v, dict):
+                assert v == by_key[key].default, (key, v, by_key[key].default)
+                checked += 1
+    assert checked > 80

@@ -27,10 +27,6 @@ class Key:
     when: str = ""  # "kind = star": the key belongs to one variant of a tagged table
     profile: str = ""  # "linux" / "textbook": a [transport] key only that profile takes
     textbook_default: Any = REQUIRED  # where `textbook`'s default differs from `default`
-    # Where the table's own default differs from `default` (the enclosing table's): what a
-    # key left out gets once its table is written (serde fills a written table from its
-    # type's Default, an absent one from the enclosing table's).
-    table_default: Any = REQUIRED
     choices: tuple = ()  # (value, description) of each documented choice of an enum
 
     def summary(self) -> str:
@@ -57,7 +53,7 @@ def keys(sch: dict | None = None) -> list[Key]:
     """Every key, in the order of the schema (the structs' field order)."""
     sch = sch or schema()
     out: list[Key] = []
-    _walk(sch, sch, "", {}, out, "")
+    _walk(sch, sch, "", out, "")
     return out
 
 
@@ -122,7 +118,7 @@ def _choices(sch: dict, node: dict) -> tuple:
                  if "const" in v and v.get("description"))
 
 
-def _walk(sch: dict, node: dict, prefix: str, parent_default: Any, out: list, when: str) -> None:
+def _walk(sch: dict, node: dict, prefix: str, out: list, when: str) -> None:
     node, _ = _deref(sch, node)
     tag = _tag(node)
     if tag:  # a tagged table: the tag, then each variant's keys
@@ -131,32 +127,24 @@ def _walk(sch: dict, node: dict, prefix: str, parent_default: Any, out: list, wh
         out.append(Key(f"{prefix}.{tag}", " | ".join(choices), REQUIRED, desc, when))
         for v in node["oneOf"]:
             _walk(sch, {**v, "properties": {k: p for k, p in v["properties"].items() if k != tag}},
-                  prefix, {}, out, f"{tag} = {v['properties'][tag]['const']}")
+                  prefix, out, f"{tag} = {v['properties'][tag]['const']}")
         return
     required = set(node.get("required", ()))
     for k, p in node.get("properties", {}).items():
         key = f"{prefix}.{k}" if prefix else k
         q, q_name = _deref(sch, p)
         desc = p.get("description") or ("" if q_name in _UNITS else q.get("description", ""))
-        table_default = REQUIRED
-        if isinstance(parent_default, dict) and k in parent_default:
-            default = parent_default[k]
-            if "default" in p and p["default"] != default:
-                table_default = p["default"]
-        elif "default" in p:
-            default = p["default"]
-        elif k in required:
-            default = REQUIRED
-        else:
-            default = None
         items = q.get("items")
         if q.get("properties") or _tag(q):
-            _walk(sch, p, key, default if isinstance(default, dict) else {}, out, when)
+            _walk(sch, p, key, out, when)
         elif q.get("type") == "array" and isinstance(items, dict) and _is_table(sch, items):
-            _walk(sch, items, f"{key}.N", {}, out, when)
+            _walk(sch, items, f"{key}.N", out, when)
         else:
+            # A leaf's own default is what a key left out gets, whether its table is written
+            # or not (tests/test_keys_schema.py checks both against the core).
+            default = p["default"] if "default" in p else REQUIRED if k in required else None
             out.append(Key(key, type_name(sch, p), default, desc, when, p.get("x-profile", ""),
-                           p.get("x-textbook-default", REQUIRED), table_default, _choices(sch, p)))
+                           p.get("x-textbook-default", REQUIRED), _choices(sch, p)))
 
 
 def _is_table(sch: dict, node: dict) -> bool:
@@ -175,9 +163,6 @@ def show_default(k: Key, profile: str | None = None) -> str:
     text = json.dumps(d, ensure_ascii=False)
     if profile is None and k.textbook_default is not REQUIRED:
         text += f" (textbook: {json.dumps(k.textbook_default, ensure_ascii=False)})"
-    if k.table_default is not REQUIRED:
-        table = k.key.rsplit(".", 1)[0]
-        text += f" ({json.dumps(k.table_default, ensure_ascii=False)} once [{table}] is written)"
     return text
 
 

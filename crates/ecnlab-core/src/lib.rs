@@ -2,7 +2,7 @@
 //!
 //! The portable heart of ecnlab: ECN marking schemes ([`marking`]), packet schedulers
 //! ([`sched`]) and the switch egress port that glues them to FIFOs and a shared buffer
-//! ([`port`]). Nothing here knows about a simulator or a network: callers hand in the
+//! ([`port`]), and how a port is measured over a window ([`measure`]). Nothing here knows about a simulator or a network: callers hand in the
 //! current time and packets, and get decisions back. The discrete-event simulator
 //! (`ecnlab-sim`) and the emulated switch use this crate unchanged.
 //!
@@ -12,6 +12,7 @@
 //! - Dual AQM: Kühlewind et al., "Using Data Center TCP (DCTCP) in the Internet", 2014.
 
 pub mod marking;
+pub mod measure;
 pub mod port;
 pub mod rng;
 pub mod sched;

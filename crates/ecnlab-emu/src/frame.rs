@@ -51,6 +51,11 @@ impl PortPacket for Frame {
     fn dscp(&self) -> u8 {
         self.dscp
     }
+    /// The port counts it per queue as it counts the simulator's packets' (goodput).
+    #[inline]
+    fn payload_bytes(&self) -> u32 {
+        self.payload as u32
+    }
 }
 
 /// Fixed-size slots in one allocation, and a free list.

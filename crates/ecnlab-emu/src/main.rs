@@ -183,7 +183,8 @@ fn run() -> Result<(), String> {
         if let (Some(t), Some(d)) = (next_sample, sample_ns) {
             if now >= t {
                 if let Some(w) = ts_out.as_mut() {
-                    let _ = writeln!(w, "{}", sw.sample(now));
+                    // One line per sample: its rows of the time series, as columns.
+                    let _ = serde_json::to_writer(&mut *w, &sw.sample(now)).map(|_| writeln!(w));
                 }
                 next_sample = Some(t + d * ((now - t) / d + 1));
             }

@@ -10,6 +10,11 @@
 //! scheme drops at dequeue (CoDel in drop mode, a mark on a not-ECT packet under
 //! `non_ect = "drop"`), and its slot goes back to the pool there.
 //!
+//! Measurement: the report's per-queue figures (`total`, `window`) and the time series are
+//! differences of the port's own counters, computed by [`ecnlab_core::measure`], the code the
+//! simulator measures with; this module adds only what a switch on sockets has and the
+//! simulator has not (frames by kind, ingress drops, socket and pool counters).
+//!
 //! Propagation delay: each port's link delay is applied inside the switch by two delay
 //! lines (FIFOs ordered by release time, since the delay of a port is constant): frames
 //! from the host wait `delay` before they join an egress queue, frames to the host wait
@@ -20,7 +25,7 @@ use crate::fib::{Fib, Forward};
 use crate::frame::{Frame, FramePool};
 use crate::shaper::TokenBucket;
 use crate::wire::{self, parse_mac, ParseError, L3};
-use ecnlab_core::marking::Reason;
+use ecnlab_core::measure::{by_reason, QueueCounters, TimeSeries};
 use ecnlab_core::port::{BufferPool, Port, QueueStats};
 use ecnlab_core::rng::Stream;
 use ecnlab_core::Nanos;
@@ -139,8 +144,6 @@ pub struct EgressPort {
     pub port: Port<Frame>,
     pub shaper: TokenBucket,
     pub counters: PortCounters,
-    /// TCP/UDP payload bytes sent per queue.
-    pub payload_by_queue: Vec<u64>,
     /// Enqueue times handed to the port never go backwards (see `Switch::on_frame`).
     last_enq_ns: Nanos,
     /// One-way propagation delay of the port's link.
@@ -161,8 +164,8 @@ pub struct Snapshot {
 #[derive(Clone, Debug)]
 pub struct PortSnapshot {
     pub counters: PortCounters,
+    /// The port's queue statistics (their counters, and the peaks up to then).
     pub queues: Vec<QueueStats>,
-    pub payload: Vec<u64>,
 }
 
 pub struct Switch {
@@ -172,6 +175,8 @@ pub struct Switch {
     pub fib: Fib,
     non_ip_dscp: u8,
     overhead: u64,
+    /// `shaper.rate_fraction`, reported so that the caller need not know its default.
+    shaper_rate_fraction: f64,
     pub start_ns: Nanos,
     /// Frames handed to an egress socket.
     pub frames_forwarded: u64,
@@ -180,6 +185,9 @@ pub struct Switch {
     peak_before: Vec<Vec<u64>>,
     pub window_start: Option<Snapshot>,
     pub window_end: Option<Snapshot>,
+    /// Each port's queue counters at the previous time-series sample, and its time.
+    last_sample: Vec<Vec<QueueCounters>>,
+    last_sample_ns: Nanos,
 }
 
 impl Switch {
@@ -189,7 +197,6 @@ impl Switch {
             let seed = Stream::EmuPortMarking(i as u64).seed(cfg.seed);
             let port = Port::new(&cfg.switch, &cfg.marking, p.rate.0, seed)?;
             let shaper_rate = ((p.rate.0 as f64) * cfg.shaper.rate_fraction).round().max(1.0) as u64;
-            let n = port.n_queues();
             ports.push(EgressPort {
                 name: p.name.clone().unwrap_or_else(|| p.ifname.clone()),
                 ifname: p.ifname.clone(),
@@ -197,7 +204,6 @@ impl Switch {
                 port,
                 shaper: TokenBucket::new(shaper_rate, cfg.shaper.burst.0, now),
                 counters: PortCounters::default(),
-                payload_by_queue: vec![0; n],
                 last_enq_ns: 0,
                 delay_ns: p.delay.0,
                 ingress_line: VecDeque::with_capacity(256),
@@ -219,6 +225,7 @@ impl Switch {
             fib.add_static(parse_mac(&s.mac)?, s.port as u8);
         }
         let peak_before = ports.iter().map(|p| vec![0; p.port.n_queues()]).collect();
+        let last_sample = ports.iter().map(|p| vec![QueueCounters::default(); p.port.n_queues()]).collect();
         Ok(Switch {
             ports,
             pool: FramePool::new(frames, SLOT_SIZE),
@@ -226,11 +233,14 @@ impl Switch {
             fib,
             non_ip_dscp: cfg.non_ip_dscp,
             overhead: cfg.shaper.overhead as u64,
+            shaper_rate_fraction: cfg.shaper.rate_fraction,
             start_ns: now,
             frames_forwarded: 0,
             peak_before,
             window_start: None,
             window_end: None,
+            last_sample,
+            last_sample_ns: now,
         })
     }
 
@@ -381,7 +391,7 @@ impl Switch {
                 // The slots of frames the scheme drops at dequeue go back at once.
                 let pool = &mut self.pool;
                 let out = ep.port.dequeue_with(now, &mut self.buffer_pool, |f, _, _| pool.release(f.slot));
-                let Some((frame, q)) = out else { break };
+                let Some((frame, _)) = out else { break };
                 let len = frame.len as usize;
                 if frame.ce && frame.ip_off != 0 {
                     let bytes = self.pool.bytes_mut(frame.slot, len);
@@ -390,7 +400,6 @@ impl Switch {
                     }
                 }
                 ep.shaper.consume(now, len as u64 + self.overhead);
-                ep.payload_by_queue[q] += frame.payload as u64;
                 if ep.delay_ns > 0 {
                     ep.egress_line.push_back((now + ep.delay_ns, frame.slot, frame.len));
                     continue;
@@ -446,11 +455,7 @@ impl Switch {
             .iter_mut()
             .map(|p| {
                 p.port.advance_clock(now);
-                PortSnapshot {
-                    counters: p.counters.clone(),
-                    queues: p.port.stats().to_vec(),
-                    payload: p.payload_by_queue.clone(),
-                }
+                PortSnapshot { counters: p.counters.clone(), queues: p.port.stats() }
             })
             .collect();
         Snapshot { at_ns: now, ports }
@@ -488,7 +493,6 @@ impl Switch {
                 .map(|p| PortSnapshot {
                     counters: PortCounters::default(),
                     queues: vec![QueueStats::default(); p.queues.len()],
-                    payload: vec![0; p.payload.len()],
                 })
                 .collect(),
         };
@@ -519,6 +523,7 @@ impl Switch {
             "frames_received": self.ports.iter().map(|p| p.counters.rx_frames).sum::<u64>(),
             "socket_drops": self.ports.iter().map(|p| p.counters.socket_drops).sum::<u64>(),
             "frame_pool": {"slots": self.pool.capacity(), "free": self.pool.available(), "exhausted": pool_exhausted},
+            "shaper_rate_fraction": self.shaper_rate_fraction,
             "total": total,
             "window": window,
         })
@@ -536,32 +541,25 @@ impl Switch {
                 let queues: Vec<Value> = (0..pb.queues.len())
                     .map(|q| {
                         let (sa, sb) = (&pa.queues[q], &pb.queues[q]);
-                        let deq = sb.deq_pkts - sa.deq_pkts;
-                        let marks = sub(&sb.marks, &sa.marks);
-                        let drops = sub(&sb.drops, &sa.drops);
-                        let unm = sub(&sb.unmarkable, &sa.unmarkable);
+                        let w = QueueCounters::of(sb).since(&QueueCounters::of(sa));
                         let max_q = if whole_run { sb.max_bytes.max(self.peak_before[i][q]) } else { sb.max_bytes };
                         let mut v = json!({
                             "queue": q,
-                            "enq_pkts": sb.enq_pkts - sa.enq_pkts,
-                            "enq_bytes": sb.enq_bytes - sa.enq_bytes,
-                            "deq_pkts": deq,
-                            "deq_bytes": sb.deq_bytes - sa.deq_bytes,
-                            "payload_bytes": pb.payload[q] - pa.payload[q],
-                            "goodput_bps": (pb.payload[q] - pa.payload[q]) as f64 * 8e9 / dt as f64,
-                            "marks": marks.iter().sum::<u64>(),
-                            "drops": drops.iter().sum::<u64>(),
-                            "marks_by_reason": by_reason(&marks),
-                            "drops_by_reason": by_reason(&drops),
-                            "unmarkable_by_reason": by_reason(&unm),
-                            "avg_qlen_bytes": (sb.byte_ns - sa.byte_ns) as f64 / dt as f64,
+                            "enq_pkts": w.enq_pkts,
+                            "enq_bytes": w.enq_bytes,
+                            "deq_pkts": w.deq_pkts,
+                            "deq_bytes": w.deq_bytes,
+                            "payload_bytes": w.payload_bytes,
+                            "goodput_bps": w.goodput_bps(dt),
+                            "marks": w.marks_total(),
+                            "drops": w.drops_total(),
+                            "marks_by_reason": by_reason(&w.marks),
+                            "drops_by_reason": by_reason(&w.drops),
+                            "unmarkable_by_reason": by_reason(&w.unmarkable),
+                            "avg_qlen_bytes": w.avg_qlen_bytes(dt),
                             "max_qlen_bytes": max_q,
                             "qlen_bytes": occ[q].bytes,
-                            "avg_sojourn_us": if deq > 0 {
-                                Some((sb.sojourn_sum_ns - sa.sojourn_sum_ns) as f64 / deq as f64 / 1e3)
-                            } else {
-                                None
-                            },
+                            "avg_sojourn_us": w.avg_sojourn_us(),
                         });
                         if whole_run {
                             v["max_sojourn_us"] = json!(sb.sojourn_max_ns as f64 / 1e3);
@@ -584,53 +582,26 @@ impl Switch {
         json!({"from_ns": a.at_ns, "to_ns": b.at_ns, "duration_s": dt as f64 / 1e9, "ports": ports})
     }
 
-    /// One line of the time series: cumulative counters per port and queue at `now`.
-    pub fn sample(&mut self, now: Nanos) -> Value {
-        let ports: Vec<Value> = self
-            .ports
-            .iter_mut()
-            .map(|p| {
-                p.port.advance_clock(now);
-                let occ = p.port.queue_occ();
-                let qs: Vec<Value> = p
-                    .port
-                    .stats()
-                    .iter()
-                    .enumerate()
-                    .map(|(q, s)| {
-                        json!([
-                            s.deq_pkts,
-                            p.payload_by_queue[q],
-                            occ[q].bytes,
-                            s.byte_ns as f64,
-                            s.sojourn_sum_ns as f64,
-                            s.total_marks(),
-                            s.total_drops()
-                        ])
-                    })
-                    .collect();
-                json!({"name": p.name, "q": qs, "socket_drops": p.counters.socket_drops})
-            })
-            .collect();
-        json!({"t_ns": now, "fields": ["deq_pkts", "payload_bytes", "qlen_bytes", "byte_ns", "sojourn_sum_ns", "marks", "drops"], "ports": ports})
+    /// The time series' rows of the period since the previous sample (or the start), one per
+    /// port and queue: the simulator's `timeseries.csv` rows, by the same code. `t_s` is
+    /// the switch's clock (CLOCK_REALTIME).
+    pub fn sample(&mut self, now: Nanos) -> TimeSeries {
+        let mut ts = TimeSeries::default();
+        let interval = now.saturating_sub(self.last_sample_ns).max(1);
+        for (p, prev) in self.ports.iter_mut().zip(self.last_sample.iter_mut()) {
+            p.port.advance_clock(now);
+            ts.record(now, &p.name, &p.port, p.rate_bps, prev, interval);
+        }
+        self.last_sample_ns = now;
+        ts
     }
-}
-
-fn sub(a: &[u64; Reason::COUNT], b: &[u64; Reason::COUNT]) -> [u64; Reason::COUNT] {
-    let mut d = [0; Reason::COUNT];
-    for i in 0..Reason::COUNT {
-        d[i] = a[i] - b[i];
-    }
-    d
-}
-
-fn by_reason(v: &[u64; Reason::COUNT]) -> Map<String, Value> {
-    Reason::ALL.iter().filter(|r| v[**r as usize] > 0).map(|r| (r.name().to_string(), json!(v[*r as usize]))).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ShaperConfig;
+    use ecnlab_core::marking::Reason;
     use crate::wire::tests::{ether_frame, refresh_checksum, tcp_frame, tcp_frame_with_options};
     use crate::wire::{ipv4_checksum_ok, Mac, ECN_CE, ECN_ECT0};
 
@@ -780,6 +751,44 @@ mod tests {
         assert_eq!(r["window"]["ports"][0]["queues"][2]["enq_pkts"], 0);
         assert_eq!(r["total"]["ports"][0]["queues"][2]["enq_pkts"], 1);
         assert_eq!(r["total"]["ports"][0]["name"], "s0->h0");
+        // The shaper's rate fraction is the switch's default, reported for `ecnlab emulate`.
+        assert_eq!(r["shaper_rate_fraction"], ShaperConfig::default().rate_fraction);
+    }
+
+    /// The time series and the report measure alike (both are `ecnlab_core::measure`): the
+    /// rows of a sample taken at the window's start and end are the report's window, queue by
+    /// queue; goodput counts the frames' TCP payload; the scheme's capacity estimate is a
+    /// column, as in the simulator's `timeseries.csv`.
+    #[test]
+    fn time_series_rows_are_the_report_window() {
+        let extra = r#", "switch": {"queues": 2}, "marking": {"scheme": "ideal", "ideal": {"k": "3KB"}}"#;
+        let mut sw = Switch::new(&cfg(extra), 0).unwrap();
+        let (t0, t1) = (1_000_000, 9_000_000);
+        sw.sample(t0);
+        sw.start_window(t0);
+        for i in 0..30 {
+            rx(&mut sw, 1 + i % 2, &tcp_frame(H[0], H[1 + i % 2], ((i % 2) << 2) as u8 | ECN_ECT0, 1448), t0 + i as u64);
+        }
+        let mut t = t0;
+        while t < t1 {
+            t += 50_000;
+            drain(&mut sw, t);
+        }
+        let ts = sw.sample(t1);
+        let r = sw.report(t1);
+        assert_eq!(ts.len(), 3 * 2, "a row per port and queue");
+        assert_eq!((ts.t_s[0], ts.port[0].as_str()), (t1 as f64 / 1e9, "s0->h0"));
+        let w = &r["window"]["ports"][0]["queues"];
+        for q in 0..2 {
+            assert_eq!(w[q]["deq_pkts"], 15);
+            assert_eq!(w[q]["payload_bytes"], 15 * 1448);
+            assert_eq!(ts.goodput_bps[q], w[q]["goodput_bps"].as_f64().unwrap());
+            assert_eq!(ts.avg_qlen_bytes[q], w[q]["avg_qlen_bytes"].as_f64().unwrap());
+            assert_eq!(ts.sojourn_us[q], w[q]["avg_sojourn_us"].as_f64());
+            assert_eq!(ts.marks[q], w[q]["marks"].as_u64().unwrap());
+            assert!(ts.marks[q] > 0, "a 3 KB threshold marks a 15-frame burst");
+            assert!(ts.est_rate_bps[q].is_some_and(|c| c > 0.0), "the oracle's capacity is a column");
+        }
     }
 
     /// Every kind of frame a port can receive, as the ingress path sees it: each lands in

@@ -65,6 +65,10 @@ fn validate_json(scenario_json: &str) -> PyResult<()> {
 /// GIL to run Python's signal handlers, so Ctrl-C raises `KeyboardInterrupt` within a
 /// fraction of a second, and calls `progress(now_ns, end_ns, flows_done, flows_started)`
 /// if given (an exception it raises stops the run too).
+/// What `run_json` returns: the results' JSON, each capture as `(port, pcap bytes, packets)`,
+/// and whether the size limit cut the captures.
+type RunOutput<'py> = (String, Vec<(String, Bound<'py, PyBytes>, u64)>, bool);
+
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=None, progress=None, pcap_ports=Vec::new(), pcap_limit=0))]
 fn run_json<'py>(
@@ -74,7 +78,7 @@ fn run_json<'py>(
     progress: Option<PyObject>,
     pcap_ports: Vec<String>,
     pcap_limit: u64,
-) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>, u64)>, bool)> {
+) -> PyResult<RunOutput<'py>> {
     let scn = parse(scenario_json)?;
     let seed = seed.unwrap_or(scn.seed);
     let capture = CaptureSpec { ports: pcap_ports, limit_bytes: pcap_limit };

@@ -12,11 +12,10 @@ use crate::summary::{
 };
 use crate::topology::Net;
 use crate::traffic::Probe;
-use ecnlab_core::marking::Reason;
+use ecnlab_core::measure::by_reason;
 use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Whole-run packet accounting (every packet a host sends is delivered, dropped, or still in
 /// the network at the end).
@@ -48,7 +47,7 @@ pub(crate) struct PortView<'a> {
     /// Packets its link sent.
     pub tx_pkts: u64,
     pub port: &'a Port<Packet>,
-    pub snapshot: &'a [QueueSnapshot],
+    pub snapshot: &'a [QueueCounters],
     pub snapshot_tx_bytes: u64,
 }
 
@@ -63,105 +62,9 @@ pub(crate) struct ConnView {
     pub completes_on_ack: bool,
 }
 
-/// Counters of one queue at one instant (differences of two snapshots give a window).
-#[derive(Clone, Debug, Default)]
-pub struct QueueSnapshot {
-    pub payload: u64,
-    pub byte_ns: u128,
-    pub deq_pkts: u64,
-    pub marks: [u64; Reason::COUNT],
-    pub drops: [u64; Reason::COUNT],
-    pub unmarkable: [u64; Reason::COUNT],
-    pub sojourn_sum_ns: u128,
-}
-
-impl QueueSnapshot {
-    pub(crate) fn of(port: &Port<Packet>) -> Vec<QueueSnapshot> {
-        port.stats()
-            .iter()
-            .map(|s| QueueSnapshot {
-                payload: s.deq_payload_bytes,
-                byte_ns: s.byte_ns,
-                deq_pkts: s.deq_pkts,
-                marks: s.marks,
-                drops: s.drops,
-                unmarkable: s.unmarkable,
-                sojourn_sum_ns: s.sojourn_sum_ns,
-            })
-            .collect()
-    }
-}
-
-fn diff(a: &[u64; Reason::COUNT], b: &[u64; Reason::COUNT]) -> [u64; Reason::COUNT] {
-    let mut d = [0; Reason::COUNT];
-    for i in 0..Reason::COUNT {
-        d[i] = a[i] - b[i];
-    }
-    d
-}
-
-/// Per-queue time series in long format (one row per switch port, queue and sample).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct TimeSeries {
-    pub t_s: Vec<f64>,
-    pub port: Vec<String>,
-    pub queue: Vec<u32>,
-    /// TCP payload bytes sent from the queue during the sample period, as a rate.
-    pub goodput_bps: Vec<f64>,
-    /// Queue length at the sample instant.
-    pub qlen_bytes: Vec<u64>,
-    /// Time-averaged queue length over the sample period.
-    pub avg_qlen_bytes: Vec<f64>,
-    /// Mean sojourn time of packets sent during the period (NaN -> null when none).
-    pub sojourn_us: Vec<Option<f64>>,
-    pub marks: Vec<u64>,
-    pub drops: Vec<u64>,
-    /// The queue's capacity as the marking scheme estimates it at the sample instant: TCN
-    /// Alg. 1 or the oracle (ideal ECN/RED), quantum / T_round (MQ-ECN); null otherwise.
-    pub est_rate_bps: Vec<Option<f64>>,
-}
-
-impl TimeSeries {
-    pub(crate) fn record(
-        &mut self,
-        t: Nanos,
-        port: &Port<Packet>,
-        rate_bps: u64,
-        prev: &[QueueSnapshot],
-        cur: &[QueueSnapshot],
-        interval: Nanos,
-        name: &str,
-    ) {
-        let occ = port.queue_occ();
-        for (q, c) in cur.iter().enumerate() {
-            let p = prev.get(q).cloned().unwrap_or_default();
-            let deq = c.deq_pkts - p.deq_pkts;
-            self.t_s.push(t as f64 / 1e9);
-            self.port.push(name.to_string());
-            self.queue.push(q as u32);
-            self.goodput_bps.push((c.payload - p.payload) as f64 * 8e9 / interval as f64);
-            self.qlen_bytes.push(occ[q].bytes);
-            self.avg_qlen_bytes.push((c.byte_ns - p.byte_ns) as f64 / interval as f64);
-            self.sojourn_us.push((deq > 0).then(|| (c.sojourn_sum_ns - p.sojourn_sum_ns) as f64 / deq as f64 / 1e3));
-            self.marks.push(diff(&c.marks, &p.marks).iter().sum());
-            self.drops.push(diff(&c.drops, &p.drops).iter().sum());
-            self.est_rate_bps.push(capacity_estimate(port, rate_bps, q));
-        }
-    }
-}
-
-fn capacity_estimate(port: &Port<Packet>, rate_bps: u64, q: usize) -> Option<f64> {
-    use ecnlab_core::marking::{mq_ecn, Marking};
-    use ecnlab_core::sched::Scheduler;
-    match port.marking() {
-        Marking::Ideal(m) => m.capacity_estimate_bps(q),
-        Marking::MqEcn(_) => {
-            let s = port.scheduler();
-            mq_ecn::implied_capacity_bps(s.quantum(q), s.round_time_ns(), rate_bps)
-        }
-        _ => None,
-    }
-}
+/// The per-queue time series, and the window counters it and the summary are computed
+/// from: the core's, which the emulated switch measures with too.
+pub use ecnlab_core::measure::{QueueCounters, TimeSeries};
 
 /// One flow's outcome.
 #[derive(Clone, Debug, Serialize)]
@@ -287,10 +190,6 @@ pub(crate) fn probe_records(run: &RunView) -> Vec<ProbeRecord> {
     run.probes.iter().enumerate().map(|(i, p)| ProbeRecord::of(i, p)).collect()
 }
 
-fn by_reason(v: &[u64; Reason::COUNT]) -> BTreeMap<String, u64> {
-    Reason::ALL.iter().filter(|r| v[**r as usize] > 0).map(|r| (r.name().to_string(), v[*r as usize])).collect()
-}
-
 /// Build `summary.json` (everything except wall time, which the caller measures): the run's
 /// [`Measurements`] for [`Summary::build`].
 pub(crate) fn summary(
@@ -308,30 +207,26 @@ pub(crate) fn summary(
         // that carried traffic.
         let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
         for (q, s) in l.port.stats().iter().enumerate() {
-            let snap = l.snapshot.get(q).cloned().unwrap_or_default();
-            let marks = diff(&s.marks, &snap.marks);
-            let drops = diff(&s.drops, &snap.drops);
-            let unm = diff(&s.unmarkable, &snap.unmarkable);
+            let w = QueueCounters::of(s).since(&l.snapshot.get(q).copied().unwrap_or_default());
             counters.push(ReasonCounts {
-                marks_by_reason: by_reason(&marks),
-                drops_by_reason: by_reason(&drops),
-                unmarkable_by_reason: by_reason(&unm),
+                marks_by_reason: by_reason(&w.marks),
+                drops_by_reason: by_reason(&w.drops),
+                unmarkable_by_reason: by_reason(&w.unmarkable),
             });
             if !listed {
                 continue;
             }
-            let deq = s.deq_pkts - snap.deq_pkts;
-            if s.deq_payload_bytes == 0 && s.enq_pkts == 0 && drops.iter().all(|&d| d == 0) {
+            if s.deq_payload_bytes == 0 && s.enq_pkts == 0 && w.drops_total() == 0 {
                 continue; // a queue that never saw a packet
             }
             queues.push(QueueSummary {
-                avg_qlen_bytes: (s.byte_ns - snap.byte_ns) as f64 / window_ns as f64,
-                avg_sojourn_us: (deq > 0).then(|| (s.sojourn_sum_ns - snap.sojourn_sum_ns) as f64 / deq as f64 / 1e3),
-                drops: drops.iter().sum(),
-                drops_by_reason: by_reason(&drops),
-                goodput_bps: (s.deq_payload_bytes - snap.payload) as f64 * 8e9 / window_ns as f64,
-                marks: marks.iter().sum(),
-                marks_by_reason: by_reason(&marks),
+                avg_qlen_bytes: w.avg_qlen_bytes(window_ns),
+                avg_sojourn_us: w.avg_sojourn_us(),
+                drops: w.drops_total(),
+                drops_by_reason: by_reason(&w.drops),
+                goodput_bps: w.goodput_bps(window_ns),
+                marks: w.marks_total(),
+                marks_by_reason: by_reason(&w.marks),
                 max_qlen_bytes: s.max_bytes,
                 port: l.name.to_string(),
                 queue: q as u64,
@@ -361,9 +256,9 @@ pub(crate) fn summary(
         .map(|l| {
             let (mut drops, mut byte_ns, mut max_bytes) = (0u64, 0u128, 0u64);
             for (q, s) in l.port.stats().iter().enumerate() {
-                let snap = l.snapshot.get(q).cloned().unwrap_or_default();
-                drops += diff(&s.drops, &snap.drops).iter().sum::<u64>();
-                byte_ns += s.byte_ns - snap.byte_ns;
+                let w = QueueCounters::of(s).since(&l.snapshot.get(q).copied().unwrap_or_default());
+                drops += w.drops_total();
+                byte_ns += w.byte_ns;
                 max_bytes = max_bytes.max(s.max_bytes);
             }
             NicSummary {

@@ -7,7 +7,8 @@
 //! the same scenario and seed simulate the same packets whatever is recorded
 //! (tests/observation.rs). [`crate::metrics`] turns what it kept into results.
 
-use crate::metrics::{tx_bytes, QueueSnapshot, TimeSeries};
+use crate::metrics::tx_bytes;
+use ecnlab_core::measure::{QueueCounters, TimeSeries};
 use crate::wire::Wire;
 use ecnlab_core::units::Nanos;
 use std::borrow::Cow;
@@ -17,13 +18,13 @@ pub(crate) struct Recorder {
     pub sample_interval: Nanos,
     pub record_timeseries: bool,
     /// Per link: its queues' counters, and the bytes it had sent, when the window opened.
-    pub snapshot: Vec<Vec<QueueSnapshot>>,
+    pub snapshot: Vec<Vec<QueueCounters>>,
     pub snapshot_tx_bytes: Vec<u64>,
     /// Per connection: bytes acknowledged when the window opened.
     pub acked_at_warmup: Vec<u64>,
     pub timeseries: TimeSeries,
     /// Per link: its queues' counters at the previous sample.
-    last_sample: Vec<Vec<QueueSnapshot>>,
+    last_sample: Vec<Vec<QueueCounters>>,
 }
 
 impl Recorder {
@@ -45,7 +46,7 @@ impl Recorder {
     pub(crate) fn open_window(&mut self, wire: &mut Wire, now: Nanos, seq: u64, acked: impl Iterator<Item = u64>) {
         for i in 0..wire.links.len() {
             let view = wire.port_at(i, now, seq);
-            let snap = QueueSnapshot::of(&view);
+            let snap = QueueCounters::of_port(&view);
             let tx = tx_bytes(&view);
             let occ = matches!(view, Cow::Owned(_)).then(|| view.queue_occ().to_vec());
             match occ {
@@ -69,11 +70,8 @@ impl Recorder {
             }
             let rate_bps = wire.links[i].rate_bps;
             let name = wire.names[i].clone();
-            let prev = std::mem::take(&mut self.last_sample[i]);
             let view = wire.port_at(i, now, seq);
-            let cur = QueueSnapshot::of(&view);
-            self.timeseries.record(now, &view, rate_bps, &prev, &cur, self.sample_interval, &name);
-            self.last_sample[i] = cur;
+            self.timeseries.record(now, &name, &view, rate_bps, &mut self.last_sample[i], self.sample_interval);
         }
     }
 

@@ -477,4 +477,27 @@ mod tests {
         let back: Summary = serde_json::from_value(s.clone()).unwrap();
         assert_eq!(serde_json::to_value(back).unwrap(), s);
     }
+
+    /// What Python or Rust writes (the shortest text that reads back to the same double)
+    /// reads back bit for bit: the emulator's measurements come to `Summary::build` as JSON
+    /// text, and its pass-through figures must keep their bits. Values measured as the
+    /// switch measures them (a ratio of counters); without serde_json's `float_roundtrip`
+    /// about one in eight moved by an ulp.
+    #[test]
+    fn measured_floats_read_back_bit_for_bit() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let queues: Vec<QueueSummary> = (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let ratio = (x >> 20) as f64 / ((x & 0xf_ffff) as f64 + 1.0);
+                QueueSummary { avg_qlen_bytes: ratio, goodput_bps: ratio * 8e9, ..Default::default() }
+            })
+            .collect();
+        let m = Measurements { queues, ..Default::default() };
+        let back: Measurements = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        let moved = m.queues.iter().zip(&back.queues).filter(|(a, b)| a != b).count();
+        assert_eq!(moved, 0, "{moved} of {} queues changed in a JSON round trip", m.queues.len());
+    }
 }

@@ -63,7 +63,7 @@ from .common import *  # noqa: F401,F403
 from .common import _Terminated  # noqa: F401
 from .units import *  # noqa: F401,F403
 from .namespaces import *  # noqa: F401,F403
-from .namespaces import (_delete_namespaces, _in_netns, _new_prefix, _offloads_off, _pdeathsig, _run,  # noqa: F401
+from .namespaces import (_delete_namespaces, _in_netns, _new_prefix, _offloads_off, _die_with_run, _run,  # noqa: F401
                          _write_sysctls)
 from .kernel_cc import *  # noqa: F401,F403
 from .kernel_cc import _core_defaults  # noqa: F401

@@ -29,7 +29,6 @@ SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 CLONE_NEWNET = 0x40000000
-PR_SET_PDEATHSIG = 1
 SIOCETHTOOL = 0x8946
 # ethtool legacy "set" commands (include/uapi/linux/ethtool.h).
 ETHTOOL_SRXCSUM, ETHTOOL_STXCSUM, ETHTOOL_SSG = 0x15, 0x17, 0x19

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Iterable
 
 from .common import (CLONE_NEWNET, ETHTOOL_SGRO, ETHTOOL_SGSO, ETHTOOL_SSG, ETHTOOL_STSO, ETHTOOL_STXCSUM,
-                     EmulationError, NEEDS, PR_SET_PDEATHSIG, SIOCETHTOOL)
+                     EmulationError, NEEDS, SIOCETHTOOL)
+from ..parent_death import die_with_parent
 
 
 def _run(cmd: list[str], *, input: str | None = None, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
@@ -228,17 +229,19 @@ def _offloads_off(ifnames: list[str]) -> None:
         s.close()
 
 
-def _pdeathsig() -> None:
-    """In a child before exec: die with SIGTERM when the parent dies (a SIGKILLed run
-    leaves no switch or agent running; the next run deletes the namespaces)."""
-    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+def _die_with_run() -> None:
+    """Before exec of a child of the run (the switch, an agent, tcpdump): die when the run
+    does, however it dies, so that a SIGKILLed run leaves no process behind (its reaper
+    deletes the namespaces). SIGTERM, the signal that ends them at the end of a run too:
+    the switch writes its report, an agent exits at once (143)."""
+    die_with_parent(signal.SIGTERM)
 
 
 def _child_setup() -> None:
-    """Before exec of an agent: die with the parent, and run ahead of ordinary processes
+    """Before exec of an agent: die with the run, and run ahead of ordinary processes
     (nice -10): on a shared machine a sender that waits for a CPU is not backlogged, and
     the scheduler shares would measure the machine's load instead of the switch."""
-    _pdeathsig()
+    _die_with_run()
     try:
         os.setpriority(os.PRIO_PROCESS, 0, -10)
     except OSError:

@@ -259,7 +259,9 @@ class _Emulation:
                       for i in range(self.n)],
             "switch": sw,
             "marking": self.doc["marking"],
-            "shaper": {"rate_fraction": self.opts.get("shaper_fraction", 0.995), "burst": f"{int(burst_b)}B"},
+            # The shaper's rate fraction is the switch's own default (config.rs; the report
+            # says which ran); the bucket is the emulation's rule above.
+            "shaper": {"burst": f"{int(burst_b)}B"},
             "static_macs": [{"mac": _mac(i), "port": i} for i in range(self.n)],
             "seed": self.seed,
             "stats_interval": f"{self.opts['sample_ns']}ns",
@@ -463,7 +465,7 @@ def emulate(
         raise EmulationError(f"emulate supports star topologies only (this one is `{topo.get('kind')}`)")
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")
-    run_seed = int(seed) if seed is not None else int(doc0.get("seed", 1))
+    run_seed = int(seed) if seed is not None else int(doc0["seed"])
 
     # Scaling.
     orig_rate = parse_rate_bps(topo["link_rate"])
@@ -877,7 +879,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         "socket_drops": socket_drops,
         "scale": {"factor": factor, "mode": scale, "scenario_link_rate_bps": em.opts.get("orig_rate"),
                   "emulated_link_rate_bps": em.opts.get("target_rate"),
-                  "shaper_rate_fraction": em.opts.get("shaper_fraction", 0.995)},
+                  "shaper_rate_fraction": sw.get("shaper_rate_fraction")},
         "cc": {k: v for k, v in cc_map.items()},
         # What the hosts' TCP was set to from the scenario, and what the kernel does its way.
         "host_stack": {k: em.stack[k] for k in ("route", "sysctls", "fixed")},
@@ -904,13 +906,13 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
     # The summary, built by the core's code that builds ecnlab run's (summary.rs): FCT by
     # size class of the sized flows (every [[flows]] entry and every message that started)
     # that started in the window, the totals by reason, the probes' RTTs. What the emulator
-    # does not measure (fct_by_class, ports, nics, long_flows, counting) stays out. The
-    # `emulation` block is added here, not sent through the core (serde_json's default
-    # parser may move a float's last bit; the measured figures can take that, it need not).
+    # does not measure (fct_by_class, ports, nics, long_flows, counting) stays out. Every
+    # float comes back with its bits (the core reads JSON with float_roundtrip); the free-form
+    # `emulation` block is added here, as the core has no type for it.
     from .. import _core
 
     measurements = {
-        "scenario": doc.get("name", "scenario"), "seed": seed, "sim_time_s": duration, "measure_from_s": warmup,
+        "scenario": doc["name"], "seed": seed, "sim_time_s": duration, "measure_from_s": warmup,
         "events": 0, "packet_hops": sw.get("frames_forwarded", 0),
         "flows": [{k: r[k] for k in ("class", "size", "start_s", "fct_us")} for r in flow_rows],
         "timeouts": timeouts, "counters": counters, "queues": queues,
@@ -930,30 +932,23 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
 
 
 def _timeseries(path: Path, t0: float) -> dict[str, list]:
-    cols = ["t_s", "port", "queue", "goodput_bps", "qlen_bytes", "avg_qlen_bytes", "sojourn_us", "marks", "drops"]
+    """timeseries.csv from the switch's samples: each line holds one sample's rows, computed
+    by the core's code that computes `ecnlab run`'s (`ecnlab_core::measure::TimeSeries`), with
+    the switch's clock as `t_s`; here only the rows from the traffic's start `t0` on, timed
+    from it."""
+    cols = ["t_s", "port", "queue", "goodput_bps", "qlen_bytes", "avg_qlen_bytes", "sojourn_us", "marks", "drops",
+            "est_rate_bps"]
     ts: dict[str, list] = {c: [] for c in cols}
     try:
-        lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        samples = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     except (OSError, ValueError):
         return ts
-    for a, b in zip(lines, lines[1:]):
-        dt = (b["t_ns"] - a["t_ns"]) / 1e9
-        if dt <= 0:
-            continue
-        for pa, pb in zip(a["ports"], b["ports"]):
-            for q, (qa, qb) in enumerate(zip(pa["q"], pb["q"])):
-                deq = qb[0] - qa[0]
-                if b["t_ns"] / 1e9 < t0:
-                    continue
-                ts["t_s"].append(b["t_ns"] / 1e9 - t0)
-                ts["port"].append(pb["name"])
-                ts["queue"].append(q)
-                ts["goodput_bps"].append((qb[1] - qa[1]) * 8 / dt)
-                ts["qlen_bytes"].append(qb[2])
-                ts["avg_qlen_bytes"].append((qb[3] - qa[3]) / (dt * 1e9))
-                ts["sojourn_us"].append((qb[4] - qa[4]) / deq / 1e3 if deq > 0 else None)
-                ts["marks"].append(qb[5] - qa[5])
-                ts["drops"].append(qb[6] - qa[6])
+    for sample in samples:
+        for i, t in enumerate(sample["t_s"]):
+            if t < t0:
+                continue
+            for c in cols:
+                ts[c].append(t - t0 if c == "t_s" else sample[c][i])
     return ts
 
 

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..parent_death import die_with_parent
 from .spec import _one_line
 from .store import write_run
 
@@ -128,16 +129,12 @@ def execute(doc: dict[str, Any], seed: int, tmp_dir: str | None = None, meta: di
     return True, None
 
 
-def _die_with_parent(parent: int) -> None:
-    """Linux: SIGKILL this process when the thread that started it goes (with the driver,
-    even by SIGKILL). If the driver died before this call, exit at once."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+def _die_with_driver(parent: int) -> None:
+    """Die when the thread that started this process goes (with the driver, even by
+    SIGKILL). SIGKILL, not a signal the run could handle: a run whose driver is gone has
+    no one to report to, and must not go on to write its temporary directory. If the
+    driver died before this call, exit at once."""
+    die_with_parent(signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
 
@@ -146,7 +143,7 @@ def _worker_main() -> None:
     """The run process: exactly one run, its outcome pickled on stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     parent, doc, seed, tmp_dir, meta = pickle.load(sys.stdin.buffer)
-    _die_with_parent(parent)
+    _die_with_driver(parent)
     try:
         outcome = execute(doc, seed, tmp_dir, meta)
     except BaseException as e:  # noqa: BLE001

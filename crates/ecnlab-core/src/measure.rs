@@ -1,0 +1,243 @@
+//! Measuring a port: its queues' cumulative counters at one instant ([`QueueCounters`]),
+//! what the difference of two such snapshots says over the window between them (time-averaged
+//! queue length, mean sojourn, payload goodput, marks and drops by reason), and the
+//! per-queue time series made of such windows ([`TimeSeries`]).
+//!
+//! The simulator (`ecnlab-sim`: the recorder's warm-up snapshot, `summary.json`'s queues,
+//! `timeseries.csv`) and the emulated switch (`ecnlab-emu`: its report's `total` and `window`,
+//! its time series) both measure through this module, so a queue's figures are computed by
+//! one piece of code and mean the same in `ecnlab run` and `ecnlab emulate`.
+
+use crate::marking::Reason;
+use crate::port::{Port, PortPacket, QueueStats};
+use crate::units::Nanos;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The cumulative counters of one queue ([`QueueStats`] without its peaks, which do not
+/// subtract). A snapshot at one instant, or, from [`QueueCounters::since`], the counts of a
+/// window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    pub enq_pkts: u64,
+    pub enq_bytes: u64,
+    pub deq_pkts: u64,
+    pub deq_bytes: u64,
+    /// Transport payload sent ([`QueueStats::deq_payload_bytes`]).
+    pub payload_bytes: u64,
+    /// Integral of the queue's length over time (byte x ns).
+    pub byte_ns: u128,
+    /// Sum of the sojourn times of the packets sent (ns).
+    pub sojourn_sum_ns: u128,
+    pub marks: [u64; Reason::COUNT],
+    pub drops: [u64; Reason::COUNT],
+    pub unmarkable: [u64; Reason::COUNT],
+}
+
+impl QueueCounters {
+    pub fn of(s: &QueueStats) -> QueueCounters {
+        QueueCounters {
+            enq_pkts: s.enq_pkts,
+            enq_bytes: s.enq_bytes,
+            deq_pkts: s.deq_pkts,
+            deq_bytes: s.deq_bytes,
+            payload_bytes: s.deq_payload_bytes,
+            byte_ns: s.byte_ns,
+            sojourn_sum_ns: s.sojourn_sum_ns,
+            marks: s.marks,
+            drops: s.drops,
+            unmarkable: s.unmarkable,
+        }
+    }
+
+    /// Every queue of `port`, as its counters stand (bring its clock to the instant first:
+    /// `byte_ns` runs with time, `Port::advance_clock`).
+    pub fn of_port<P: PortPacket>(port: &Port<P>) -> Vec<QueueCounters> {
+        (0..port.n_queues()).map(|q| QueueCounters::of(&port.queue_stats(q))).collect()
+    }
+
+    /// The counts between the snapshot `start` and this later one.
+    pub fn since(&self, start: &QueueCounters) -> QueueCounters {
+        let sub = |a: &[u64; Reason::COUNT], b: &[u64; Reason::COUNT]| std::array::from_fn(|i| a[i] - b[i]);
+        QueueCounters {
+            enq_pkts: self.enq_pkts - start.enq_pkts,
+            enq_bytes: self.enq_bytes - start.enq_bytes,
+            deq_pkts: self.deq_pkts - start.deq_pkts,
+            deq_bytes: self.deq_bytes - start.deq_bytes,
+            payload_bytes: self.payload_bytes - start.payload_bytes,
+            byte_ns: self.byte_ns - start.byte_ns,
+            sojourn_sum_ns: self.sojourn_sum_ns - start.sojourn_sum_ns,
+            marks: sub(&self.marks, &start.marks),
+            drops: sub(&self.drops, &start.drops),
+            unmarkable: sub(&self.unmarkable, &start.unmarkable),
+        }
+    }
+
+    pub fn marks_total(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+    pub fn drops_total(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+
+    // The three window figures below are the simulator's summary and time series since
+    // they were first written: the same operations in the same order, so results keep
+    // their bits.
+
+    /// Time-averaged queue length over a window of `window_ns` (these counts' window).
+    pub fn avg_qlen_bytes(&self, window_ns: Nanos) -> f64 {
+        self.byte_ns as f64 / window_ns as f64
+    }
+    /// Payload sent over a window of `window_ns`, as a rate.
+    pub fn goodput_bps(&self, window_ns: Nanos) -> f64 {
+        self.payload_bytes as f64 * 8e9 / window_ns as f64
+    }
+    /// Mean sojourn of the packets sent (None when none was).
+    pub fn avg_sojourn_us(&self) -> Option<f64> {
+        (self.deq_pkts > 0).then(|| self.sojourn_sum_ns as f64 / self.deq_pkts as f64 / 1e3)
+    }
+}
+
+/// Counts by reason, named as summaries write them ([`Reason::name`]), zero counts left out.
+pub fn by_reason(counts: &[u64; Reason::COUNT]) -> BTreeMap<String, u64> {
+    Reason::ALL.iter().filter(|r| counts[**r as usize] > 0).map(|r| (r.name().to_string(), counts[*r as usize])).collect()
+}
+
+/// Queue `q`'s capacity as the port's marking scheme estimates it: TCN Alg. 1's or the
+/// oracle's (ideal ECN/RED), quantum / T_round (MQ-ECN); None for the other schemes.
+pub fn capacity_estimate_bps<P: PortPacket>(port: &Port<P>, rate_bps: u64, q: usize) -> Option<f64> {
+    use crate::marking::{mq_ecn, Marking};
+    use crate::sched::Scheduler;
+    match port.marking() {
+        Marking::Ideal(m) => m.capacity_estimate_bps(q),
+        Marking::MqEcn(_) => {
+            let s = port.scheduler();
+            mq_ecn::implied_capacity_bps(s.quantum(q), s.round_time_ns(), rate_bps)
+        }
+        _ => None,
+    }
+}
+
+/// Per-queue time series in long format (one row per port, queue and sample), each row the
+/// window since the previous sample: `timeseries.csv`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TimeSeries {
+    pub t_s: Vec<f64>,
+    pub port: Vec<String>,
+    pub queue: Vec<u32>,
+    /// Transport payload sent from the queue during the sample period, as a rate.
+    pub goodput_bps: Vec<f64>,
+    /// Queue length at the sample instant.
+    pub qlen_bytes: Vec<u64>,
+    /// Time-averaged queue length over the sample period.
+    pub avg_qlen_bytes: Vec<f64>,
+    /// Mean sojourn time of packets sent during the period (null when none).
+    pub sojourn_us: Vec<Option<f64>>,
+    pub marks: Vec<u64>,
+    pub drops: Vec<u64>,
+    /// The queue's capacity as the marking scheme estimates it at the sample instant
+    /// ([`capacity_estimate_bps`]); null otherwise.
+    pub est_rate_bps: Vec<Option<f64>>,
+}
+
+impl TimeSeries {
+    /// The rows of one sample of `port` at `t_ns` (its clock brought there), `interval_ns`
+    /// after the previous one, whose counters `last` holds (empty: from zero); `last` then
+    /// holds this sample's.
+    pub fn record<P: PortPacket>(
+        &mut self,
+        t_ns: Nanos,
+        name: &str,
+        port: &Port<P>,
+        rate_bps: u64,
+        last: &mut Vec<QueueCounters>,
+        interval_ns: Nanos,
+    ) {
+        let occ = port.queue_occ();
+        let cur = QueueCounters::of_port(port);
+        let prev = std::mem::replace(last, cur);
+        for (q, c) in last.iter().enumerate() {
+            let w = c.since(&prev.get(q).copied().unwrap_or_default());
+            self.t_s.push(t_ns as f64 / 1e9);
+            self.port.push(name.to_string());
+            self.queue.push(q as u32);
+            self.goodput_bps.push(w.goodput_bps(interval_ns));
+            self.qlen_bytes.push(occ[q].bytes);
+            self.avg_qlen_bytes.push(w.avg_qlen_bytes(interval_ns));
+            self.sojourn_us.push(w.avg_sojourn_us());
+            self.marks.push(w.marks_total());
+            self.drops.push(w.drops_total());
+            self.est_rate_bps.push(capacity_estimate_bps(port, rate_bps, q));
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.t_s.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.t_s.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::marking::MarkingConfig;
+    use crate::port::{BufferPool, PortConfig};
+
+    #[derive(Clone, Copy, Debug)]
+    struct Pkt(u32);
+    impl PortPacket for Pkt {
+        fn wire_bytes(&self) -> u32 {
+            self.0
+        }
+        fn is_ect(&self) -> bool {
+            true
+        }
+        fn set_ce(&mut self) {}
+        fn dscp(&self) -> u8 {
+            0
+        }
+        fn payload_bytes(&self) -> u32 {
+            self.0 - 40
+        }
+    }
+
+    /// A scripted queue: its window figures are what the arithmetic says. Two 1000-byte
+    /// packets at t = 0, one sent at 1 us, the other at 3 us; the window [1 us, 5 us] holds
+    /// 1000 B for 2 us (2e-6 s x 1000 B = 2e6 B ns over 4e3 ns: 500 B on average), one
+    /// packet of 960 payload bytes (1.92 Mbit/s over 4 us) with a 3 us sojourn.
+    #[test]
+    fn a_window_is_the_difference_of_two_snapshots() {
+        let cfg: PortConfig = serde_json::from_str(r#"{"buffer": "1MB"}"#).unwrap();
+        let mut port = Port::<Pkt>::new(&cfg, &MarkingConfig::default(), 1_000_000_000, 1).unwrap();
+        let mut pool = BufferPool::unlimited();
+        port.enqueue(0, Pkt(1000), &mut pool).unwrap();
+        port.enqueue(0, Pkt(1000), &mut pool).unwrap();
+        port.dequeue(1_000, &mut pool).unwrap();
+        port.advance_clock(1_000);
+        let mut start = QueueCounters::of_port(&port);
+        port.dequeue(3_000, &mut pool).unwrap();
+        port.advance_clock(5_000);
+        let w = QueueCounters::of_port(&port)[0].since(&start[0]);
+        let end = QueueCounters::of_port(&port);
+        assert_eq!((w.enq_pkts, w.deq_pkts, w.deq_bytes, w.payload_bytes), (0, 1, 1000, 960));
+        assert_eq!(w.avg_qlen_bytes(4_000), 500.0);
+        assert_eq!(w.goodput_bps(4_000), 1.92e9);
+        assert_eq!(w.avg_sojourn_us(), Some(3.0));
+        assert_eq!(QueueCounters::default().avg_sojourn_us(), None);
+        let mut ts = TimeSeries::default();
+        ts.record(5_000, "p", &port, 1_000_000_000, &mut start, 4_000);
+        assert_eq!((ts.len(), ts.avg_qlen_bytes[0], ts.qlen_bytes[0], ts.sojourn_us[0]), (1, 500.0, 0, Some(3.0)));
+        assert_eq!(start, end, "the sample's counters are kept for the next");
+    }
+
+    #[test]
+    fn by_reason_names_the_nonzero_counts() {
+        let mut c = [0; Reason::COUNT];
+        c[Reason::TcnSojourn as usize] = 3;
+        c[Reason::BufferFull as usize] = 1;
+        let m = by_reason(&c);
+        assert_eq!(m.into_iter().collect::<Vec<_>>(), [("buffer_full".into(), 1), ("tcn_sojourn".into(), 3)]);
+    }
+}
