@@ -116,17 +116,13 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, capsys):
 
 
 def test_the_simulator_side_asks_for_its_profile_explicitly():
-    """Where the core has host profiles, linux is their default: the textbook hosts must be
-    asked for by name, never by leaving the key out."""
+    """linux is the core's default profile: the textbook hosts must be asked for by name,
+    never by leaving the key out."""
     from ecnlab.emulate import _core_defaults
 
-    if "profile" in _core_defaults().get("transport", {}):
-        assert val.profile_overrides("textbook") == ["transport.profile=textbook"]
-        assert val.profile_overrides("linux") == ["transport.profile=linux"]
-    else:
-        assert val.profile_overrides("textbook") == []
-        with pytest.raises(Exception, match="no host profiles"):
-            val.profile_overrides("linux")
+    assert _core_defaults()["transport"]["profile"] == "linux"
+    assert val.profile_overrides("textbook") == ["transport.profile=textbook"]
+    assert val.profile_overrides("linux") == ["transport.profile=linux"]
 
 
 def _ecnlab_ccs() -> list[str]:

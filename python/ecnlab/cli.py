@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .api import culprit_override, engine_id, output_dir, resolve, run, validate
+from .api import PCAP_LIMIT_BYTES, culprit_override, engine_id, output_dir, resolve, run, validate
 from .exits import exit_status, stdout_closed
 from .scenario import ScenarioError, builtin_names, describe
 
@@ -332,7 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--pcap", action="append", default=[], metavar="PORT",
                    help="capture a switch port (as summary.json names it, e.g. s0->h0, or all) into "
                         "DIR/pcap/PORT.pcap (repeatable)")
-    r.add_argument("--pcap-limit", default="200MB", metavar="SIZE", help="bound on all captures together (200MB)")
+    r.add_argument("--pcap-limit", default=f"{PCAP_LIMIT_BYTES}B", metavar="SIZE",
+                   help=f"bound on all captures together ({PCAP_LIMIT_BYTES / 1e6:g}MB)")
     r.set_defaults(func=_cmd_run)
 
     ls = sub.add_parser("list", help="list built-in scenarios, or with --keys the keys --set accepts")

@@ -265,20 +265,9 @@ def figure(result: dict[str, Any], path: Path) -> None:
 
 
 def profile_overrides(profile: str) -> list[str]:
-    """The ``--set`` that makes the simulator run host profile ``profile``: always
-    ``transport.profile=...`` where the core has profiles (``linux`` is then its default,
-    so the textbook hosts must be asked for); a core without them has only the textbook
-    hosts."""
-    from .emulate import _core_defaults
-
-    if "profile" in _core_defaults().get("transport", {}):
-        return [f"transport.profile={profile}"]
-    if profile == "textbook":
-        return []
-    from .scenario import ScenarioError
-
-    raise ScenarioError(f"--sim-profile {profile}: this simulator has no host profiles (transport.profile); "
-                        "--sim-profile textbook runs its only hosts")
+    """The ``--set`` that makes the simulator run host profile ``profile``, always by name:
+    ``linux`` is the core's default, so the textbook hosts must be asked for."""
+    return [f"transport.profile={profile}"]
 
 
 def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike, overrides: list[str] = (),

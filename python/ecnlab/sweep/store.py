@@ -91,7 +91,7 @@ def resolve_point(p: Point) -> Resolved:
 
     try:
         doc = resolve(p.scenario, list(p.overrides))
-        seed = int(p.seed) if p.seed is not None else int(doc.get("seed", 1))
+        seed = int(p.seed) if p.seed is not None else int(doc["seed"])  # resolved: the core filled it in
         if not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: {seed} is not in 0..2^64")
         return Resolved(p, point_key(doc, seed), doc, seed)
