@@ -1,7 +1,13 @@
-"""The report page: one jinja2 template for runs, sweeps and advice (``templates/``)."""
+"""The report pages: one jinja2 environment over ``templates/`` for every HTML page ecnlab
+writes, ``ecnlab report``'s (runs, sweeps, advice: ``report.html.j2``) and the catalog's
+(``ecnlab reproduce``: an experiment's ``experiment.html.j2``, the index's ``index.html.j2``).
+Each extends ``base.html.j2`` (the style, and the inline script that sets
+``data-images-loaded`` / ``data-images-total`` on ``<body>`` once the figures have loaded, for
+a headless browser). Autoescaping is on: claims, notes and parameters are data, never markup."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import tempfile
@@ -9,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 
-def fmt(v: Any, digits: int = 4) -> str:
-    """A table cell: numbers to ``digits`` significant digits, missing as an en dash."""
+def fmt(v: Any) -> str:
+    """A number as a table cell: 3 significant digits, the integer part never rounded and
+    thousands separated (``1,234``, ``123``, ``12.3``, ``1.23``, ``0.0123``); an integral
+    value without decimals; missing (``None``, ``""``, NaN) as an en dash. REPRODUCTION.md
+    prints its numbers with this rule too."""
     if v is None or v == "":
         return "–"
     if isinstance(v, bool):
@@ -22,18 +31,28 @@ def fmt(v: Any, digits: int = 4) -> str:
             return "–"
         if v.is_integer() and abs(v) < 1e15:
             return f"{int(v):,}"
-        return f"{v:,.{digits}g}" if abs(v) < 10 ** digits else f"{v:,.0f}"
+        a = abs(v)
+        if a < 1:
+            return f"{v:.3g}"
+        return f"{v:,.{max(0, 3 - len(str(int(a))))}f}"
     return str(v)
 
 
-def render(out_file: Path, **context: Any) -> Path:
-    """Render ``report.html.j2`` with ``context`` into ``out_file`` (atomically)."""
+@functools.cache
+def environment():
+    """The one template environment (``templates/``, autoescaped, ``fmt`` as a filter)."""
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
-    text = env.get_template("report.html.j2").render(**context)
+    return env
+
+
+def render(out_file: Path, template: str = "report.html.j2", **context: Any) -> Path:
+    """Render ``template`` with ``context`` into ``out_file`` (atomically: a reader never
+    sees half a page)."""
+    text = environment().get_template(template).render(**context)
     fd, tmp = tempfile.mkstemp(dir=out_file.parent, prefix=f".{out_file.name}.")
     with os.fdopen(fd, "w") as f:
         f.write(text)
