@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import markupsafe
 import pytest
 
 from ecnlab.reproduce import CATALOG
@@ -80,7 +81,7 @@ def test_entry_writes_results_claims_figures_report(buffer_report):
     html = (out / "report.html").read_text()
     assert 'src="figures/fig3-buffer.png"' in html
     for c in claims:
-        assert c["claim"] in html or c["claim"].replace("'", "&#x27;") in html
+        assert str(markupsafe.escape(c["claim"])) in html
     # The paper's direction: dequeue marking peaks lower than enqueue marking.
     deq = next(c for c in claims if c["id"] == "deq_lower")
     assert deq["ecnlab"] < 0.9

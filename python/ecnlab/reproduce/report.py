@@ -1,72 +1,26 @@
-"""HTML reports (one per experiment, an index for the catalog) and REPRODUCTION.md.
+"""The catalog's pages (one ``report.html`` per experiment, ``index.html`` over all of
+them) and REPRODUCTION.md.
 
-The pages are static and self-contained: figures are referenced by relative paths next
-to the page, no external scripts or styles. A small inline script sets
-``data-images-loaded`` / ``data-images-total`` on ``<body>`` once every ``<img>`` has
-loaded (complete with a natural width), so a headless browser can check the figures."""
+The pages are the templates ``experiment.html.j2`` and ``index.html.j2`` of
+``ecnlab/report/templates/``, rendered by ``ecnlab.report.page`` like ``ecnlab report``'s:
+static and self-contained (figures by relative paths next to the page, no external scripts
+or styles), with the ``data-images-loaded`` hook a headless browser reads. This module
+only turns manifests and claims into the cells the templates show; numbers go through the
+one ``fmt``, in the pages as in the Markdown."""
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
- padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;width:100%;font-size:.92em} th,td{border:1px solid #ccc;padding:.35em .5em;
- vertical-align:top;text-align:left} th{background:#f4f4f4}
-td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-.shown{background:#e5f5e0}.notshown{background:#fde0dd}.notrun{background:#eee;color:#555}.noteval{background:#fff7d6}
-.meta{color:#555;font-size:.92em} code{background:#f4f4f4;padding:0 .2em}
-figure{display:inline-block;margin:.8em 1em .8em 0;max-width:100%} figure img{max-width:100%;border:1px solid #ddd}
-figcaption{font-size:.88em;color:#444;max-width:640px}
-"""
+from ..report.page import environment, fmt, render
 
-_SCRIPT = """
-<script>
-(function(){
-  function check(){
-    var imgs=Array.prototype.slice.call(document.images);
-    var ok=imgs.filter(function(i){return i.complete&&i.naturalWidth>0;}).length;
-    document.body.setAttribute('data-images-total',String(imgs.length));
-    document.body.setAttribute('data-images-loaded',String(ok));
-  }
-  window.addEventListener('load',check);
-})();
-</script>
-"""
+__all__ = ["claims_table", "fmt", "grid_text", "reproduction_markdown", "unsound_text", "value_cell", "why_text",
+           "write_index", "write_report"]
 
 _STATUS_CLASS = {"shown": "shown", "not shown": "notshown", "not run": "notrun", "not evaluated": "noteval"}
-
-
-def fmt(v: Any) -> str:
-    """A number as a table cell: 4 significant digits, thousands kept readable."""
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (int, float)):
-        if isinstance(v, float) and not math.isfinite(v):
-            return "–"
-        if isinstance(v, int) or float(v).is_integer() and abs(v) < 1e15:
-            return f"{int(v):,}"
-        a = abs(v)
-        if a >= 100:
-            return f"{v:,.0f}"
-        if a >= 10:
-            return f"{v:.1f}"
-        if a >= 1:
-            return f"{v:.2f}"
-        return f"{v:.3g}"
-    return str(v)
-
-
-def _e(s: Any) -> str:
-    return html.escape(str(s))
+_STATUSES = ("shown", "not shown", "not evaluated", "not run")
 
 
 def _seeds_cell(c: dict[str, Any]) -> str:
@@ -119,97 +73,42 @@ def why_text(c: dict[str, Any]) -> str:
     return f"Why not shown ({w['category']}: {WHY[w['category']]}): {w['text']}"
 
 
-def claims_table(claims: list[dict[str, Any]], with_exp: bool = False, link=None) -> str:
-    per_seed = any("seeds_judged" in c for c in claims)
-    head = ("<tr>" + ("<th>experiment</th>" if with_exp else "")
-            + "<th>claim</th><th>paper</th><th>ecnlab</th><th>shown</th>"
-            + ("<th title=\"seeds on which the claim is shown, judged one seed at a time\">seeds</th>" if per_seed else "")
-            + "<th>note</th></tr>")
+def _claims(claims: list[dict[str, Any]], with_exp: bool = False, link=None) -> dict[str, Any]:
+    """The claims table as ``claims.html.j2`` draws it: one row of cell texts per claim.
+    ``link``: an experiment id's page (default ``ID/report.html``), for the experiment column."""
     rows = []
     for c in claims:
-        cls = _STATUS_CLASS.get(c.get("status", ""), "")
         shown = {"shown": "yes", "not shown": "no"}.get(c.get("status"), c.get("status", ""))
         if c.get("unsound"):
             shown += " (unsound baseline)"
-        exp = ""
-        if with_exp:
-            exp = f"<td><a href=\"{_e(link(c['experiment']) if link else c['experiment'] + '/report.html')}\">{_e(c['experiment'])}</a></td>"
-        rows.append(f"<tr class=\"{cls}\">{exp}<td>{_e(c['claim'])}</td><td class=\"num\">{_e(fmt(c['paper']))}</td>"
-                    f"<td class=\"num\">{_e(value_cell(c))}</td><td>{_e(shown)}</td>"
-                    + (f"<td class=\"num\" title=\"{_e(_seed_values(c))}\">{_seeds_cell(c)}</td>" if per_seed else "")
-                    + f"<td>{'<b>' + _e(unsound_text(c)) + '</b>' if c.get('unsound') else ''}"
-                    f"{'<b>' + _e(why_text(c)) + '</b> ' if c.get('why') else ''}"
-                    f"{_e(c.get('note', ''))}</td></tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+        rows.append({"status": _STATUS_CLASS.get(c.get("status", ""), ""), "experiment": c.get("experiment"),
+                     "href": (link(c["experiment"]) if link else c["experiment"] + "/report.html") if with_exp else "",
+                     "claim": c["claim"], "paper": fmt(c["paper"]), "ecnlab": value_cell(c), "shown": shown,
+                     "seeds": _seeds_cell(c), "seed_values": _seed_values(c), "unsound": unsound_text(c),
+                     "why": why_text(c) if c.get("why") else "", "note": c.get("note", "")})
+    return {"with_exp": with_exp, "per_seed": any("seeds_judged" in c for c in claims), "rows": rows}
+
+
+def claims_table(claims: list[dict[str, Any]], with_exp: bool = False, link=None) -> str:
+    """The claims table alone, as the catalog's pages show it (HTML)."""
+    return str(environment().get_template("claims.html.j2").module.claims_table(_claims(claims, with_exp, link)))
 
 
 def write_report(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any]]) -> Path:
     """``out/report.html`` for one experiment."""
     m = manifest
-    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ecnlab: {_e(m['id'])}</title>"
-             f"<style>{_CSS}</style></head><body>"]
-    parts.append(f"<h1>{_e(m['id'])}: {_e(m['title'])}</h1>")
-    parts.append(f"<p class=\"meta\">{_e(m['paper'])}, {_e(m['figures'])}. Scale <b>{_e(m['scale'])}</b>, "
-                 f"seeds {_e(', '.join(map(str, m.get('seeds', []))))}. ")
-    if m["status"] == "not run":
-        parts.append(f"<b>Not run: {_e(m['reason'])}</b></p>")
-    else:
-        r = m.get("runs", {})
-        parts.append(f"{r.get('total', 0)} runs ({r.get('ok', 0)} ok, {r.get('failed', 0)} failed, "
-                     f"{r.get('reused', 0)} reused from an earlier invocation), "
-                     f"wall time {m.get('wall_time_s', 0):.0f} s, runs' time summed {r.get('run_time_s', 0):.0f} s"
-                     f"{_e(grid_text(m))}. Data: <a href=\"results.csv\">results.csv</a>, "
-                     f"<a href=\"claims.json\">claims.json</a>, "
-                     + ("per-run files in <code>runs/&lt;key&gt;/</code>.</p>" if (out / "runs").is_dir() else
-                        "per-run files in the run store the runs wrote (not committed).</p>"))
-    parts.append(f"<p class=\"meta\">Regenerate: <code>{_e(m['command'])}</code></p>")
-    if m.get("scale_note"):
-        parts.append(f"<p class=\"meta\">{_e(m['scale_note'])}</p>")
-    if m.get("analysis_error"):
-        parts.append(f"<p class=\"notshown\">Analysis failed: {_e(m['analysis_error'])}</p>")
-    parts.append("<h2>Claims</h2>")
-    parts.append(claims_table(claims))
-    if m.get("status") == "ran":
-        parts.append(guard_section(m.get("guard", [])))
-    if m.get("figures_drawn"):
-        parts.append("<h2>Figures</h2>")
-        for f in m["figures_drawn"]:
-            # a run directory has both; a committed results folder only the SVG (results.py)
-            ext = "png" if (out / "figures" / f"{f['name']}.png").exists() else "svg"
-            parts.append(f"<figure><img src=\"figures/{_e(f['name'])}.{ext}\" alt=\"{_e(f['caption'])}\">"
-                         f"<figcaption>{_e(f['caption'])} (<a href=\"figures/{_e(f['name'])}.svg\">SVG</a>)"
-                         f"</figcaption></figure>")
-    if m.get("failures"):
-        parts.append("<h2>Failed runs</h2><table><tr><th>params</th><th>error</th></tr>")
-        for f in m["failures"]:
-            parts.append(f"<tr><td>{_e(json.dumps(f['params']))}</td><td>{_e(f['error'])}</td></tr>")
-        parts.append("</table>")
-    notes = list(m.get("notes", [])) + list(m.get("analysis_notes", []))
-    if notes:
-        parts.append("<h2>Parameters and notes</h2><ul>")
-        parts.extend(f"<li>{_e(n)}</li>" for n in notes)
-        parts.append("</ul>")
-    parts.append(_SCRIPT + "</body></html>\n")
-    path = out / "report.html"
-    path.write_text("".join(parts))
-    return path
-
-
-def guard_section(flagged: list[dict[str, Any]]) -> str:
-    """The runs the guard flags (``guard.py``: NIC-bound, scheduler shares off by > 10 %,
-    cut by duration, RTO storm), or a line saying none is."""
-    parts = ["<h2>Baseline soundness</h2>"]
-    if not flagged:
-        parts.append("<p>No run is flagged (NIC-bound flows, scheduler shares off by more than 10 % with every "
-                     "weighted queue backlogged, flows cut by the run's duration, RTO storms; see "
-                     "<code>ecnlab/reproduce/guard.py</code>).</p>")
-        return "".join(parts)
-    parts.append("<table><tr><th>run</th><th>seed</th><th>what makes it unsound</th></tr>")
-    for f in flagged:
-        parts.append(f"<tr><td>{_e(json.dumps(f['params']))} <code>{_e(f['key'])}</code></td><td>{f['seed']}</td>"
-                     f"<td>{'<br>'.join(_e(x) for x in f['facts'])}</td></tr>")
-    parts.append("</table>")
-    return "".join(parts)
+    figures = []
+    for f in m.get("figures_drawn") or []:
+        # a run directory has both; a committed results folder only the SVG (results.py)
+        ext = "png" if (out / "figures" / f"{f['name']}.png").exists() else "svg"
+        figures.append({"src": f"figures/{f['name']}.{ext}", "svg": f"figures/{f['name']}.svg",
+                        "caption": f["caption"]})
+    return render(out / "report.html", "experiment.html.j2", title=f"ecnlab: {m['id']}", m=m, grid=grid_text(m),
+                  runs_here=(out / "runs").is_dir(), claims=_claims(claims),
+                  guard=[{**f, "params": json.dumps(f["params"])} for f in m.get("guard", [])],
+                  figures=figures,
+                  failures=[{"params": json.dumps(f["params"]), "error": f["error"]} for f in m.get("failures", [])],
+                  notes=list(m.get("notes", [])) + list(m.get("analysis_notes", [])))
 
 
 def write_index(out: Path, manifests: list[dict[str, Any]], claims: list[dict[str, Any]], command: str,
@@ -217,30 +116,15 @@ def write_index(out: Path, manifests: list[dict[str, Any]], claims: list[dict[st
     """``out/index.html``: every experiment, its status, and every claim. ``link``: a
     manifest's report page relative to ``out``."""
     pages = {m["id"]: link(m) for m in manifests}
-    parts = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ecnlab reproduction</title>"
-             f"<style>{_CSS}</style></head><body><h1>ecnlab: reproducing TCN, ECN# and the dual AQM</h1>"
-             f"<p class=\"meta\">Regenerate: <code>{_e(command)}</code></p>"]
-    n = {s: sum(1 for c in claims if c["status"] == s) for s in ("shown", "not shown", "not evaluated", "not run")}
-    parts.append(f"<p>{len(claims)} claims: {n['shown']} shown, {n['not shown']} not shown, "
-                 f"{n['not evaluated']} not evaluated, {n['not run']} not run.</p>")
-    parts.append("<h2>Experiments</h2><table><tr><th>experiment</th><th>paper</th><th>scale</th><th>status</th>"
-                 "<th>runs</th><th>run time (sum)</th><th>claims shown</th></tr>")
+    experiments = []
     for m in manifests:
         cl = [c for c in claims if c["experiment"] == m["id"]]
-        shown = sum(1 for c in cl if c["status"] == "shown")
-        status = "not run: " + m["reason"] if m["status"] == "not run" else m["status"]
-        r = m.get("runs", {})
-        parts.append(f"<tr><td><a href=\"{_e(pages[m['id']])}\">{_e(m['id'])}</a></td>"
-                     f"<td>{_e(m['paper'])}, {_e(m['figures'])}</td><td>{_e(m['scale'])}</td>"
-                     f"<td>{_e(status)}{_e(grid_text(m))}</td>"
-                     f"<td class=\"num\">{r.get('ok', 0)}/{r.get('total', 0)}</td>"
-                     f"<td class=\"num\">{r.get('run_time_s', 0):.0f} s</td><td class=\"num\">{shown}/{len(cl)}</td></tr>")
-    parts.append("</table><h2>Claims</h2>")
-    parts.append(claims_table(claims, with_exp=True, link=pages.get))
-    parts.append(_SCRIPT + "</body></html>\n")
-    path = out / "index.html"
-    path.write_text("".join(parts))
-    return path
+        experiments.append({"manifest": m, "href": pages[m["id"]], "grid": grid_text(m),
+                            "status": "not run: " + m["reason"] if m["status"] == "not run" else m["status"],
+                            "shown": sum(1 for c in cl if c["status"] == "shown"), "claims": len(cl)})
+    return render(out / "index.html", "index.html.j2", title="ecnlab reproduction", command=command,
+                  counts={s: sum(1 for c in claims if c["status"] == s) for s in _STATUSES},
+                  experiments=experiments, claims=_claims(claims, with_exp=True, link=pages.get))
 
 
 def _md(s: Any) -> str:
