@@ -5,7 +5,7 @@ parameters and errors are data, never markup)."""
 
 import re
 
-from ecnlab.report.page import environment, fmt, render
+from ecnlab.report.page import environment, fmt, fmt_pm, render
 from ecnlab.reproduce import report
 
 HOSTILE = "<script>alert(1)</script>"
@@ -74,8 +74,11 @@ def test_run_reports_and_catalog_pages_share_one_base(tmp_path):
     assert HOSTILE not in run_page
 
 
-def test_fmt_three_significant_digits_integer_part_kept():
+def test_one_number_format_three_significant_digits_integer_part_kept():
     cases = {None: "–", "": "–", float("nan"): "–", True: "yes", "> 2": "> 2", 3: "3", 10**6: "1,000,000",
              2.0: "2", 1234.56: "1,235", 123.456: "123", 12.345: "12.3", 1.5: "1.50", -1.2345: "-1.23",
              0.012345: "0.0123", 0.5: "0.5", 99.96: "100.0"}
     assert {v: fmt(v) for v in cases} == cases
+    # a mean over seeds with its 95 % half-width (sweep and advice tables)
+    assert [fmt_pm(1234.56, 12.34), fmt_pm(5.0, None), fmt_pm(3.3, float("nan")), fmt_pm(None, 1.0)] == \
+        ["1,235 ± 12.3", "5", "3.30", "–"]

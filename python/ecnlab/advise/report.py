@@ -9,16 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..report.figures import Figures
-from ..report.page import render
+from ..report.page import fmt_pm, render
 from ..report.run_report import draw_run
 from ..report.sweep_report import draw_sweep
 
 
 def _pm(m: dict[str, Any] | None) -> str:
-    if not m or m.get("mean") is None or m["mean"] != m["mean"]:
-        return "–"
-    ci = m.get("ci95")
-    return f"{m['mean']:,.4g} ± {ci:,.2g}" if ci is not None and ci == ci else f"{m['mean']:,.4g}"
+    return fmt_pm((m or {}).get("mean"), (m or {}).get("ci95"))
 
 
 def write_advice_report(out: Path, advice: dict[str, Any]) -> Path:

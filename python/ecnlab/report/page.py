@@ -38,6 +38,14 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
+def fmt_pm(mean: Any, ci95: Any = None) -> str:
+    """A mean over seeds with the half-width of its 95 % interval, ``1,235 ± 12``, both by
+    ``fmt``; the mean alone without an interval (one seed), an en dash without a mean."""
+    if fmt(mean) == "–" or not isinstance(ci95, (int, float)) or not math.isfinite(ci95):
+        return fmt(mean)
+    return f"{fmt(mean)} ± {fmt(ci95)}"
+
+
 @functools.cache
 def environment():
     """The one template environment (``templates/``, autoescaped, ``fmt`` as a filter)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .figures import Figures
-from .page import render
+from .page import fmt_pm, render
 from .stats import aggregate, param_columns, write_summary_csv
 
 METRICS = [
@@ -94,10 +94,7 @@ def sweep_table(agg: Sequence[dict[str, Any]], params: Sequence[str]) -> dict[st
     keys = ["fct_small_avg_us", "fct_small_p99_us", "fct_large_avg_us", "fct_all_avg_us"]
 
     def cell(r, m):
-        mean, ci = _f(r.get(f"{m}_mean")), _f(r.get(f"{m}_ci95"))
-        if mean is None:
-            return None
-        return f"{mean:,.4g} ± {ci:,.2g}" if ci is not None else f"{mean:,.4g}"
+        return fmt_pm(_f(r.get(f"{m}_mean")), _f(r.get(f"{m}_ci95")))
 
     rows = sorted(agg, key=lambda r: [_sort_key(str(r[p])) for p in params])
     return {"header": [*params, "seeds", "small avg (µs)", "small p99 (µs)", "large avg (µs)", "all avg (µs)"],
