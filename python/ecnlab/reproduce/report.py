@@ -150,7 +150,7 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
     (scale, seeds, points run of the grid, the runs' summed time, the build). ``committed``:
     built from the committed ``results/`` (``results.regenerate``), each entry at the scale
     it has, rather than from the run that just finished."""
-    n = {s: sum(1 for c in claims if c["status"] == s) for s in ("shown", "not shown", "not evaluated", "not run")}
+    n = {s: sum(1 for c in claims if c["status"] == s) for s in _STATUSES}
     scales = {m["id"]: m["scale"] for m in manifests}
     used = [s for s in ("paper", "quick") if s in scales.values()]
     if committed:
