@@ -339,11 +339,12 @@ impl Simulator {
 
     /// Send what the hosts' last operation emitted.
     fn flush_out(&mut self) {
-        let mut out = std::mem::take(&mut self.hosts.out);
-        for p in out.drain(..) {
+        // By index: sending touches no host, so `out` stays as it is until cleared.
+        for i in 0..self.hosts.out.len() {
+            let p = self.hosts.out[i];
             self.host_send(p);
         }
-        self.hosts.out = out;
+        self.hosts.out.clear();
     }
 
     /// After a host operation that may have written data on connection `c`: send, then arm
