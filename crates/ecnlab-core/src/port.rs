@@ -436,9 +436,15 @@ impl<P: PortPacket> Port<P> {
             return Err((pkt, r));
         }
         if self.hooks.enqueue {
-            let view = self.view(q, pool, size as u64);
+            let built;
+            let view = if self.hooks.queue_state {
+                built = self.view(q, pool, size as u64);
+                &built
+            } else {
+                &QueueState::UNREAD
+            };
             let pv = PacketView { size, ect: pkt.is_ect() };
-            match self.marking.on_enqueue(now, pv, &view) {
+            match self.marking.on_enqueue(now, pv, view) {
                 Decision::Pass => {}
                 Decision::Mark(r) => {
                     if !self.apply_mark(&mut pkt, q, r) {
@@ -536,9 +542,15 @@ impl<P: PortPacket> Port<P> {
             self.sched.on_dequeue(now, q, size, &self.occ);
             let sojourn = now.saturating_sub(enq_ns);
             let drop = if self.hooks.dequeue {
-                let view = self.view(q, pool, 0);
+                let built;
+                let view = if self.hooks.queue_state {
+                    built = self.view(q, pool, 0);
+                    &built
+                } else {
+                    &QueueState::UNREAD
+                };
                 let pv = PacketView { size, ect: pkt.is_ect() };
-                match self.marking.on_dequeue(now, pv, &view, sojourn) {
+                match self.marking.on_dequeue(now, pv, view, sojourn) {
                     Decision::Pass => None,
                     Decision::Mark(r) => (!self.apply_mark(&mut pkt, q, r)).then_some(r),
                     Decision::Drop(r) => {

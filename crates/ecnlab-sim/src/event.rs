@@ -177,7 +177,8 @@ impl<E: Copy> EventQueue<E> {
         self.wheel_len += 1;
     }
 
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn push_far(&mut self, key: u128, ev: E) {
         // Sift up: move parents down until the new item's slot is found.
         let mut i = self.far.len();

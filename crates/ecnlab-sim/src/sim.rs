@@ -339,11 +339,12 @@ impl Simulator {
 
     /// Send what the hosts' last operation emitted.
     fn flush_out(&mut self) {
-        let mut out = std::mem::take(&mut self.hosts.out);
-        for p in out.drain(..) {
+        // By index: sending touches no host, so `out` stays as it is until cleared.
+        for i in 0..self.hosts.out.len() {
+            let p = self.hosts.out[i];
             self.host_send(p);
         }
-        self.hosts.out = out;
+        self.hosts.out.clear();
     }
 
     /// After a host operation that may have written data on connection `c`: send, then arm
@@ -509,7 +510,7 @@ mod tests {
         for seq in 0..4 {
             sim.enqueue(li, pkt(seq, 1));
         }
-        assert_eq!(sim.wire.links[li].tx, Tx::TxDoneScheduled);
+        assert_eq!(sim.wire.links[li].tx, Tx::EventScheduled);
         let (t, ev) = sim.events.pop_until(1_200).expect("the TxDone at 1.2 us");
         assert!(matches!(ev, Ev::TxDone(_)));
         sim.now = t;
@@ -621,7 +622,7 @@ mod tests {
             while let Some((t, ev)) = sim.events.pop_until(100_000) {
                 sim.now = t;
                 match ev {
-                    Ev::Arrive(node, p) if node == 2 => at_host.push((p.src, t)),
+                    Ev::Arrive(2, p) => at_host.push((p.src, t)),
                     Ev::ArriveResume(li, p) if sim.wire.links[li as usize].to == 2 => {
                         sim.wire.catch_up(&mut sim.events, t, li as usize, t, u64::MAX);
                         at_host.push((p.src, t));

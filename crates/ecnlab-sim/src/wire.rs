@@ -10,7 +10,7 @@
 //! its next dequeue, that packet travels as `ArriveResume`, and the owed dequeue is
 //! performed, at its own time and in the place its `TxDone` event would have had in the
 //! order of events, by that arrival or by the port's next enqueue, whichever comes first. A
-//! `TxDone` event ([`Tx::TxDoneScheduled`]) remains for ports on a switch's shared buffer
+//! `TxDone` event ([`Tx::EventScheduled`]) remains for ports on a switch's shared buffer
 //! pool, for packets with an RTT-variation delay, and for a packet enqueued while the link
 //! sends one that left an empty queue. (htsim's rule is "one pending event per FIFO or
 //! link"; here it is at most one, and usually none.)
@@ -37,7 +37,7 @@ pub(crate) enum Tx {
     /// starts a transmission then (at once, or by scheduling a `TxDone` event).
     Idle,
     /// A `TxDone` event at `busy_until` performs the next dequeue.
-    TxDoneScheduled,
+    EventScheduled,
     /// The next dequeue is owed at `busy_until`, in the place `Wire::owed_seq` holds; no
     /// event covers it: the `ArriveResume` of the packet on the wire, or the port's next
     /// enqueue, whichever comes first, performs it ([`Wire::catch_up`]).
@@ -189,7 +189,7 @@ impl Wire {
         if now >= link.busy_until {
             self.start_tx(events, now, li, now);
         } else {
-            link.tx = Tx::TxDoneScheduled;
+            link.tx = Tx::EventScheduled;
             events.push(link.busy_until, Ev::TxDone(li as u32));
         }
     }
@@ -220,7 +220,7 @@ impl Wire {
     ///
     /// If more packets wait, the link is owed its next dequeue at the end of this
     /// transmission ([`Tx::Owed`]), which needs no event of its own: the packet travels as
-    /// `ArriveResume`. Two cases keep a `TxDone` event ([`Tx::TxDoneScheduled`]): a port
+    /// `ArriveResume`. Two cases keep a `TxDone` event ([`Tx::EventScheduled`]): a port
     /// drawing on its switch's shared pool (another port's admission must see this port's
     /// dequeues as they happen) and a packet with an RTT-variation delay (a later packet
     /// with a smaller one could arrive, and start its own successor, before this packet's
@@ -265,7 +265,7 @@ impl Wire {
             Tx::Owed
         } else {
             events.push(done, Ev::TxDone(li as u32));
-            Tx::TxDoneScheduled
+            Tx::EventScheduled
         };
     }
 

@@ -300,7 +300,7 @@ impl MarkingScheme for IdealEcn {
 
     /// Marks at enqueue; both estimators learn from departures at dequeue.
     fn hooks(&self) -> Hooks {
-        Hooks { enqueue: true, dequeue: true }
+        Hooks::BOTH
     }
 
     fn reset(&mut self) {

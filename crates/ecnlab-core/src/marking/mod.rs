@@ -77,6 +77,24 @@ pub struct QueueState {
     pub strict_above: usize,
 }
 
+impl QueueState {
+    /// What a scheme whose hooks do not read the queue ([`Hooks::queue_state`] false) is
+    /// handed: zeros, not the queue.
+    pub const UNREAD: QueueState = QueueState {
+        queue: 0,
+        n_queues: 0,
+        queue_bytes: 0,
+        queue_pkts: 0,
+        port_bytes: 0,
+        pool_bytes: 0,
+        link_rate_bps: 0,
+        quantum: None,
+        round_time_ns: None,
+        oracle_share: 0.0,
+        strict_above: 0,
+    };
+}
+
 /// Why a packet was marked or dropped. One counter per reason per queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
@@ -232,13 +250,19 @@ pub trait MarkingScheme {
 pub struct Hooks {
     pub enqueue: bool,
     pub dequeue: bool,
+    /// The hooks read their [`QueueState`]. When false the port does not build it and hands
+    /// them [`QueueState::UNREAD`] (a sojourn-time scheme such as TCN: building the view was
+    /// ~20 instructions of a packet-hop, benches/DESIGN.md §5).
+    pub queue_state: bool,
 }
 
 impl Hooks {
-    pub const BOTH: Hooks = Hooks { enqueue: true, dequeue: true };
-    pub const ENQUEUE: Hooks = Hooks { enqueue: true, dequeue: false };
-    pub const DEQUEUE: Hooks = Hooks { enqueue: false, dequeue: true };
-    pub const NONE: Hooks = Hooks { enqueue: false, dequeue: false };
+    pub const BOTH: Hooks = Hooks { enqueue: true, dequeue: true, queue_state: true };
+    pub const ENQUEUE: Hooks = Hooks { enqueue: true, dequeue: false, queue_state: true };
+    pub const DEQUEUE: Hooks = Hooks { enqueue: false, dequeue: true, queue_state: true };
+    /// The dequeue hook, reading only the packet and its sojourn time.
+    pub const DEQUEUE_SOJOURN: Hooks = Hooks { enqueue: false, dequeue: true, queue_state: false };
+    pub const NONE: Hooks = Hooks { enqueue: false, dequeue: false, queue_state: false };
 }
 
 /// Scheme names as written in scenario files (`marking.scheme`).

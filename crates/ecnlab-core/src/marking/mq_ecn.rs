@@ -233,10 +233,16 @@ impl RoundTime {
     }
 
     /// Queue `q` became empty when its last packet (`bytes`) left at `now`.
+    #[inline]
     pub(crate) fn on_empty(&mut self, q: usize, now: Nanos, bytes: u32) {
-        if !self.enabled {
-            return;
+        if self.enabled {
+            self.sample_empty(q, now, bytes);
         }
+    }
+
+    /// [`RoundTime::on_empty`] when enabled (out of line: the scheduler's dequeue inlines
+    /// only the check).
+    fn sample_empty(&mut self, q: usize, now: Nanos, bytes: u32) {
         let tx = self.tx(bytes);
         // Instants past the end of the u64 clock saturate (a run near `Nanos::MAX`).
         let end = now.saturating_add(tx);

@@ -143,8 +143,9 @@ impl Tcn {
 }
 
 impl MarkingScheme for Tcn {
+    /// TCN reads the sojourn time alone (TCN §4), not the queue.
     fn hooks(&self) -> Hooks {
-        Hooks::DEQUEUE
+        Hooks::DEQUEUE_SOJOURN
     }
 
     #[inline]

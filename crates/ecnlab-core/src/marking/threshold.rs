@@ -107,6 +107,7 @@ impl ThresholdEcn {
 }
 
 impl MarkingScheme for ThresholdEcn {
+    #[inline]
     fn on_enqueue(&mut self, _now: Nanos, _pkt: PacketView, q: &QueueState) -> Decision {
         match self.at {
             Hook::Enqueue => self.judge(q),
@@ -114,6 +115,7 @@ impl MarkingScheme for ThresholdEcn {
         }
     }
 
+    #[inline]
     fn on_dequeue(&mut self, _now: Nanos, _pkt: PacketView, q: &QueueState, _sojourn: Nanos) -> Decision {
         match self.at {
             Hook::Dequeue => self.judge(q),

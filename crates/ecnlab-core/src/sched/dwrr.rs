@@ -158,6 +158,7 @@ impl Dwrr {
 }
 
 impl Scheduler for Dwrr {
+    #[inline]
     fn on_enqueue(&mut self, now: Nanos, queue: usize, _bytes: u32, _queues: &[QueueOcc]) {
         if self.queues[queue].in_list {
             return;
@@ -171,6 +172,7 @@ impl Scheduler for Dwrr {
         self.round.on_activate(queue, now);
     }
 
+    #[inline]
     fn select(&mut self, now: Nanos, queues: &[QueueOcc]) -> usize {
         loop {
             let q = self.active.front().expect("DWRR select called with no backlog");
@@ -184,6 +186,7 @@ impl Scheduler for Dwrr {
         }
     }
 
+    #[inline]
     fn on_dequeue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]) {
         self.queues[queue].deficit = self.queues[queue].deficit.saturating_sub(bytes as u64);
         self.round.on_sent(queue, now, bytes);

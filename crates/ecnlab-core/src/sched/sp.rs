@@ -48,17 +48,20 @@ impl<S: Scheduler> SpOver<S> {
 }
 
 impl<S: Scheduler> Scheduler for SpOver<S> {
+    #[inline]
     fn on_enqueue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]) {
         if queue >= self.strict {
             self.inner.on_enqueue(now, queue - self.strict, bytes, &queues[self.strict..]);
         }
     }
+    #[inline]
     fn select(&mut self, now: Nanos, queues: &[QueueOcc]) -> usize {
         if let Some(q) = queues[..self.strict].iter().position(|q| !q.is_empty()) {
             return q;
         }
         self.strict + self.inner.select(now, &queues[self.strict..])
     }
+    #[inline]
     fn on_dequeue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]) {
         if queue >= self.strict {
             self.inner.on_dequeue(now, queue - self.strict, bytes, &queues[self.strict..]);

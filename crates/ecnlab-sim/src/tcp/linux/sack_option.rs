@@ -39,16 +39,10 @@ impl SackBlocks {
 }
 
 /// The receiver-to-sender side channel of one connection (see the module doc).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SackLog {
     next: u32,
     slots: Box<[(u32, SackBlocks)]>,
-}
-
-impl Default for SackLog {
-    fn default() -> Self {
-        SackLog { next: 0, slots: Box::default() }
-    }
 }
 
 impl SackLog {
