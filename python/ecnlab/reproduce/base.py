@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from ..report.stats import mean_ci95
 from ..sweep import Point, override
 
 SCALES = ("quick", "paper")
@@ -377,22 +377,14 @@ class Claim:
 
 
 # Student's t, two-sided 95 %, by degrees of freedom (1..30); beyond 30, 1.96 is within 4 %.
-_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
 def ci95(values: Sequence[Any]) -> tuple[float, float, float] | None:
     """(mean, low, high): the 95 % confidence interval of the mean of the per-seed values
-    (Student's t; seeds are independent draws of the same experiment). None with fewer than
-    two numeric values."""
+    (Student's t, ``report.stats.mean_ci95``; seeds are independent draws of the same
+    experiment). None with fewer than two numeric values."""
     xs = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v)]
     if len(xs) < 2:
         return None
-    n = len(xs)
-    mean = sum(xs) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
-    h = t * sd / math.sqrt(n)
+    mean, h, _ = mean_ci95(xs)
     return mean, mean - h, mean + h
 
 
@@ -511,7 +503,3 @@ class Context:
 def not_run_claims(exp: Experiment, reason: str) -> list[dict[str, Any]]:
     return [Claim(c.id, c.text, paper_value(c.paper), None, False, "not run", f"not run: {reason}").as_dict()
             for c in exp.claims]
-
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0", "false")

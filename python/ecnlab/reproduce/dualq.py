@@ -3,7 +3,6 @@ Data Center TCP (DCTCP) in the Internet", 2014; papers/dctcp-internet-dual-aqm.t
 
 from __future__ import annotations
 
-import math
 
 from ..sweep import override
 from .base import ClaimDef, Experiment, Unavailable, Verdict, axis, cases, grid, register

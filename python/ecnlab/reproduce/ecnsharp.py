@@ -4,11 +4,10 @@ with RTT Variations", IEEE TCC 2022; papers/ecn-sharp-tcc2022.txt)."""
 from __future__ import annotations
 
 import json
-import re
 
 from ..api import resolve
 from ..scenario import ScenarioError
-from ..sweep import Point, override
+from ..sweep import override
 from .base import (At, ClaimDef, Experiment, Near, Over, Quote, Unavailable, UpTo, Verdict, Within, axis, cases, grid,
                    pct_lower, quotes_of, register)
 from .plots import fct_vs_load, style

@@ -39,7 +39,6 @@ it in ``Experiment.guard_expected`` and the guard does not list it there."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..sweep import Point, override
+from ..sweep import override
 from . import guard
 from .base import (At, ClaimDef, Experiment, Near, Over, Quote, Unavailable, UpTo, Verdict, Within, axis, cases, grid,
                    pct_lower, quotes_of, register, rule_near)
