@@ -235,3 +235,22 @@ def test_the_committed_reasons_are_current(tmp_path):
     shutil.copytree(Path(__file__).parent.parent / "results", root)
     manifests, claims = regenerate(root, None)
     assert reasons_problems(load_reasons(root), claims, {m["id"]: m["scale"] for m in manifests}) == []
+
+
+def test_reproduction_md_bold_leads_close(tmp_path):
+    """A note led by an unsound-baseline warning and a reason shows both in bold: each lead is
+    its own **...** (a closing ** after a space does not close in CommonMark, and two leads
+    run together as '****' did not render)."""
+    import re
+
+    from ecnlab.reproduce.results import regenerate
+
+    root = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent.parent / "results", root)
+    md = tmp_path / "R.md"
+    regenerate(root, md)
+    rows = [line for line in md.read_text().splitlines() if "Unsound baseline" in line]
+    assert any("Why not shown" in r for r in rows)
+    for r in rows:
+        assert "****" not in r and not re.search(r"\s\*\*(\s|\|)", r), r
+        assert "**Unsound baseline: " in r and re.search(r"\(claims\.json\)\.\*\*|\.\*\* ", r), r

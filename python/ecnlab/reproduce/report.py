@@ -196,9 +196,9 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
         if c.get("unsound"):
             shown += " ⚠"
         seeds_cell = f" {c['seeds_shown']}/{c['seeds_judged']} |" if "seeds_judged" in c else (" - |" if per_seed else "")
-        unsound = f"**{_md(unsound_text(c))}**" if c.get("unsound") else ""
-        if c.get("why"):
-            unsound += f"**{_md(why_text(c))}** "
+        # each lead in bold of its own: a closing ** after a space would not close it (CommonMark)
+        leads = [t for t in (unsound_text(c).strip(), why_text(c) if c.get("why") else "") if t]
+        unsound = "".join(f"**{_md(t)}** " for t in leads)
         lines.append(f"| {_md(c['experiment'])} | {scales.get(c['experiment'], '')} | {_md(c['claim'])} "
                      f"| {_md(fmt(c['paper']))} | {_md(value_cell(c))} | {shown} |{seeds_cell} "
                      f"{unsound}{_md(c.get('note', ''))} |")
