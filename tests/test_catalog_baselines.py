@@ -99,6 +99,26 @@ def test_guard_share_unfinished_and_rto_rules():
     assert not guard.rto_facts({"flows": {"timeouts": 1}, "sim_time_s": 1.0}, scen, flows)
 
 
+def test_guard_flags_a_dcqcn_run_that_drops(tmp_path):
+    """DCQCN is specified for a lossless (PFC) fabric, which ecnlab does not model: a DCQCN
+    run with drops is not the paper's baseline (at paper scale it collapsed), one without is."""
+    from conftest import run_cli
+
+    from ecnlab.reproduce import guard
+
+    base = ["--set", 'transport.cc="dcqcn"', "--set", "traffic.0.flows=300", "--set", "traffic.0.load=0.9",
+            "--set", "marking.scheme=red", "--set", 'marking.red.min_th="5KB"', "--set", "marking.red.max_p=0.01",
+            "--set", 'marking.red.max_th="20KB"', "--set", "marking.red.w=1.0", "--set", "marking.red.gentle=false"]
+    for buffer, lossy in (("30KB", True), ("20MB", False)):
+        out = tmp_path / buffer
+        run_cli("run", "ecnsharp-leafspine", *base, "--set", f'switch.buffer="{buffer}"', "--out", out)
+        facts = guard.run_facts(out)
+        assert ("lossless" in facts) == lossy, facts
+        if lossy:
+            assert facts["lossless"][0].startswith("lossy fabric: dcqcn expects a lossless one"), facts
+    assert not guard.lossless_facts({"drops": 5}, {"transport": {"cc": "dctcp"}})
+
+
 def test_claims_resting_on_an_unsound_run_are_marked(tmp_path):
     from ecnlab.reproduce import CATALOG, reproduce
     from ecnlab.reproduce.base import ClaimDef, Experiment, cases, grid, register
