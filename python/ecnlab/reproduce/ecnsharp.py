@@ -436,7 +436,7 @@ def _ls_points(scale, seeds):
     for wl, (cdf, flows) in workloads.items():
         pts += grid("ecnsharp-leafspine", seeds, [
             cases("workload", {wl: [override("traffic.0.cdf", cdf), override("traffic.0.flows", flows)]}),
-            cases("scheme", _star_schemes(k_tail, "171KB")),
+            cases("scheme", _star_schemes(k_tail, "37.5KB")),  # AVG: the README's TCN_Low, 30 us x 10 Gbps
             axis("load", loads, "traffic.0.load"),
         ])
     return pts
@@ -465,8 +465,12 @@ register(Experiment(
     ],
     points=_ls_points, tables=_ls_tables, draw=lambda ctx, data: _star_like_draw(ctx, data, _LS_FIGS),
     notes=["Scenario ecnsharp-leafspine: 8x8 leaf-spine, 16 hosts per leaf, 10 Gbps, 10 us per link, RTT 80-240 us "
-           "(avg ~137, p90 ~220), 375 KB per port, DCTCP; DCTCP-RED-Tail K = 275 KB (p90 RTT x C), -AVG 171 KB "
-           "(avg RTT x C, as the scenario file), CoDel 10/150 us, ECN# 70/70/10 us (ns-3 README 'high').",
+           "(avg ~137, p90 ~220), 375 KB per port, DCTCP; DCTCP-RED-Tail K = 87.5 KB and -AVG 37.5 KB, the authors' "
+           "ns-3 runs (README: thresholds 'calculated based on tail RTT and average RTT', 70 and 30 us at 10 Gbps); "
+           "ECN# 70/70/10 us from the same runs, so Tail's threshold is ECN#'s instantaneous one (§3.4: ECN# "
+           "inherits the high-percentile threshold) and the two differ only by ECN#'s persistent marking. "
+           "(Until 2026-11-25 Tail was 275 KB = p90 RTT x C, with ECN# at 70 us: a 3x lower instantaneous "
+           "threshold credited to ECN#, and Tail's K near the 375 KB buffer.) CoDel 10/150 us.",
            "'Overall similar' is judged with a 5 % band (the paper gives no number).",
            "Quick: web search only, loads 50/90 %, 2000 flows; paper: both workloads, 10-90 %, 20000 / 5000 flows."],
     scale_notes={"quick": "Quick scale: web search only, 2000 flows per load; the data mining claims are not "
@@ -950,7 +954,7 @@ register(Experiment(
 def _pias_points(scale, seeds):
     loads, flows = ([0.5, 0.9], 2000) if scale == "quick" else ([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], 20000)
     return grid("ecnsharp-pias", seeds, [
-        cases("scheme", {"pias": ["marking.scheme=per_queue"], "pias_ecn_sharp": ["marking.scheme=ecn_sharp"]}),
+        cases("scheme", {"pias": ["marking.scheme=tcn"], "pias_ecn_sharp": ["marking.scheme=ecn_sharp"]}),
         axis("load", loads, "traffic.0.load"),
     ], fixed=[override("traffic.0.flows", flows)])
 
@@ -960,7 +964,7 @@ def _pias_tables(ctx):
 
 
 def _pias_draw(ctx, data):
-    fct_vs_load(ctx, "fig22-pias", "Fig. 22: web search with PIAS: FCT normalized to PIAS (DCTCP-RED-Tail "
+    fct_vs_load(ctx, "fig22-pias", "Fig. 22: web search with PIAS: FCT normalized to PIAS (TCN at 70 us "
                 "per queue); dotted: the paper's best point", data["fct"], ["pias", "pias_ecn_sharp"])
 
 
@@ -975,8 +979,10 @@ register(Experiment(
     ],
     points=_pias_points, tables=_pias_tables, draw=_pias_draw,
     notes=["Scenario ecnsharp-pias: the §5.3 leaf-spine with SP ports of 4 queues and PIAS at the hosts "
-           "(one level down every 140,000 B, ns-3 large-scale-pias); baseline PIAS marks with DCTCP-RED-Tail "
-           "(275 KB per queue), the paper does not name the baseline's marking.",
+           "(one level down every 140,000 B, ns-3 large-scale-pias), each queue its own 375 KB (the code's 250-packet "
+           "queue disc per class; until 2026-11-25 the 4 queues shared 375 KB, so Tail's 275 KB per queue "
+           "overflowed it: RTO storms in every run). The paper does not name the baseline's marking; "
+           "large-scale-pias.cc runs TCN or ECN# only, so PIAS marks with TCN at ECN#'s 70 us (README 'high').",
            "'Overall not hurt' is judged with a 5 % band.",
            "Quick: loads 50/90 %, 2000 flows; paper: 10-90 %, 20000 flows."],
 ))
