@@ -483,8 +483,9 @@ register(Experiment(
 
 
 def _incast_fixed(scale):
-    # §5.4.1: "Other settings are similar to Section 5.3": 250-packet (375 KB) buffers and
-    # the §5.3 Tail threshold 275 KB (= the ~182-packet queue of Fig. 16).
+    # §5.4.1: "Other settings are similar to Section 5.3": 250-packet (375 KB) buffers. Tail's
+    # K = 275 KB (p90 RTT x C) is what Fig. 16's ~182-packet Tail queue needs; the authors'
+    # §5.3 runs used 87.5 KB (ecnsharp-leafspine), which cannot build 182 packets.
     ovs = [override("switch.buffer", "375KB"), override("marking.threshold.k", "275KB")]
     if scale == "quick":  # 100 us queue samples instead of 10 us: 10x fewer time-series rows
         ovs.append(override("metrics.sample_interval", "100us"))
@@ -686,8 +687,9 @@ register(Experiment(
     guard_expected=("rto",),  # incast timeouts are what Fig. 17 measures
     notes=["Scenario ecnsharp-incast (16 senders, ns-3 queue-track link delays, data mining at 90 % load, CoDel "
            "10/240 us drop mode, ECN# 50/150/10 us, RTO_min 1 ms) with the §5.3 buffer (375 KB) and Tail K "
-           "(275 KB): the paper says 'other settings are similar to Section 5.3', and its Tail queue of ~182 "
-           "packets is that K; the ns-3 queue-track code (120-packet buffer, K = 40 packets) cannot produce it.",
+           "275 KB (p90 RTT x C): the paper says 'other settings are similar to Section 5.3', and its Tail queue of "
+           "~182 packets needs that K; neither the ns-3 queue-track code (120-packet buffer, K = 40 packets) nor the "
+           "authors' §5.3 runs (87.5 KB, ecnsharp-leafspine) can produce it.",
            "N query flows (traffic.1.fanout) start together; drops are counted at the bottleneck in the 10 ms "
            "after the query start; every claim is judged on all seeds (means, and 'no drops' on every seed).",
            "N = 16 is the authors' ns-3 code (queue-track: each of the 16 senders starts one query flow).",
