@@ -358,3 +358,23 @@ def test_ecnsharp_pias_queues_have_their_own_buffer_and_tcn_baseline():
     assert d["marking"]["scheme"] == "tcn"
     ds = resolve("ecnsharp-pias", list(sharp.overrides))
     assert _ns(d["marking"]["tcn"]["threshold"]) == _ns(ds["marking"]["ecn_sharp"]["ins_target"]) == 70_000
+
+
+def test_ecn_sharp_spacing_follows_the_platform_that_made_each_figure():
+    # ECN# §5.3-5.4 are ns-3 simulations with the authors' ECN# (persistent marks spaced
+    # pst_interval / sqrt(count) from now, REFERENCE-IMPLEMENTATIONS §2.6); §2.3 and §5.2 are
+    # the Tofino testbed, for which the paper prints Alg. 1 (pst_interval / count, accumulated).
+    from ecnlab import _core
+    from ecnlab.api import resolve
+
+    def spacing(s):  # with the core's defaults filled in
+        return json.loads(_core.resolve_json(json.dumps(resolve(s))))["marking"]["ecn_sharp"]["spacing"]
+
+    sim = ["ecnsharp-leafspine", "ecnsharp-pias", "ecnsharp-incast", "ecnsharp-sched"]
+    assert {s: spacing(s) for s in sim} == dict.fromkeys(sim, "ns3")
+    testbed = ["ecnsharp-star", "ecnsharp-dilemma"]
+    assert {s: spacing(s) for s in testbed} == dict.fromkeys(testbed, "paper")
+    # the catalog's DCQCN and sensitivity studies run on the leaf-spine scenario
+    from ecnlab.reproduce.base import CATALOG
+
+    assert {CATALOG[e].scenario for e in ("ecnsharp-dcqcn", "ecnsharp-sensitivity")} == {"ecnsharp-leafspine"}

@@ -467,7 +467,8 @@ register(Experiment(
     notes=["Scenario ecnsharp-leafspine: 8x8 leaf-spine, 16 hosts per leaf, 10 Gbps, 10 us per link, RTT 80-240 us "
            "(avg ~137, p90 ~220), 375 KB per port, DCTCP; DCTCP-RED-Tail K = 87.5 KB and -AVG 37.5 KB, the authors' "
            "ns-3 runs (README: thresholds 'calculated based on tail RTT and average RTT', 70 and 30 us at 10 Gbps); "
-           "ECN# 70/70/10 us from the same runs, so Tail's threshold is ECN#'s instantaneous one (§3.4: ECN# "
+           "ECN# 70/70/10 us from the same runs, its persistent marks spaced as their code (pst_interval / "
+           "sqrt(count) from now; Alg. 1 as printed accumulates pst_interval / count), so Tail's threshold is ECN#'s instantaneous one (§3.4: ECN# "
            "inherits the high-percentile threshold) and the two differ only by ECN#'s persistent marking. "
            "(Until 2026-11-25 Tail was 275 KB = p90 RTT x C, with ECN# at 70 us: a 3x lower instantaneous "
            "threshold credited to ECN#, and Tail's K near the 375 KB buffer.) CoDel 10/150 us.",
