@@ -15,6 +15,8 @@ FCT definitions (each the same as ecnlab's on that row's profile):
   `linux` profile and the testbeds' applications measure. The last ACK would add ns-3's
   delayed-ACK timer (1 ms) to every flow ending on an odd full segment past its quick ACKs.
 
+Drops and marks of the bottleneck are counted from the warm-up on, as ecnlab counts them.
+
 """
 
 from __future__ import annotations
@@ -670,8 +672,17 @@ void RxReadFlow(uint32_t i, Ptr<Socket> s) {
     g_rx_bytes[i] += RxDrain(s);
     if (g_fct_at_receiver && g_flows[i].finish < 0 && g_rx_bytes[i] >= g_flows[i].size) Finish(i);
 }
-uint64_t BneckDrops() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalDroppedPackets : 0; }
-uint64_t BneckMarks() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalMarkedPackets : 0; }
+// Drops and marks over the measurement window, as ecnlab counts them (from the warm-up on):
+// the queue disc's own statistics run from t = 0, so they are read at the warm-up too. (Until
+// 2026-11-25 the driver reported the whole run: dctcp-8long's marks included the first 0.1 s.)
+uint64_t g_drops_at_warmup = 0, g_marks_at_warmup = 0;
+void SnapBneckAtWarmup() {
+    g_drops_at_warmup = g_bneck_qd->GetStats().nTotalDroppedPackets;
+    g_marks_at_warmup = g_bneck_qd->GetStats().nTotalMarkedPackets;
+}
+void ScheduleBneckWarmup() { if (g_warmup > 0) Simulator::Schedule(Seconds(g_warmup), &SnapBneckAtWarmup); }
+uint64_t BneckDrops() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalDroppedPackets - g_drops_at_warmup : 0; }
+uint64_t BneckMarks() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalMarkedPackets - g_marks_at_warmup : 0; }
 void RxDoClose(Ptr<Socket> s) { s->Close(); }
 void RxPeerClose(Ptr<Socket> s) { Simulator::ScheduleNow(&RxDoClose, s); }
 void RxErr(Ptr<Socket>) {}
@@ -878,6 +889,7 @@ def main() -> None:
     b.ConnectHopSinks()
     if cfg["port_to_host"] is not None:
         b.ConnectBottleneck(to_host_dev[cfg["port_to_host"]])
+        b.ScheduleBneckWarmup()
         b.g_goodput_node = cfg["port_to_host"]
 
     b.g_log_drops = bool(cfg.get("log_drops", False))
