@@ -162,6 +162,15 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   uncertainty, and the one-FIFO TCN residual (+9.6 .. +11.0 %) is of the size such details
   produce (the extra packet alone: 6.6 %), which fits its closing with
   ns3_tcn_see_device_queue without explaining it.
+- Congestion avoidance's counter (2026-11-25, benches/results/marks-gap.md): with ecnlab's
+  counter in ns-3 (`ns3_ca_counter` = "bytes", diagnostic; the difference is under "Known
+  remaining TCP differences" below) ns-3's draws 0-2 of leafspine-1q-tcn give FCTs all /
+  small / medium / large 8,269 +- 355 / 1,317 / 14,159 / 53,404 us against ecnlab's 8 draws
+  8,244 +- 190 / 1,309 / 14,225 / 51,272 (ecnlab -0.3 / -0.6 / +0.5 / -4.0 %), switch drops
+  8,111 against 7,723, data marks 184,254 against 172,606: the one-FIFO TCN residual
+  (+9.6 .. +11.0 % above) closes with a TCP difference that is understood. It closes with
+  ns3_tcn_see_device_queue too, so the runs are sensitive to both; the counter is the
+  modelling difference, the device-queue packet an accounting one.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's textbook definition,
   as ns-2's); the `*-linux` rows use the linux profile's (below).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
