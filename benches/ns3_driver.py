@@ -15,6 +15,19 @@ FCT definitions (each the same as ecnlab's on that row's profile):
   `linux` profile and the testbeds' applications measure. The last ACK would add ns-3's
   delayed-ACK timer (1 ms) to every flow ending on an odd full segment past its quick ACKs.
 
+Drops and marks of the bottleneck are counted from the warm-up on, as ecnlab counts them.
+
+Diagnostic options (config keys, all off by default; benches/results/marks-gap.md uses them):
+- `log_port` + `port_events_csv`: every event of one port's packets to a CSV (arrival with
+  its mark, drop, hand-over to the device queue, start on the wire);
+- `trace_long_flows_csv`: the long flows' cwnd, ssthresh, congestion state and DCTCP alpha;
+- `ns3_red_twin` / `ns3_red_see_device_queue`: DCTCP-RED as a plain FIFO with the same rule,
+  optionally counting the packet in the 1-packet device queue as ecnlab's port does;
+- `ns3_dctcp_grow_in_cwr`: the window grows in CA_CWR on ACKs without ECE (ecnlab textbook);
+- `ns3_ca_counter` = "reset" / "bytes": congestion avoidance's counter zeroed at every window
+  reduction (Linux, ecnlab), and counting bytes against cwnd as ecnlab's textbook sender;
+- `ns3_dctcp_cut` = "kernel": the ECN cut in whole segments, rounded as dctcp_ssthresh.
+
 """
 
 from __future__ import annotations
@@ -155,9 +168,16 @@ public:
     }
     static uint32_t s_min_segs;
     BenchDctcp() : TcpDctcp() {}
-    BenchDctcp(const BenchDctcp &o) : TcpDctcp(o) {}
+    BenchDctcp(const BenchDctcp &o) : TcpDctcp(o), m_alpha_seen(o.m_alpha_seen) {}
+    // (the object's TypeId, and so its trace sources, are set after construction)
+    void Init(Ptr<TcpSocketState> tcb) override {
+        TcpDctcp::Init(tcb);
+        if (s_kernel_cut && !m_watching) m_watching = TraceConnectWithoutContext("CongestionEstimate", MakeCallback(&BenchDctcp::OnAlpha, this));
+    }
+    bool m_watching = false;
     std::string GetName() const override { return "BenchDctcp"; }
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override {
+        m_ca_cnt = 0;   // every reduction (read only with ns3_ca_counter "reset" / "bytes")
         if (s_keep_reduced) {
             // BenchSocket enters fast recovery from CA_CWR: the lost segment was sent before
             // the ECN reduction, whose window was already cut (RFC 3168 §6.1.2; Linux keeps
@@ -170,11 +190,69 @@ public:
             return HalfFlight(tcb);
         }
         m_rto_slow_start = false;   // a new reduction ends the slow start after a timeout
+        m_cwr_grown = 0;
         m_last_call = Simulator::Now();
         m_prev_ssthresh = tcb->m_ssThresh;
+        if (s_kernel_cut) {
+            // dctcp_ssthresh: whole segments, cut = (cwnd x alpha) >> 11 with alpha in 1/1024.
+            uint32_t seg = tcb->m_segmentSize, segs = tcb->m_cWnd / seg;
+            uint32_t a = uint32_t(m_alpha_seen * 1024.0);
+            uint32_t cut = uint32_t((uint64_t(segs) * a) >> 11);
+            return std::max(segs - cut, s_min_segs) * seg;
+        }
         return std::max(TcpDctcp::GetSsThresh(tcb, inflight), s_min_segs * tcb->m_segmentSize);
     }
+    // Diagnostic (s_kernel_cut, `ns3_dctcp_cut` = "kernel"; default "bytes"): the ECN cut as
+    // Linux's dctcp_ssthresh and ecnlab's linux profile take it, on the window in whole
+    // segments with the cut rounded down and alpha truncated to 1/1024 (ns-3: (1 - alpha/2)
+    // cwnd in bytes). ns-3's alpha itself stays a double (the kernel's EWMA rounds in 1/1024).
+    static bool s_kernel_cut;
+    static double s_alpha_init;
+    double m_alpha_seen = s_alpha_init;
+    void OnAlpha(uint32_t, uint32_t, double alpha) { m_alpha_seen = alpha; }
+    // Diagnostic (s_grow_in_cwr, `ns3_dctcp_grow_in_cwr`; off): the window grows on ACKs of new
+    // data without ECN-Echo also in CA_CWR, as ecnlab's textbook sender (ns-2's DCTCP,
+    // `grow_unless_ece` in tcp/cc.rs). ns-3 3.44 calls no IncreaseWindow in CA_CWR and sets
+    // cwnd = ssthresh when CWR ends; the growth is kept across that exit. This ACK carried ECE
+    // iff m_ecnState is ECN_ECE_RCVD here (TcpSocketBase sets it on an ECE ACK before
+    // ProcessAck, and an ACK without ECE clears it), the test TcpDctcp counts marked bytes by.
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time &rtt) override {
+        TcpDctcp::PktsAcked(tcb, segmentsAcked, rtt);
+        bool new_data = tcb->m_lastAckedSeq > m_prev_acked;
+        m_prev_acked = tcb->m_lastAckedSeq;
+        if (s_grow_in_cwr && new_data && segmentsAcked > 0 && tcb->m_congState == TcpSocketState::CA_CWR &&
+            tcb->m_ecnState != TcpSocketState::ECN_ECE_RCVD) {
+            TcpDctcp::IncreaseWindow(tcb, segmentsAcked);
+            m_cwr_grown = tcb->m_cWnd;
+            ++s_cwr_growth_acks;
+        }
+    }
+    // Diagnostic (s_ca_counter, `ns3_ca_counter`; default "ns3"): congestion avoidance's
+    // counter. "ns3": TcpLinuxReno's, segments counted against w = floor(cwnd / MSS) and kept
+    // across window reductions; "reset": the same counter zeroed at every reduction (Linux,
+    // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0; ecnlab resets its counter too); "bytes":
+    // ecnlab's textbook sender (tcp/sender.rs `grow`, RFC 3465 §2.1): bytes acknowledged
+    // against cwnd in bytes, at most one MSS per ACK, zeroed at every reduction.
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
+        uint32_t seg = tcb->m_segmentSize;
+        if (s_ca_counter == 0) { TcpDctcp::CongestionAvoidance(tcb, segmentsAcked); return; }
+        if (s_ca_counter == 1) {   // TcpLinuxReno::CongestionAvoidance (DCTCP: never suppressed)
+            uint32_t w = std::max<uint32_t>(tcb->m_cWnd / seg, 1);
+            if (m_ca_cnt >= w) { m_ca_cnt = 0; tcb->m_cWnd += seg; }
+            m_ca_cnt += segmentsAcked;
+            if (m_ca_cnt >= w) { uint32_t d = m_ca_cnt / w; m_ca_cnt -= d * w; tcb->m_cWnd += d * seg; }
+            return;
+        }
+        m_ca_cnt += segmentsAcked * seg;
+        if (m_ca_cnt >= tcb->m_cWnd) { m_ca_cnt -= tcb->m_cWnd; tcb->m_cWnd += seg; }
+    }
+    static uint32_t s_ca_counter;
+    uint32_t m_ca_cnt = 0;
     void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t ev) override {
+        if (ev == TcpSocketState::CA_EVENT_COMPLETE_CWR && s_grow_in_cwr) {
+            if (m_cwr_grown > tcb->m_cWnd) tcb->m_cWnd = m_cwr_grown;
+            m_cwr_grown = 0;
+        }
         if (ev == TcpSocketState::CA_EVENT_LOSS) m_rto_slow_start = true;   // a timeout
         // ReTxTimeout asks GetSsThresh (unless an earlier timeout already retransmitted the
         // head) and raises CA_EVENT_LOSS at the same instant, before leaving the old state.
@@ -211,6 +289,10 @@ public:
         TcpDctcp::IncreaseWindow(tcb, segmentsAcked);
         if (tcb->m_cWnd >= tcb->m_ssThresh) m_rto_slow_start = false;
     }
+    static bool s_grow_in_cwr;
+    static uint64_t s_cwr_growth_acks;
+    uint32_t m_cwr_grown = 0;
+    SequenceNumber32 m_prev_acked{0};
     static uint32_t s_abc_limit;
     static uint64_t s_abc_capped, s_abc_capped_segs, s_abc_by_state[5];
     static bool s_loss_halving;
@@ -222,6 +304,11 @@ public:
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<BenchDctcp>(this); }
 };
 uint32_t BenchDctcp::s_min_segs = 1;
+uint32_t BenchDctcp::s_ca_counter = 0;
+bool BenchDctcp::s_kernel_cut = false;
+double BenchDctcp::s_alpha_init = 1.0;
+bool BenchDctcp::s_grow_in_cwr = false;
+uint64_t BenchDctcp::s_cwr_growth_acks = 0;
 bool BenchDctcp::s_loss_halving = false;
 bool BenchDctcp::s_keep_reduced = false;
 uint64_t BenchDctcp::s_loss_cuts = 0;
@@ -520,6 +607,48 @@ Ptr<QueueDisc> MakeTcn(uint32_t nq, uint32_t strict, uint32_t quantum, uint64_t 
     return q;
 }
 
+// --- DCTCP-RED as a plain FIFO (diagnostic twin of the RedQueueDisc set-up below) ----------
+// `ns3_red_twin`: marks an ECT arrival when the queue disc holds >= K bytes before it, which
+// is what RedQueueDisc does with QW = 1, MinTh = MaxTh = K, Gentle off (its test is
+// qAvg >= MinTh with qAvg the bytes queued before the arrival); with full segments the same
+// packets as ecnlab's "bytes with the arrival > K". Same marks as RedQueueDisc (checked on
+// dctcp-8long: 212,335 marks after warm-up with either). `ns3_red_see_device_queue` also
+// counts the packet waiting in the 1-packet device queue, which ecnlab's port holds in its
+// buffer (everything not yet on the wire): RED then sees the backlog ecnlab's port sees.
+class BenchRedK : public QueueDisc {
+public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("bench::BenchRedK").SetParent<QueueDisc>().SetGroupName("TrafficControl")
+            .AddConstructor<BenchRedK>();
+        return tid;
+    }
+    BenchRedK() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
+    uint64_t buffer = 1000000, k = 97500;
+    Ptr<Queue<Packet>> devq;   // null: the queue disc's bytes alone
+private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override {
+        uint64_t qd = GetNBytes();
+        if (qd + item->GetSize() > buffer) { DropBeforeEnqueue(item, "buffer"); return false; }
+        uint64_t held = qd + (devq ? devq->GetNBytes() : 0);
+        if (held >= k) Mark(item, "K");
+        return GetInternalQueue(0)->Enqueue(item);
+    }
+    Ptr<QueueDiscItem> DoDequeue() override { return GetInternalQueue(0)->Dequeue(); }
+    bool CheckConfig() override {
+        Ptr<DropTailQueue<QueueDiscItem>> iq = CreateObject<DropTailQueue<QueueDiscItem>>();
+        iq->SetMaxSize(QueueSize("1000000p"));
+        AddInternalQueue(iq);
+        return true;
+    }
+    void InitializeParams() override {}
+};
+Ptr<QueueDisc> MakeRedK(uint64_t buffer, uint64_t k, Ptr<NetDevice> dev) {
+    Ptr<BenchRedK> q = CreateObject<BenchRedK>();
+    q->buffer = buffer; q->k = k;
+    if (dev) q->devq = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+    return q;
+}
+
 // Per switch port: packets dropped by its queue disc, split into data (with payload) and
 // pure ACKs/handshake packets, for comparing where the two simulators lose packets.
 std::vector<uint64_t> g_port_drop_data, g_port_drop_ctl;
@@ -578,6 +707,91 @@ void LogPort(Ptr<NetDevice> dev) {
     g_plog_qd = tc->GetRootQueueDiscOnDevice(dev);
     g_plog_qd->TraceConnectWithoutContext("Enqueue", MakeCallback(&PlogEnq));
     g_plog_qd->TraceConnectWithoutContext("Drop", MakeCallback(&PlogDrop));
+}
+
+// Diagnostic (`port_events_csv`, with `log_port`): every event of one port's packets, written
+// as CSV at the end, for comparing the marking loop with ecnlab's `--pcap` and time series:
+// E = admitted by the queue disc (after RED's decision: ce is the mark it got), X = dropped,
+// D = handed by the queue disc to the 1-packet device queue, T = started on the wire
+// (PhyTxBegin). qd_bytes = the queue disc's bytes after the event (RED compares the bytes
+// BEFORE an arrival with K); the backlog ecnlab's port holds (everything not yet on the wire)
+// is the E bytes minus the T bytes. Columns: t_s, ev, qd_bytes, ip_bytes, src (IPv4 as an
+// integer), sport, dport, seq,
+// ce (0/1), TCP flags (CWR 0x80, ECE 0x40).
+struct PortEv { double t; char ev; uint32_t qd, size, src, sport, dport, seq; uint8_t ce, flags; };
+std::vector<PortEv> g_pev;
+void PevItem(char ev, Ptr<const QueueDiscItem> item) {
+    PortEv e{Simulator::Now().GetSeconds(), ev, g_plog_qd->GetNBytes(), item->GetSize(), 0, 0, 0, 0, 0, 0};
+    TcpHeader th;
+    if (item->GetPacket()->PeekHeader(th)) {
+        e.sport = th.GetSourcePort(); e.dport = th.GetDestinationPort();
+        e.seq = th.GetSequenceNumber().GetValue(); e.flags = th.GetFlags();
+    }
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    e.ce = ip && ip->GetHeader().GetEcn() == Ipv4Header::ECN_CE;
+    e.src = ip ? ip->GetHeader().GetSource().Get() : 0;
+    g_pev.push_back(e);
+}
+void PevEnq(Ptr<const QueueDiscItem> item) { PevItem('E', item); }
+void PevDrop(Ptr<const QueueDiscItem> item) { PevItem('X', item); }
+void PevDeq(Ptr<const QueueDiscItem> item) { PevItem('D', item); }
+void PevTx(Ptr<const Packet> p) {
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp; Ipv4Header ih; TcpHeader th;
+    c->RemoveHeader(ppp);
+    c->RemoveHeader(ih);
+    PortEv e{Simulator::Now().GetSeconds(), 'T', g_plog_qd->GetNBytes(), ih.GetPayloadSize() + ih.GetSerializedSize(), ih.GetSource().Get(), 0, 0, 0,
+             uint8_t(ih.GetEcn() == Ipv4Header::ECN_CE), 0};
+    if (c->PeekHeader(th)) {
+        e.sport = th.GetSourcePort(); e.dport = th.GetDestinationPort();
+        e.seq = th.GetSequenceNumber().GetValue(); e.flags = th.GetFlags();
+    }
+    g_pev.push_back(e);
+}
+void LogPortEvents(Ptr<NetDevice> dev) {
+    Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    g_plog_qd = tc->GetRootQueueDiscOnDevice(dev);
+    g_plog_qd->TraceConnectWithoutContext("Enqueue", MakeCallback(&PevEnq));
+    g_plog_qd->TraceConnectWithoutContext("Drop", MakeCallback(&PevDrop));
+    g_plog_qd->TraceConnectWithoutContext("Dequeue", MakeCallback(&PevDeq));
+    dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PevTx));
+}
+void WritePortEvents(std::string path, double offset) {
+    FILE *f = fopen(path.c_str(), "w");
+    fprintf(f, "t_s,ev,qd_bytes,ip_bytes,src,sport,dport,seq,ce,flags\n");
+    for (const PortEv &e : g_pev)
+        fprintf(f, "%.9f,%c,%u,%u,%u,%u,%u,%u,%u,%u\n", e.t - offset, e.ev, e.qd, e.size, e.src, e.sport, e.dport, e.seq, e.ce, e.flags);
+    fclose(f);
+}
+
+// Diagnostic (`trace_long_flows_csv`): the long flows' senders (BulkSend sockets) traced from
+// just after their creation: cwnd (bytes), ssthresh (bytes), congestion state (0 OPEN .. 4
+// LOSS), and each DCTCP alpha update (TcpDctcp's CongestionEstimate: bytes ECE-marked, bytes
+// acknowledged in the observation window, new alpha). Rows: t_s, node, kind, a, b, c.
+struct LfEv { double t; uint32_t node; char kind; double a, b, c; };
+std::vector<LfEv> g_lfev;
+uint32_t NodeOfContext(const std::string &ctx) { return uint32_t(std::stoul(ctx.substr(10, ctx.find('/', 10) - 10))); }
+void LfCwnd(std::string ctx, uint32_t, uint32_t v) { g_lfev.push_back({Simulator::Now().GetSeconds(), NodeOfContext(ctx), 'w', double(v), 0, 0}); }
+void LfSsth(std::string ctx, uint32_t, uint32_t v) { g_lfev.push_back({Simulator::Now().GetSeconds(), NodeOfContext(ctx), 's', double(v), 0, 0}); }
+void LfState(std::string ctx, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+    g_lfev.push_back({Simulator::Now().GetSeconds(), NodeOfContext(ctx), 'c', double(v), 0, 0});
+}
+void LfAlpha(std::string ctx, uint32_t marked, uint32_t acked, double alpha) {
+    g_lfev.push_back({Simulator::Now().GetSeconds(), NodeOfContext(ctx), 'a', double(marked), double(acked), alpha});
+}
+void HookLongFlow(uint32_t node) {
+    std::string base = "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/*/";
+    Config::Connect(base + "CongestionWindow", MakeCallback(&LfCwnd));
+    Config::Connect(base + "SlowStartThreshold", MakeCallback(&LfSsth));
+    Config::Connect(base + "CongState", MakeCallback(&LfState));
+    Config::Connect(base + "CongestionOps/$ns3::TcpDctcp/CongestionEstimate", MakeCallback(&LfAlpha));
+}
+void HookLongFlowSoon(uint32_t node) { Simulator::Schedule(NanoSeconds(1), &HookLongFlow, node); }
+void WriteLongFlowEvents(std::string path, double offset) {
+    FILE *f = fopen(path.c_str(), "w");
+    fprintf(f, "t_s,node,kind,a,b,c\n");
+    for (const LfEv &e : g_lfev) fprintf(f, "%.9f,%u,%c,%.0f,%.0f,%.9f\n", e.t - offset, e.node, e.kind, e.a, e.b, e.c);
+    fclose(f);
 }
 
 void InstallRootQdisc(Ptr<NetDevice> dev, Ptr<QueueDisc> qd) {
@@ -670,8 +884,17 @@ void RxReadFlow(uint32_t i, Ptr<Socket> s) {
     g_rx_bytes[i] += RxDrain(s);
     if (g_fct_at_receiver && g_flows[i].finish < 0 && g_rx_bytes[i] >= g_flows[i].size) Finish(i);
 }
-uint64_t BneckDrops() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalDroppedPackets : 0; }
-uint64_t BneckMarks() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalMarkedPackets : 0; }
+// Drops and marks over the measurement window, as ecnlab counts them (from the warm-up on):
+// the queue disc's own statistics run from t = 0, so they are read at the warm-up too. (Until
+// 2026-11-25 the driver reported the whole run: dctcp-8long's marks included the first 0.1 s.)
+uint64_t g_drops_at_warmup = 0, g_marks_at_warmup = 0;
+void SnapBneckAtWarmup() {
+    g_drops_at_warmup = g_bneck_qd->GetStats().nTotalDroppedPackets;
+    g_marks_at_warmup = g_bneck_qd->GetStats().nTotalMarkedPackets;
+}
+void ScheduleBneckWarmup() { if (g_warmup > 0) Simulator::Schedule(Seconds(g_warmup), &SnapBneckAtWarmup); }
+uint64_t BneckDrops() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalDroppedPackets - g_drops_at_warmup : 0; }
+uint64_t BneckMarks() { return g_bneck_qd ? g_bneck_qd->GetStats().nTotalMarkedPackets - g_marks_at_warmup : 0; }
 void RxDoClose(Ptr<Socket> s) { s->Close(); }
 void RxPeerClose(Ptr<Socket> s) { Simulator::ScheduleNow(&RxDoClose, s); }
 void RxErr(Ptr<Socket>) {}
@@ -720,6 +943,10 @@ def main() -> None:
     SD, sv = ns.Config.SetDefault, ns.StringValue
     b.BenchDctcp.s_loss_halving = bool(cfg.get("ns3_dctcp_loss_halving", False))
     b.BenchDctcp.s_abc_limit = int(cfg.get("ns3_abc_limit", 0))
+    b.BenchDctcp.s_grow_in_cwr = bool(cfg.get("ns3_dctcp_grow_in_cwr", False))
+    b.BenchDctcp.s_ca_counter = ["ns3", "reset", "bytes"].index(cfg.get("ns3_ca_counter", "ns3"))
+    b.BenchDctcp.s_kernel_cut = ["bytes", "kernel"].index(cfg.get("ns3_dctcp_cut", "bytes")) == 1
+    b.BenchDctcp.s_alpha_init = float(cfg["transport"]["dctcp_alpha_init"])
     if cfg.get("ns3_dctcp_floor", True):
         b.g_cc_tid = b.BenchDctcpTypeId(int(tr["min_cwnd"]))
     else:
@@ -813,8 +1040,12 @@ def main() -> None:
     # ns-3's test is qlen_before >= K bytes, i.e. > K - 1 with the arrival counted: with full
     # segments, ecnlab's qlen_with_arrival > K marks the same packets.
     b.TcnSpDwrr.s_see_device = bool(cfg.get("ns3_tcn_see_device_queue", False))
+    red_twin = bool(cfg.get("ns3_red_twin", False)) or bool(cfg.get("ns3_red_see_device_queue", False))
     for dev, bps in zip(sw_devs, sw_bps):
-        if mk["scheme"] == "red_k":
+        if mk["scheme"] == "red_k" and red_twin:
+            q = b.MakeRedK(sw["buffer_bytes"], mk["k_packets"] * 1500,
+                           dev if cfg.get("ns3_red_see_device_queue") else ns.Ptr[ns.NetDevice]())
+        elif mk["scheme"] == "red_k":
             q = ns.CreateObject[ns.RedQueueDisc]()
             k = mk["k_packets"] * 1500
             for name, val in [("MaxSize", ns.QueueSizeValue(ns.QueueSize(f'{sw["buffer_bytes"]}B'))),
@@ -837,7 +1068,11 @@ def main() -> None:
         b.WatchPortDrops(dev, len(sw_devs) + i)
     sw_names += nic_names
     if cfg.get("log_port"):
-        b.LogPort((sw_devs + list(host_devs))[sw_names.index(cfg["log_port"])])
+        dev = (sw_devs + list(host_devs))[sw_names.index(cfg["log_port"])]
+        if cfg.get("port_events_csv"):
+            b.LogPortEvents(dev)   # every event, to CSV (diagnostic)
+        else:
+            b.LogPort(dev)
 
     # ---- applications
     port = 9
@@ -850,6 +1085,10 @@ def main() -> None:
         bs.SetAttribute("MaxBytes", ns.UintegerValue(0))
         bs.SetAttribute("SendSize", ns.UintegerValue(tr["mss"]))
         bs.Install(nodes.Get(f["src"])).Start(ns.Seconds(0))
+    if cfg.get("trace_long_flows_csv"):
+        # The BulkSend sockets exist once the applications have started (t = 0).
+        for f in cfg["long_flows"]:
+            b.HookLongFlowSoon(int(f["src"]))
     n_trace = 0
     b.g_connect_lead = float(cfg.get("connect_lead_s", 0.02))
     traced = [int(x) for x in cfg.get("trace_cwnd_flows", [])]
@@ -878,6 +1117,7 @@ def main() -> None:
     b.ConnectHopSinks()
     if cfg["port_to_host"] is not None:
         b.ConnectBottleneck(to_host_dev[cfg["port_to_host"]])
+        b.ScheduleBneckWarmup()
         b.g_goodput_node = cfg["port_to_host"]
 
     b.g_log_drops = bool(cfg.get("log_drops", False))
@@ -899,6 +1139,7 @@ def main() -> None:
                              "tx_payload_bps_incl_retransmissions": b.g_payload * 8 / win,
                              "drops": int(b.BneckDrops()), "marks": int(b.BneckMarks())}
     res["dctcp_loss_cuts"] = int(b.BenchDctcp.s_loss_cuts)
+    res["dctcp_cwr_growth_acks"] = int(b.BenchDctcp.s_cwr_growth_acks)
     # slow-start ACKs covering more than L segments (L = 2 when the limit is off) and the excess
     res["abc"] = {"limit": int(b.BenchDctcp.s_abc_limit), "acks_over_limit": int(b.BenchDctcp.s_abc_capped),
                   "segments_over_limit": int(b.BenchDctcp.s_abc_capped_segs),
@@ -931,9 +1172,13 @@ def main() -> None:
         # time (s), port, queue-disc bytes before the drop, packet bytes, TCP seq, src port << 16 | dst port
         res["drop_log"] = [[float(b.g_drop_t[i]) - offset, sw_names[int(b.g_drop_port[i])], int(b.g_drop_qbytes[i]),
                             int(b.g_drop_size[i]), int(b.g_drop_seq[i]), int(b.g_drop_ports[i])] for i in range(len(b.g_drop_t))]
-    if cfg.get("log_port"):
+    if cfg.get("log_port") and cfg.get("port_events_csv"):
+        b.WritePortEvents(cfg["port_events_csv"], offset)
+    elif cfg.get("log_port"):
         res["port_log"] = [[float(b.g_plog_t[i]) - offset, int(b.g_plog_bytes[i]), int(b.g_plog_ok[i]), int(b.g_plog_seq[i]),
                             int(b.g_plog_ports[i]), int(b.g_plog_src[i]), int(b.g_plog_size[i])] for i in range(len(b.g_plog_t))]
+    if cfg.get("trace_long_flows_csv"):
+        b.WriteLongFlowEvents(cfg["trace_long_flows_csv"], offset)
     if n_trace:
         fl = b.g_flows
         recs = [(int(fl[i].size), (fl[i].finish - fl[i].start) * 1e6 if fl[i].finish >= 0 else None)

@@ -162,6 +162,15 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   uncertainty, and the one-FIFO TCN residual (+9.6 .. +11.0 %) is of the size such details
   produce (the extra packet alone: 6.6 %), which fits its closing with
   ns3_tcn_see_device_queue without explaining it.
+- Congestion avoidance's counter (2026-11-25, benches/results/marks-gap.md): with ecnlab's
+  counter in ns-3 (`ns3_ca_counter` = "bytes", diagnostic; the difference is under "Known
+  remaining TCP differences" below) ns-3's draws 0-2 of leafspine-1q-tcn give FCTs all /
+  small / medium / large 8,269 +- 355 / 1,317 / 14,159 / 53,404 us against ecnlab's 8 draws
+  8,244 +- 190 / 1,309 / 14,225 / 51,272 (ecnlab -0.3 / -0.6 / +0.5 / -4.0 %), switch drops
+  8,111 against 7,723, data marks 184,254 against 172,606: the one-FIFO TCN residual
+  (+9.6 .. +11.0 % above) closes with a TCP difference that is understood. It closes with
+  ns3_tcn_see_device_queue too, so the runs are sensitive to both; the counter is the
+  modelling difference, the device-queue packet an accounting one.
 - FCT = flow start to the ACK of its last byte at the sender (ecnlab's textbook definition,
   as ns-2's); the `*-linux` rows use the linux profile's (below).
 - Switch ports: DCTCP-RED (instantaneous queue > K marks ECT packets; ns-3 RedQueueDisc
@@ -172,13 +181,26 @@ Shared modelling choices (NS3-PEER-NOTES.md), applied to both simulators:
   Host NICs: one tail-drop FIFO (4 MB), no marking. ns-3 device queues hold 1 packet;
   FqCoDel is removed everywhere. Known 1-packet difference: ns-3's queue disc does not see
   the packet waiting in the device queue, ecnlab's port does (ns-3 marks, and its buffer
-  fills, one packet later on a busy port).
+  fills, one packet later on a busy port). On dctcp-8long, RED counting it
+  (`ns3_red_see_device_queue`, diagnostic) lowers ns-3's mean queue by 1.4 kB (91.0 -> 89.6)
+  and moves its marks by +0.6 % (benches/results/marks-gap.md).
 - Known remaining TCP differences (not aligned): ns-3 sends pure ACKs ECT(0); ns-3's window
   does not grow in CA_CWR (the round trip after an ECN cut), ecnlab's grows on ACKs without
   ECE also inside its reduction window; ns-3's DCTCP reacts to an ECE with the alpha from
   before that ACK, ecnlab updates alpha with that ACK first; ns-3 (no timestamps)
   takes no RTT sample from a retransmitted segment (Karn), ecnlab samples every ACK from the
-  echoed send time (RFC 7323 §4).
+  echoed send time (RFC 7323 §4); ns-3's congestion avoidance (TcpLinuxReno) keeps its
+  counter across window reductions and counts segments against floor(cwnd / MSS), ecnlab's
+  zeroes its byte counter at every reduction (as Linux's tcp_init_cwnd_reduction) and counts
+  bytes against cwnd (RFC 3465 §2.1). This is the marks difference on the 8 long flows
+  (2026-11-25, benches/results/marks-gap.md): ecnlab's flows lose about half a segment of
+  growth per cut, need a smaller alpha (0.247 against 0.279), cut less often (1,504 against
+  1,636 cuts/s per flow) and mark 6.9 % less (197,778 against 212,335 after warm-up; the
+  16.4 % once reported counted ns-3's marks over the whole run, warm-up included); with
+  ecnlab's counter in ns-3 (`ns3_ca_counter`, diagnostic) ecnlab marks 3.0 % more, and with
+  it, growth in CWR (`ns3_dctcp_grow_in_cwr`) and the device-queue packet counted 1.3 % more,
+  the queue's mean, spread and sawtooth then the same (88.3 / 11.3 kB, 1,113 Hz against 88.5 /
+  11.3 kB, 1,107 Hz).
 
 Linux profile comparisons (`*-linux` scenarios, issue 16): ecnlab's `linux` host profile
 against ns-3's own Linux-like stack. Everything above that models NewReno WITHOUT SACK is
@@ -213,7 +235,14 @@ left out; what is kept or changed, with its reason (LINUX_TRANSPORT, LINUX_NS3_A
 - Known differences not aligned: ns-3 counts cwnd in bytes and cuts DCTCP's window in bytes,
   the kernel (and ecnlab linux) in whole segments with `tcp_cong_avoid_ai`'s counter; ns-3's
   alpha is a double, the kernel's 10-bit fixed point; ns-3's RTO is RFC 6298 max(RTO_min,
-  SRTT + 4 RTTVAR), the kernel's SRTT + max(mdev, RTO_min).
+  SRTT + 4 RTTVAR), the kernel's SRTT + max(mdev, RTO_min); ns-3 keeps the congestion-
+  avoidance counter across a reduction, the kernel (and ecnlab linux) zero `snd_cwnd_cnt` in
+  tcp_init_cwnd_reduction. The last is most of the marks difference on dctcp-8long-linux
+  (2026-11-25, benches/results/marks-gap.md): 183,217 against 210,590 after warm-up (-13.0 %;
+  the -21.5 % once reported counted ns-3's warm-up too), -3.9 % with the counter zeroed in
+  ns-3 (`ns3_ca_counter` = "reset"); the rest not split (ns-3 cutting in whole segments as
+  the kernel, `ns3_dctcp_cut`, gives -6.2 %). At 200 us the counter is a smaller part:
+  148,212 against 182,238 (-18.7 %), -13.7 % with it zeroed; the rest is open.
 """
 
 from __future__ import annotations
