@@ -453,6 +453,28 @@ impl Marking {
     }
 }
 
+/// The built scheme as a [`MarkingScheme`]: a port whose scheme has no path of its own
+/// (`crate::port`'s `with_parts`) runs the enum's, one match per call.
+impl MarkingScheme for Marking {
+    #[inline]
+    fn on_enqueue(&mut self, now: Nanos, pkt: PacketView, q: &QueueState) -> Decision {
+        Marking::on_enqueue(self, now, pkt, q)
+    }
+    #[inline]
+    fn on_dequeue(&mut self, now: Nanos, pkt: PacketView, q: &QueueState, sojourn: Nanos) -> Decision {
+        Marking::on_dequeue(self, now, pkt, q, sojourn)
+    }
+    fn needs_oracle_share(&self) -> bool {
+        Marking::needs_oracle_share(self)
+    }
+    fn hooks(&self) -> Hooks {
+        Marking::hooks(self)
+    }
+    fn reset(&mut self) {
+        Marking::reset(self)
+    }
+}
+
 #[cfg(test)]
 mod hooks_tests {
     use super::*;

@@ -32,6 +32,29 @@ impl Scheduler for Sp {
     }
 }
 
+/// Strict priority over a single queue, as a type: the port's path compiled for it has no
+/// choice to make (`crate::port`, benches/DESIGN.md §12). It keeps no state, so a one-queue
+/// `Sp` port can run it in place of its `Sp`.
+pub struct Fifo;
+
+impl Scheduler for Fifo {
+    #[inline]
+    fn on_enqueue(&mut self, _now: Nanos, _queue: usize, _bytes: u32, _queues: &[QueueOcc]) {}
+    #[inline]
+    fn select(&mut self, _now: Nanos, queues: &[QueueOcc]) -> usize {
+        debug_assert!(queues.len() == 1 && !queues[0].is_empty());
+        0
+    }
+    #[inline]
+    fn on_dequeue(&mut self, _now: Nanos, _queue: usize, _bytes: u32, _queues: &[QueueOcc]) {}
+    fn share(&self, _queue: usize, _queues: &[QueueOcc]) -> f64 {
+        1.0
+    }
+    fn strict_above(&self, _queue: usize) -> usize {
+        0
+    }
+}
+
 /// The first `strict` queues by strict priority; the rest (`strict..n`) by `inner`, which
 /// sees only its own queues (re-indexed from 0).
 #[repr(C)]
