@@ -38,7 +38,7 @@ can silently stop doing that; the guard lists, per run, each of these facts:
   drops, and DCQCN, whose rate ignores loss, recovers by go-back-N, so FCTs measure loss
   recovery. At paper scale (20,000 web-search flows at 90 % load) this collapsed: 2.13 G of
   4.92 G packet-hops dropped, 13.6 M go-back-N timeouts, 13 s simulated for ~0.2 s of
-  arrivals. Any drop is listed, with its share, since the paper's runs have none.
+  arrivals. Any drop is listed, with the counts, since the paper's runs have none.
 
 An experiment whose claims *are* about one of these (an incast's drops and timeouts) names
 it in ``Experiment.guard_expected`` and the guard does not list it there."""
