@@ -13,6 +13,7 @@
 
 pub mod marking;
 pub mod measure;
+pub mod pfc;
 pub mod port;
 pub mod rng;
 pub mod sched;

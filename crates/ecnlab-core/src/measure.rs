@@ -32,6 +32,9 @@ pub struct QueueCounters {
     pub marks: [u64; Reason::COUNT],
     pub drops: [u64; Reason::COUNT],
     pub unmarkable: [u64; Reason::COUNT],
+    /// Time paused by PFC (ns), and pauses ([`QueueStats::paused_ns`]).
+    pub paused_ns: u64,
+    pub pauses: u64,
 }
 
 impl QueueCounters {
@@ -47,6 +50,8 @@ impl QueueCounters {
             marks: s.marks,
             drops: s.drops,
             unmarkable: s.unmarkable,
+            paused_ns: s.paused_ns,
+            pauses: s.pauses,
         }
     }
 
@@ -70,6 +75,8 @@ impl QueueCounters {
             marks: sub(&self.marks, &start.marks),
             drops: sub(&self.drops, &start.drops),
             unmarkable: sub(&self.unmarkable, &start.unmarkable),
+            paused_ns: self.paused_ns - start.paused_ns,
+            pauses: self.pauses - start.pauses,
         }
     }
 

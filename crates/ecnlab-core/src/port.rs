@@ -10,7 +10,11 @@
 //!   packet, [`NonEctPolicy`] for a non-ECT one, and counting every mark and drop by reason;
 //! - statistics per queue, with the invariants (checked by tests):
 //!   `enq_pkts = deq_pkts + dequeue drops + queued`, and every arrival is either enqueued or
-//!   counted in `drops` at enqueue.
+//!   counted in `drops` at enqueue;
+//! - pausing a queue (PFC, IEEE 802.1Qbb: [`Port::set_paused`]): a paused queue keeps its
+//!   packets and takes new ones, but leaves the scheduler as if it had emptied until it is
+//!   resumed, when it rejoins as a newly backlogged queue; what decides pauses is
+//!   [`crate::pfc`].
 //!
 //! No allocation per packet: each FIFO is a ring buffer that grows to its high-water mark
 //! once and is reused.
@@ -18,7 +22,8 @@
 use crate::marking::{
     BuildCtx, Decision, Hooks, Marking, MarkingConfig, MarkingScheme, NonEctPolicy, PacketView, QueueState, Reason,
 };
-use crate::sched::{sp::Fifo, QueueOcc, Sched, Scheduler, SchedulerConfig};
+use crate::pfc::PfcConfig;
+use crate::sched::{paused::Paused, sp::Fifo, QueueOcc, Sched, Scheduler, SchedulerConfig};
 use crate::units::{ByteSize, Nanos};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -75,6 +80,8 @@ pub struct PortConfig {
     /// A service pool shared by all egress ports of a switch (none = no pool). The port
     /// itself only draws from the pool it is handed; the switch builder creates it.
     pub pool: Option<ByteSize>,
+    /// Priority flow control (IEEE 802.1Qbb) for the lossless queues ([`crate::pfc`]).
+    pub pfc: PfcConfig,
 }
 
 impl Default for PortConfig {
@@ -86,6 +93,7 @@ impl Default for PortConfig {
             dscp_to_queue: Vec::new(),
             scheduler: SchedulerConfig::default(),
             pool: None,
+            pfc: PfcConfig::default(),
         }
     }
 }
@@ -118,6 +126,10 @@ pub struct QueueStats {
     pub drops: [u64; Reason::COUNT],
     /// Non-ECT packets a scheme would have marked and that passed ([`NonEctPolicy::Pass`]).
     pub unmarkable: [u64; Reason::COUNT],
+    /// Time the queue spent paused (PFC), up to the port's clock ([`Port::advance_clock`]).
+    pub paused_ns: u64,
+    /// Times the queue was paused.
+    pub pauses: u64,
 }
 
 impl QueueStats {
@@ -220,6 +232,18 @@ struct Cold {
     non_ect: NonEctPolicy,
     reasons: Box<[ReasonCounts]>,
     dscp_map: [u8; 64],
+    /// Paused queues, one bit each ([`Port::set_paused`]).
+    paused: u64,
+    /// Per queue: when its current pause began, its paused time so far, its pauses.
+    pause_books: Box<[PauseBooks]>,
+}
+
+/// One queue's pauses (PFC).
+#[derive(Clone, Copy, Debug, Default)]
+struct PauseBooks {
+    since: Nanos,
+    paused_ns: u64,
+    pauses: u64,
 }
 
 /// Run `$body` with `$parts`, the port's [`Parts`] with its scheduler and scheme as concrete
@@ -228,7 +252,8 @@ struct Cold {
 /// §12). The pairs with a path of their own are the busy ports of the built-in and benchmark
 /// scenarios: one strict-priority queue ([`Fifo`]) without a scheme (hosts' NICs), with
 /// DCTCP-RED or with TCN, and TCN over SP + DWRR; every other pair runs the same code over
-/// the enums (`compiled_paths_decide_as_the_enum_path` checks that they agree).
+/// the enums (`compiled_paths_decide_as_the_enum_path` checks that they agree). A port with a
+/// paused queue holds its scheduler as [`Sched::Paused`], which takes the enum path.
 macro_rules! with_parts {
     ($port:expr, $parts:ident => $body:expr) => {{
         let Port { b, sched, marking, c } = $port;
@@ -334,6 +359,8 @@ impl<P: PortPacket> Port<P> {
                 non_ect: marking.non_ect,
                 reasons: vec![ReasonCounts::default(); n].into_boxed_slice(),
                 dscp_map,
+                paused: 0,
+                pause_books: vec![PauseBooks::default(); n].into_boxed_slice(),
             },
         })
     }
@@ -385,6 +412,8 @@ impl<P: PortPacket> Port<P> {
             marks: r.marks,
             drops: r.drops,
             unmarkable: r.unmarkable,
+            paused_ns: self.c.pause_books[q].paused_ns,
+            pauses: self.c.pause_books[q].pauses,
         }
     }
     /// Drops of all queues, every reason (a running total).
@@ -412,6 +441,11 @@ impl<P: PortPacket> Port<P> {
             lane.max_bytes = o.bytes;
         }
     }
+    /// The packet that joined queue `q` last, if it is still there.
+    pub fn newest(&self, q: usize) -> Option<&P> {
+        self.b.lanes[q].fifo.back().map(|e| &e.pkt)
+    }
+
     /// Queue a packet of DSCP `dscp` goes to.
     #[inline]
     pub fn classify(&self, dscp: u8) -> usize {
@@ -423,6 +457,49 @@ impl<P: PortPacket> Port<P> {
         for q in 0..self.b.occ.len() {
             self.b.advance_queue(q, now);
         }
+        if self.c.paused != 0 {
+            for (q, p) in self.c.pause_books.iter_mut().enumerate() {
+                if self.c.paused >> q & 1 == 1 && now > p.since {
+                    p.paused_ns += now - p.since;
+                    p.since = now;
+                }
+            }
+        }
+    }
+
+    /// Queue `q` is paused (true) or may send again (false) from `now` on: PFC's PAUSE and
+    /// RESUME for its priority (IEEE 802.1Qbb; [`crate::pfc`] decides when). A paused queue
+    /// keeps its packets and admits new ones (admission is the buffer's business, not the
+    /// pause's), and the packet in transmission finishes; but the scheduler stops seeing it:
+    /// to the scheduler it empties when paused and becomes backlogged again when resumed, so
+    /// that a round robin moves on to the other queues and takes it back at the tail of its
+    /// round with a fresh quantum (DWRR), or with a new finish tag (WFQ), as a switch treats
+    /// an ineligible queue. Returns whether the state changed.
+    pub fn set_paused(&mut self, now: Nanos, q: usize, paused: bool) -> bool {
+        let bit = 1u64 << q;
+        if (self.c.paused & bit != 0) == paused {
+            return false;
+        }
+        let books = &mut self.c.pause_books[q];
+        if paused {
+            books.since = now;
+            books.pauses += 1;
+        } else {
+            books.paused_ns += now.saturating_sub(books.since);
+        }
+        self.c.paused ^= bit;
+        Paused::set(&mut self.sched, now, q, self.c.paused, &self.b.occ);
+        true
+    }
+
+    /// Queue `q` is paused.
+    pub fn is_paused(&self, q: usize) -> bool {
+        self.c.paused >> q & 1 == 1
+    }
+
+    /// Some packet may be sent now: a queue is backlogged and not paused.
+    pub fn has_eligible(&self) -> bool {
+        self.sched.has_backlog(self.b.port_pkts, &self.b.occ)
     }
 
     /// Offer a packet to the port at `now`. Returns `Err((pkt, reason))` if it was dropped
@@ -628,7 +705,7 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
     ) -> Option<(P, usize)> {
         loop {
             let b = &mut *self.b;
-            if b.port_pkts == 0 {
+            if !self.sched.has_backlog(b.port_pkts, &b.occ) {
                 return None;
             }
             let q = self.sched.select(now, &b.occ);
@@ -756,6 +833,7 @@ impl<P: PortPacket> Port<P> {
 mod tests {
     use super::*;
     use crate::marking::SchemeName;
+    use crate::sched::SchedulerKind;
 
     #[test]
     fn the_invariant_check_catches_broken_bookkeeping() {
@@ -1017,5 +1095,78 @@ mod tests {
         assert_eq!(p.stats()[0].byte_ns, 3000 * 1000 + 1500 * 1000);
         assert_eq!(p.stats()[0].max_bytes, 3000);
         assert_eq!(p.stats()[0].sojourn_max_ns, 2000);
+    }
+
+    fn sched_port(queues: usize, kind: SchedulerKind) -> Port<TestPkt> {
+        let cfg = PortConfig {
+            queues,
+            buffer: ByteSize(1_000_000),
+            scheduler: SchedulerConfig { kind, strict: 1, ..Default::default() },
+            ..Default::default()
+        };
+        Port::new(&cfg, &MarkingConfig { scheme: SchemeName::None, ..Default::default() }, 10_000_000_000, 1).unwrap()
+    }
+
+    /// PFC pauses a priority (IEEE 802.1Qbb): under strict priority a paused queue 0 lets
+    /// queue 1 send; its packets, old and new, wait in order and go first once resumed.
+    #[test]
+    fn a_paused_queue_keeps_its_packets_and_lets_the_others_send() {
+        let mut p = sched_port(2, SchedulerKind::Sp);
+        let mut pool = BufferPool::unlimited();
+        for i in 0..3 {
+            p.enqueue(0, pkt(i, 0), &mut pool).unwrap();
+            p.enqueue(0, pkt(10 + i, 1), &mut pool).unwrap();
+        }
+        assert_eq!(p.dequeue(1, &mut pool).unwrap().0.id, 0);
+        assert!(p.set_paused(100, 0, true));
+        assert!(!p.set_paused(150, 0, true), "already paused");
+        p.enqueue(200, pkt(3, 0), &mut pool).unwrap(); // a paused queue still admits
+        let sent: Vec<u32> = (0..3).map(|i| p.dequeue(300 + i, &mut pool).unwrap().0.id).collect();
+        assert_eq!(sent, [10, 11, 12]);
+        assert!(p.dequeue(400, &mut pool).is_none(), "only the paused queue holds packets");
+        assert!(!p.has_eligible() && !p.is_empty());
+        assert_eq!(p.check_invariants(true), Ok(()));
+        p.set_paused(1_000, 0, false);
+        let sent: Vec<u32> = (0..3).map(|i| p.dequeue(1_000 + i, &mut pool).unwrap().0.id).collect();
+        assert_eq!(sent, [1, 2, 3]);
+        p.advance_clock(2_000);
+        let st = &p.stats()[0];
+        assert_eq!((st.paused_ns, st.pauses), (900, 1));
+        assert_eq!(p.check_invariants(true), Ok(()));
+    }
+
+    /// Under DWRR a paused queue leaves the round (the other takes the whole link) and rejoins
+    /// it when resumed; under WFQ it gets a new finish tag. Equal weights then alternate again.
+    #[test]
+    fn round_robins_skip_a_paused_queue_and_take_it_back() {
+        for kind in [SchedulerKind::Dwrr, SchedulerKind::Wfq, SchedulerKind::Wrr, SchedulerKind::SpDwrr] {
+            let queues = if kind == SchedulerKind::SpDwrr { 3 } else { 2 };
+            let first = queues - 2; // the two weighted queues
+            let mut p = sched_port(queues, kind);
+            let mut pool = BufferPool::unlimited();
+            for i in 0..20 {
+                p.enqueue(0, pkt(i, first as u8), &mut pool).unwrap();
+                p.enqueue(0, pkt(100 + i, first as u8 + 1), &mut pool).unwrap();
+            }
+            let take = |p: &mut Port<TestPkt>, pool: &mut BufferPool, t: &mut Nanos, n: usize| -> Vec<usize> {
+                (0..n)
+                    .map(|_| {
+                        *t += 1;
+                        p.dequeue(*t, pool).unwrap().1
+                    })
+                    .collect()
+            };
+            let mut t = 1;
+            // Equal weights share within a packet (WFQ breaks a tie towards the lower queue).
+            let fair = |v: &[usize]| (v.len() / 2).abs_diff(v.iter().filter(|&&q| q == first).count()) <= 1;
+            let before = take(&mut p, &mut pool, &mut t, 4);
+            assert!(fair(&before), "{kind:?}: {before:?}");
+            p.set_paused(t, first, true);
+            assert_eq!(take(&mut p, &mut pool, &mut t, 6), vec![first + 1; 6], "{kind:?}");
+            p.set_paused(t, first, false);
+            let after = take(&mut p, &mut pool, &mut t, 6);
+            assert!(fair(&after), "{kind:?}: {after:?}");
+            assert_eq!(p.check_invariants(true), Ok(()), "{kind:?}");
+        }
     }
 }

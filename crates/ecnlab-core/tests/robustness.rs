@@ -326,6 +326,7 @@ fn port_config(n: usize) -> impl Strategy<Value = PortConfig> {
             dscp_to_queue: dscp,
             scheduler,
             pool: pool.map(ByteSize),
+            pfc: Default::default(),
         })
 }
 
@@ -359,6 +360,12 @@ enum Op {
     },
     /// Advance the clock (0 = more events at the same instant).
     Wait(u64),
+    /// PFC pauses (`on`) or resumes queue `queue % queues` of `port`.
+    Pause {
+        port: u8,
+        queue: u8,
+        on: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -372,6 +379,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (2_000u64..5_000_000).prop_map(Op::Wait),
         1 => (1u64 << 20..1u64 << 44).prop_map(Op::Wait),
         1 => any::<u64>().prop_map(Op::Wait),
+        2 => (0u8..2, any::<u8>(), any::<bool>()).prop_map(|(port, queue, on)| Op::Pause { port, queue, on }),
     ]
 }
 
@@ -479,6 +487,8 @@ struct Harness {
     next_id: u64,
     /// Packets that came out, by ECT: (ect, non-ECT).
     sent: (u64, u64),
+    /// Paused queues of each port (PFC), as the trace set them.
+    paused: [u64; 2],
 }
 
 impl Harness {
@@ -502,6 +512,7 @@ impl Harness {
             now,
             next_id: 0,
             sent: (0, 0),
+            paused: [0; 2],
         })
     }
 
@@ -604,12 +615,15 @@ impl Harness {
         assert!(marks_total <= 1, "more than one mark for one departure");
         match out {
             None => {
-                assert!(self.models[p].iter().all(|m| m.fifo.is_empty()), "port idles with a backlog");
+                let paused = self.paused[p];
+                let idle = self.models[p].iter().enumerate().all(|(q, m)| m.fifo.is_empty() || paused >> q & 1 == 1);
+                assert!(idle, "port idles with a backlog that is not paused");
                 assert_eq!(marks_total, 0);
                 false
             }
             Some((pkt, q)) => {
                 assert!(!was_empty, "a packet out of an empty port");
+                assert_eq!(self.paused[p] >> q & 1, 0, "a packet out of paused queue {q}");
                 assert_eq!(self.ports[p].classify(pkt.dscp), q, "left from another queue than classified");
                 let m = &mut self.models[p][q];
                 let h = m.fifo.pop_front().expect("the scheduler chose an empty queue");
@@ -687,6 +701,13 @@ impl Harness {
                     }
                 }
                 Op::Wait(dt) => self.now = self.now.saturating_add(dt),
+                Op::Pause { port, queue, on } => {
+                    let (p, q) = (port as usize, queue as usize % self.cfg.queues);
+                    let changed = self.ports[p].set_paused(self.now, q, on);
+                    assert_eq!(changed, (self.paused[p] >> q & 1 == 1) != on, "pause state of queue {q}");
+                    self.paused[p] = self.paused[p] & !(1 << q) | (on as u64) << q;
+                    assert_eq!(self.ports[p].is_paused(q), on);
+                }
             }
             self.check();
         }

@@ -454,6 +454,19 @@ impl Scenario {
             }
         }
         self.check_thresholds()?;
+        self.switch.pfc.check(self.switch.queues, self.switch.pool).map_err(|e| format!("switch.pfc.{e}"))?;
+        if self.switch.pfc.enabled {
+            // PFC counts a packet from its admission to its departure; a packet a scheme drops
+            // at dequeue would leave a lossless queue by a way PFC does not count (and a
+            // lossless queue that drops by design is a contradiction).
+            use ecnlab_core::marking::{codel::CodelMode, NonEctPolicy, SchemeName};
+            if self.marking.scheme == SchemeName::Codel && self.marking.codel.mode == CodelMode::Drop {
+                return Err("marking.codel.mode: \"drop\" drops what switch.pfc keeps lossless (use \"mark\")".into());
+            }
+            if self.marking.non_ect == NonEctPolicy::Drop {
+                return Err("marking.non_ect: \"drop\" drops what switch.pfc keeps lossless (use \"pass\")".into());
+            }
+        }
         for (i, f) in self.flows.iter().enumerate() {
             for (name, h) in [("src", f.src), ("dst", f.dst)] {
                 if h >= n {

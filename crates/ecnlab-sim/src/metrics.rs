@@ -8,7 +8,8 @@ use crate::hosts::Flow;
 use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
 use crate::summary::{
-    FlowOutcome, Measurements, NicSummary, PortUtilization, ProbeSamples, QueueSummary, ReasonCounts, Summary,
+    FlowOutcome, Measurements, NicSummary, PausedQueue, PfcSummary, PortUtilization, ProbeSamples, QueueSummary,
+    ReasonCounts, Summary,
 };
 use crate::topology::Net;
 use crate::traffic::Probe;
@@ -37,6 +38,8 @@ pub(crate) struct RunView<'a> {
     pub conns: Vec<ConnView>,
     pub probes: &'a [Probe],
     pub mss: u32,
+    /// `[switch.pfc]` is enabled.
+    pub pfc: bool,
 }
 
 /// One link's egress port, with what the recorder kept of it when the window opened.
@@ -269,6 +272,24 @@ pub(crate) fn summary(
             }
         })
         .collect();
+    // PFC: every queue, NIC or switch port, paused in the window.
+    let pfc = run.pfc.then(|| {
+        let queues: Vec<PausedQueue> = (run.ports.iter())
+            .flat_map(|l| {
+                l.port.stats().into_iter().enumerate().filter_map(move |(q, s)| {
+                    let w = QueueCounters::of(&s).since(&l.snapshot.get(q).copied().unwrap_or_default());
+                    (w.pauses > 0 || w.paused_ns > 0).then(|| PausedQueue {
+                        paused_fraction: w.paused_ns as f64 / window_ns as f64,
+                        paused_us: w.paused_ns as f64 / 1e3,
+                        pauses: w.pauses,
+                        port: l.name.to_string(),
+                        queue: q as u64,
+                    })
+                })
+            })
+            .collect();
+        PfcSummary { pauses: queues.iter().map(|q| q.pauses).sum(), queues }
+    });
     // Long-lived flows: goodput in the window (Jain's index over them in the summary).
     let long_goodputs = run
         .flows
@@ -306,6 +327,7 @@ pub(crate) fn summary(
         nics: Some(nics),
         long_flow_goodputs_bps: Some(long_goodputs),
         counting: Some(run.counting),
+        pfc,
     })
 }
 

@@ -69,6 +69,9 @@ pub struct Packet {
     pub flags: u8,
     /// DSCP, i.e. traffic class; selects the switch queue.
     pub dscp: u8,
+    /// The link the packet is on or came in by, set when its transmission starts: a switch's
+    /// PFC counts the packet against that ingress port (`crate::wire`). Fills what was padding.
+    pub in_link: u32,
 }
 
 impl Packet {
@@ -110,6 +113,6 @@ impl PortPacket for Packet {
 mod tests {
     #[test]
     fn packet_is_small() {
-        assert!(std::mem::size_of::<super::Packet>() <= 48, "{}", std::mem::size_of::<super::Packet>());
+        assert!(std::mem::size_of::<super::Packet>() <= 40, "{}", std::mem::size_of::<super::Packet>());
     }
 }

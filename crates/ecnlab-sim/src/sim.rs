@@ -41,6 +41,8 @@ pub(crate) enum Ev {
     /// A listed long-lived flow's application stops; its connection is torn down.
     FlowStop(u32),
     AppTick(u32),
+    /// A PFC frame reaches the sender of a link: (link, priority, PAUSE or RESUME).
+    Pfc(u32, u8, bool),
     /// The next generated flow (`[[traffic]]`) arrives; at most one such event is pending.
     NextArrival,
     ProbeSend(u32),
@@ -91,7 +93,8 @@ impl Simulator {
                 _ => None,
             };
             u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?;
-            links.push(Link::new(spec, port, is_switch_port, shared_pool));
+            let pfc = is_switch_port && scn.switch.pfc.enabled;
+            links.push(Link::new(spec, port, is_switch_port, shared_pool, pfc));
         }
         // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
         // draw on their link's own pool.
@@ -124,10 +127,14 @@ impl Simulator {
         let event_horizon =
             net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
         let n_links = links.len();
+        let mut wire = Wire::new(links, pools, (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect());
+        if scn.switch.pfc.enabled {
+            wire.pfc = Some(Box::new(crate::wire::PfcWire::new(&scn.switch.pfc, n_links, scn.switch.queues)));
+        }
         let mut sim = Simulator {
             now: 0,
             events: EventQueue::new(event_horizon),
-            wire: Wire::new(links, pools, (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect()),
+            wire,
             net,
             started: false,
             hosts: Hosts::new(scn, seed, hosts.access_rate_bps, arrivals.len()),
@@ -271,6 +278,7 @@ impl Simulator {
                     self.sent_then_arm_sender(Some(c as usize));
                 }
             }
+            Ev::Pfc(li, class, pause) => self.wire.pfc_frame(&mut self.events, self.now, li as usize, class, pause),
             Ev::NextArrival => self.next_arrival(),
             Ev::ProbeSend(p) => self.probe_send(p as usize),
             Ev::Sample => {
@@ -435,6 +443,7 @@ impl Simulator {
             conns,
             probes: &self.probes,
             mss: self.hosts.mss,
+            pfc: self.wire.pfc.is_some(),
         }
     }
 
@@ -503,6 +512,7 @@ mod tests {
             ecn: Ecn::Ect0,
             flags: 0,
             dscp,
+            in_link: 0,
         };
         // t = 0: four low-priority packets. The first starts at once with nothing behind it
         // (a plain arrival), so the second, finding the link busy, needs a `TxDone` event;
@@ -565,6 +575,7 @@ mod tests {
             ecn: Ecn::Ect0,
             flags: 0,
             dscp: 0,
+            in_link: 0,
         };
         for seq in 0..4 {
             sim.enqueue(li, pkt(seq));
@@ -615,6 +626,7 @@ mod tests {
                     ecn: Ecn::Ect0,
                     flags: 0,
                     dscp: 0,
+                    in_link: 0,
                 };
                 sim.host_send(pkt);
             }

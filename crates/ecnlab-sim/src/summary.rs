@@ -80,6 +80,9 @@ pub struct Summary {
     pub nics: Option<Vec<NicSummary>>,
     /// Packets moved over a hop (simulator), frames forwarded (emulated switch).
     pub packet_hops: u64,
+    /// PFC's pauses over the window (simulator only, with `[switch.pfc]` enabled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSummary>,
     /// Utilization of the switch ports that carried traffic (simulator only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<PortUtilization>>,
@@ -170,6 +173,26 @@ pub struct NicSummary {
     pub drops: u64,
     pub max_qlen_bytes: u64,
     pub port: String,
+}
+
+/// PFC over the window: how often and how long the senders' queues were paused.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PfcSummary {
+    /// Times a queue was paused, over every port.
+    pub pauses: u64,
+    /// Every queue that was paused in the window (host NICs and switch ports).
+    pub queues: Vec<PausedQueue>,
+}
+
+/// One queue's pauses over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PausedQueue {
+    /// Paused time / the window.
+    pub paused_fraction: f64,
+    pub paused_us: f64,
+    pub pauses: u64,
+    pub port: String,
+    pub queue: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -269,6 +292,8 @@ pub struct Measurements {
     pub long_flow_goodputs_bps: Option<Vec<f64>>,
     #[serde(default)]
     pub counting: Option<Counting>,
+    #[serde(default)]
+    pub pfc: Option<PfcSummary>,
 }
 
 impl Summary {
@@ -334,6 +359,7 @@ impl Summary {
             measure_from_s: m.measure_from_s,
             nics: m.nics,
             packet_hops: m.packet_hops,
+            pfc: m.pfc,
             ports: m.ports,
             probe_rtt: stats(all_rtts),
             probes,

@@ -75,6 +75,13 @@ impl Net {
         (l != u32::MAX).then_some(l)
     }
 
+    /// The link in the other direction of link `li`'s cable: links are added in duplex
+    /// pairs ([`Net::add_duplex`]), `2k` and `2k + 1`.
+    #[inline]
+    pub fn reverse(li: usize) -> usize {
+        li ^ 1
+    }
+
     fn add_duplex(&mut self, a: usize, b: usize, rate_bps: u64, delay_ns: Nanos) {
         for (from, to) in [(a, b), (b, a)] {
             self.out_links[from].push(self.links.len() as u32);

@@ -88,6 +88,7 @@ impl Probe {
             ecn: Ecn::NotEct,
             flags: 0,
             dscp: self.class,
+            in_link: 0,
         };
         Some((pkt, now + self.interval))
     }

@@ -20,11 +20,20 @@
 //! (samples, snapshots) go through [`Wire::port_at`], which performs the owed dequeues for
 //! the reader alone and puts the link back as it was, so that what is recorded never
 //! changes what is simulated.
+//!
+//! PFC (`[switch.pfc]`, IEEE 802.1Qbb; the rules in `ecnlab_core::pfc`) lives here too: a
+//! switch counts each packet against the link it came in on (`Packet::in_link`) from its
+//! admission at an egress port to its departure, and a PAUSE or RESUME it sends reaches that
+//! link's sender as an `Ev::Pfc` event, after the frame in transmission on the way back, the
+//! frame's own 64 bytes and the link's delay ([`Wire::send_pfc`]); the sender's port pauses
+//! the priority's queue ([`Wire::pfc_frame`]). A switch port that counts for PFC dequeues on
+//! time (a `TxDone` event), as a port on a shared pool does: its dequeues send RESUMEs.
 
 use crate::event::EventQueue;
 use crate::packet::{Kind, Packet};
 use crate::sim::Ev;
 use crate::topology::LinkSpec;
+use ecnlab_core::pfc::{self, Pfc, PfcConfig};
 use ecnlab_core::port::{BufferPool, Port};
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use std::borrow::Cow;
@@ -71,6 +80,11 @@ pub(crate) struct Link {
     shared_pool: u32,
     pub tx: Tx,
     pub is_switch_port: bool,
+    /// Dequeues must happen at their own time, by a `TxDone` event, never owed: other ports
+    /// read them (a shared pool's admission) or they send PFC frames.
+    on_time: bool,
+    /// A switch port under PFC: it counts its packets against their ingress links.
+    pfc_counted: bool,
     // ---- from the second line on ----
     pub port: Port<Packet>,
     pub spec: LinkSpec,
@@ -80,7 +94,14 @@ pub(crate) struct Link {
 pub(crate) const OWN_POOL: u32 = u32::MAX;
 
 impl Link {
-    pub(crate) fn new(spec: &LinkSpec, port: Port<Packet>, is_switch_port: bool, shared_pool: Option<u32>) -> Link {
+    /// `pfc`: the port counts its packets for its switch's PFC.
+    pub(crate) fn new(
+        spec: &LinkSpec,
+        port: Port<Packet>,
+        is_switch_port: bool,
+        shared_pool: Option<u32>,
+        pfc: bool,
+    ) -> Link {
         Link {
             busy_until: 0,
             rate_bps: spec.rate_bps,
@@ -91,6 +112,8 @@ impl Link {
             shared_pool: shared_pool.unwrap_or(OWN_POOL),
             tx: Tx::Idle,
             is_switch_port,
+            on_time: shared_pool.is_some() || pfc,
+            pfc_counted: pfc,
             port,
             spec: spec.clone(),
         }
@@ -141,6 +164,22 @@ pub(crate) struct Wire {
     /// nothing in the simulation; the dequeues [`Wire::port_at`] performs for a reader are
     /// not recorded (they are undone).
     pub capture: Option<Box<crate::pcap::Capture>>,
+    /// PFC, when `[switch.pfc]` is enabled.
+    pub pfc: Option<Box<PfcWire>>,
+}
+
+/// PFC across the network: the switches' ingress counts (indexed by the link a packet came
+/// in on) and, per link, the priorities its sender has been paused for.
+pub(crate) struct PfcWire {
+    pub ctl: Pfc,
+    /// Per link: the priorities (bits) of the PAUSEs in force at its sending port.
+    paused_classes: Vec<u64>,
+}
+
+impl PfcWire {
+    pub(crate) fn new(cfg: &PfcConfig, n_links: usize, n_classes: usize) -> PfcWire {
+        PfcWire { ctl: Pfc::new(cfg, n_links, n_classes), paused_classes: vec![0; n_links] }
+    }
 }
 
 impl Wire {
@@ -156,6 +195,7 @@ impl Wire {
             violation: None,
             scratch: None,
             capture: None,
+            pfc: None,
         }
     }
 
@@ -174,6 +214,7 @@ impl Wire {
         // Dequeues owed before this event come first: the packet must not be seen by a
         // dequeue that happened before it arrived.
         self.catch_up(events, now, li, now, events.current_seq());
+        let dscp = pkt.dscp;
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
         let admitted = port.enqueue(now, pkt, pool).is_ok();
         #[cfg(debug_assertions)]
@@ -182,6 +223,16 @@ impl Wire {
             self.dropped += 1;
             return;
         }
+        if self.links[li].pfc_counted {
+            self.pfc_admitted(events, now, li, dscp);
+        }
+        self.kick(events, now, li);
+    }
+
+    /// Link `li`'s port has a packet to send: start a transmission if the link is idle (at
+    /// once, or by a `TxDone` event at the end of the one in progress).
+    #[inline]
+    fn kick(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize) {
         let link = &mut self.links[li];
         if link.tx != Tx::Idle {
             return; // the transmission in progress ends with a dequeue that takes the next
@@ -191,6 +242,80 @@ impl Wire {
         } else {
             link.tx = Tx::EventScheduled;
             events.push(link.busy_until, Ev::TxDone(li as u32));
+        }
+    }
+
+    /// Link `li`'s port, PFC-counted, has just admitted a packet of DSCP `dscp`.
+    #[cold]
+    #[inline(never)]
+    fn pfc_admitted(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, dscp: u8) {
+        let port = &self.links[li].port;
+        let q = port.classify(dscp);
+        let p = *port.newest(q).expect("just admitted");
+        self.pfc_count(events, now, li, p.in_link, q, p.size, true);
+    }
+
+    /// A packet of `size` bytes and priority `class` that came in on link `ingress` joined
+    /// (`admitted`) or left the switch at the end of link `li`'s egress port: count it for
+    /// PFC, and send the PAUSE or RESUME that follows, if any.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn pfc_count(
+        &mut self,
+        events: &mut EventQueue<Ev>,
+        now: Nanos,
+        li: usize,
+        ingress: u32,
+        class: usize,
+        size: u32,
+        admitted: bool,
+    ) {
+        let l = &self.links[li];
+        let unlimited = BufferPool::unlimited();
+        let pool = if l.shared_pool == OWN_POOL { &unlimited } else { &self.pools[l.shared_pool as usize] };
+        let ctl = &mut self.pfc.as_deref_mut().expect("PFC is on").ctl;
+        let frame = if admitted {
+            ctl.on_admit(ingress as usize, class, size as u64, pool)
+        } else {
+            ctl.on_leave(ingress as usize, class, size as u64, pool)
+        };
+        if let Some(f) = frame {
+            self.send_pfc(events, now, ingress as usize, class, f);
+        }
+    }
+
+    /// The switch at the end of link `ingress` sends a PFC frame for `class` to that link's
+    /// sender. It goes back over the same cable (the reverse link, a port of the switch),
+    /// after the frame in transmission there (802.1Qbb does not preempt a frame) and its own
+    /// 64 bytes, plus the link's delay; it takes nothing from that link's data (64 bytes a
+    /// pause, far below a percent of it).
+    fn send_pfc(&mut self, events: &mut EventQueue<Ev>, now: Nanos, ingress: usize, class: usize, f: pfc::Frame) {
+        let back = &self.links[crate::topology::Net::reverse(ingress)];
+        debug_assert_eq!(back.to as usize, self.links[ingress].spec.from, "links come in duplex pairs");
+        let start = now.max(back.busy_until);
+        let at = start + tx_time_ns(pfc::FRAME_BYTES, back.rate_bps) + back.delay_ns;
+        events.push(at, Ev::Pfc(ingress as u32, class as u8, f == pfc::Frame::Pause));
+    }
+
+    /// A PFC frame for `class` reaches the sender of link `li`: pause or resume the queue
+    /// that carries the class (a switch port's queue of the same number; a host's NIC, one
+    /// queue for every class, is paused while any class is), then send if it may again.
+    pub(crate) fn pfc_frame(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, class: u8, pause: bool) {
+        // The port's dequeues owed before this frame happen first.
+        self.catch_up(events, now, li, now, events.current_seq());
+        let pw = self.pfc.as_deref_mut().expect("PFC frames only with PFC on");
+        let m = &mut pw.paused_classes[li];
+        *m = if pause { *m | 1 << class } else { *m & !(1 << class) };
+        let classes = *m;
+        let port = &mut self.links[li].port;
+        let n = port.n_queues();
+        for q in 0..n {
+            let carried = if n == 1 { u64::MAX } else { 1 << q };
+            port.set_paused(now, q, classes & carried != 0);
+        }
+        if !pause && port.has_eligible() {
+            self.kick(events, now, li);
         }
     }
 
@@ -229,13 +354,20 @@ impl Wire {
     fn start_tx(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, at: Nanos) {
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
         let dropped = &mut self.dropped;
-        let next = port.dequeue_with(at, pool, |_, _, _| *dropped += 1); // drops at dequeue (CoDel, ...)
+        // Drops at dequeue (CoDel, ...). A PFC-counted port has none (`config.rs` refuses a
+        // scheme that drops at dequeue with PFC; the audit would catch a leak).
+        let next = port.dequeue_with(at, pool, |_, _, _| *dropped += 1);
         #[cfg(debug_assertions)]
         self.debug_check_port(now, li);
-        let Some((pkt, _)) = next else {
+        let Some((mut pkt, q)) = next else {
             self.links[li].tx = Tx::Idle;
             return;
         };
+        if self.links[li].pfc_counted {
+            debug_assert!(self.links[li].on_time, "a PFC-counted port dequeues on time, never owed");
+            self.pfc_count(events, at, li, pkt.in_link, q, pkt.size, false);
+        }
+        pkt.in_link = li as u32;
         if let Some(c) = self.capture.as_deref_mut() {
             c.record(li, at, &pkt);
         }
@@ -254,7 +386,7 @@ impl Wire {
         // of this link, `at + delay` or before, and this packet needs `at + tx + delay`.
         debug_assert!(arrival >= now, "arrival at {arrival} ns scheduled at {now} ns");
         let owes_dequeue = !link.port.is_empty();
-        let carries_it = owes_dequeue && link.shared_pool == OWN_POOL && extra == 0;
+        let carries_it = owes_dequeue && !link.on_time && extra == 0;
         events.push(arrival, if carries_it { Ev::ArriveResume(li as u32, pkt) } else { Ev::Arrive(link.to, pkt) });
         link.tx = if !owes_dequeue {
             Tx::Idle
@@ -321,6 +453,7 @@ impl Wire {
         let saved_pool = (l.shared_pool != OWN_POOL).then(|| self.pools[l.shared_pool as usize]);
         let mut scratch = self.scratch.take().unwrap_or_else(|| EventQueue::new(1));
         let capture = self.capture.take(); // a reader's dequeues are undone: not captured
+        let pfc = self.pfc.take(); // nor counted (a PFC-counted port never owes: not reached)
                                            // As `catch_up`: the first owed dequeue is due by its place in the order; each one
                                            // after it would be numbered after the reader's event, so is due only before `now`.
         loop {
@@ -334,6 +467,7 @@ impl Wire {
         scratch.clear();
         self.scratch = Some(scratch);
         self.capture = capture;
+        self.pfc = pfc;
         let l = &mut self.links[li];
         let mut view = std::mem::replace(&mut l.port, saved_port);
         (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped) = saved;
@@ -403,6 +537,20 @@ impl Wire {
                 return Err(format!(
                     "internal error at t={at} ns: the shared pool of {} counts {} B, its ports hold {} B (limit {} B)",
                     node_names[n], p.used_bytes, pool_use[n], p.limit_bytes
+                ));
+            }
+        }
+        if let Some(pw) = self.pfc.as_deref() {
+            // Every lossless byte queued at a switch port is held against its ingress, and no
+            // other byte is.
+            let queued: u64 = (self.links.iter().filter(|l| l.is_switch_port))
+                .flat_map(|l| l.port.queue_occ().iter().enumerate().filter(|(q, _)| pw.ctl.is_lossless(*q)))
+                .map(|(_, o)| o.bytes)
+                .sum();
+            if queued != pw.ctl.held_total() {
+                return Err(format!(
+                    "internal error at t={at} ns: PFC holds {} B against ingress ports, the switches queue {queued} lossless B",
+                    pw.ctl.held_total()
                 ));
             }
         }

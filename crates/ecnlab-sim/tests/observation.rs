@@ -105,3 +105,18 @@ fn sampling_does_not_change_dcqcn() {
     scn.name = "ecnsharp-incast-dcqcn".into();
     assert_pure(scn);
 }
+
+#[test]
+fn sampling_does_not_change_pfc() {
+    // DCQCN on a lossless leaf-spine: PAUSE and RESUME events, paused NICs and switch ports.
+    let mut scn = builtin("ecnsharp-leafspine", 20_000_000, 300);
+    scn.transport.cc = CcKind::Dcqcn;
+    scn.switch.buffer = ByteSize(300_000);
+    scn.switch.pool = Some(ByteSize(300_000)); // small enough that ports pause
+    scn.switch.pfc.enabled = true;
+    scn.marking.scheme = ecnlab_core::marking::SchemeName::None; // so that queues build up
+    scn.name = "ecnsharp-leafspine-pfc".into();
+    let out = ecnlab_sim::run(&scn, scn.seed).unwrap();
+    assert!(out.summary.pfc.as_ref().is_some_and(|p| p.pauses > 0), "no pause to test");
+    assert_pure(scn);
+}

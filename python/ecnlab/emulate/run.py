@@ -460,6 +460,9 @@ def emulate(
     for key in _UNSUPPORTED:
         if doc0.get(key):
             raise EmulationError(f"emulate does not support `{key}` yet (use [[flows]] and [[probes]])")
+    if doc0.get("switch", {}).get("pfc", {}).get("enabled"):
+        # The emulated switch does not pause its hosts' NICs (802.1Qbb frames on the veths).
+        raise EmulationError("emulate does not support `switch.pfc` (PFC): the simulator does")
     topo = doc0.get("topology", {})
     if topo.get("kind") != "star":
         raise EmulationError(f"emulate supports star topologies only (this one is `{topo.get('kind')}`)")

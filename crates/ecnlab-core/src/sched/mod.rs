@@ -12,6 +12,7 @@
 //! the events cost no indirection. MQ-ECN reads it through `QueueState::round_time_ns`.
 
 pub mod dwrr;
+pub mod paused;
 pub mod sp;
 pub mod wfq;
 pub mod wrr;
@@ -40,6 +41,13 @@ impl QueueOcc {
 pub trait Scheduler {
     /// A packet of `bytes` joined `queue`; `queues` already includes it.
     fn on_enqueue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]);
+    /// Some queue it may serve is backlogged (`port_pkts` packets in all queues): the port
+    /// calls [`Scheduler::select`] only then. Every queue counts, unless the port has paused
+    /// some (PFC, `Port::set_paused`: [`paused::Paused`]).
+    #[inline]
+    fn has_backlog(&self, port_pkts: u64, _queues: &[QueueOcc]) -> bool {
+        port_pkts > 0
+    }
     /// Pick the queue whose head packet is sent now. Called only when some queue is
     /// backlogged; must return a backlogged queue. The packet is then removed and
     /// [`Scheduler::on_dequeue`] follows at once.
@@ -131,6 +139,8 @@ pub enum Sched {
     Wfq(wfq::Wfq),
     SpWfq(sp::SpOver<wfq::Wfq>),
     SpDwrr(sp::SpOver<dwrr::Dwrr>),
+    /// Any of the above while some of the port's queues are paused (PFC).
+    Paused(Box<paused::Paused>),
     Custom(Box<dyn Scheduler + Send>),
 }
 
@@ -145,6 +155,7 @@ impl Clone for Sched {
             Sched::Wfq(s) => Sched::Wfq(s.clone()),
             Sched::SpWfq(s) => Sched::SpWfq(s.clone()),
             Sched::SpDwrr(s) => Sched::SpDwrr(s.clone()),
+            Sched::Paused(s) => Sched::Paused(s.clone()),
             Sched::Custom(_) => panic!("a custom scheduler cannot be copied"),
         }
     }
@@ -159,6 +170,7 @@ macro_rules! sdispatch {
             Sched::Wfq($s) => $e,
             Sched::SpWfq($s) => $e,
             Sched::SpDwrr($s) => $e,
+            Sched::Paused($s) => $e,
             Sched::Custom($s) => $e,
         }
     };
@@ -215,6 +227,13 @@ impl Sched {
 }
 
 impl Scheduler for Sched {
+    #[inline]
+    fn has_backlog(&self, port_pkts: u64, queues: &[QueueOcc]) -> bool {
+        match self {
+            Sched::Paused(s) => s.has_backlog(port_pkts, queues),
+            _ => port_pkts > 0,
+        }
+    }
     #[inline]
     fn on_enqueue(&mut self, now: Nanos, queue: usize, bytes: u32, queues: &[QueueOcc]) {
         sdispatch!(self, s => s.on_enqueue(now, queue, bytes, queues))

@@ -173,6 +173,7 @@ impl DcqcnReceiver {
             ecn: Ecn::NotEct,
             flags: 0,
             dscp,
+            in_link: 0,
         });
     }
 
@@ -196,6 +197,7 @@ impl DcqcnReceiver {
             ecn: Ecn::NotEct,
             flags: fl,
             dscp,
+            in_link: 0,
         });
     }
 }

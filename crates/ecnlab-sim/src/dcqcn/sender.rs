@@ -447,6 +447,7 @@ impl DcqcnSender {
             ecn: Ecn::Ect0,
             flags: fl,
             dscp: self.dscp,
+            in_link: 0,
         });
         // The byte counter (QCN / DCQCN §3.1): one rate-increase event per B bytes sent.
         self.byte_acc += size;

@@ -215,6 +215,7 @@ impl TcpReceiver {
             ecn: Ecn::NotEct,
             flags: if ece { flags::ECE } else { 0 },
             dscp,
+            in_link: 0,
         });
         // This ACK covers every segment received so far.
         self.pending = 0;

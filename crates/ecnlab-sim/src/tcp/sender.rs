@@ -572,6 +572,7 @@ impl TcpSender {
             ecn: if self.ecn { Ecn::Ect0 } else { Ecn::NotEct },
             flags: fl,
             dscp: self.segment_dscp(seq),
+            in_link: 0,
         });
     }
 

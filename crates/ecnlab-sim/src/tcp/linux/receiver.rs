@@ -450,6 +450,7 @@ impl LinuxReceiver {
             ecn: Ecn::NotEct,
             flags: if ece { flags::ECE } else { 0 },
             dscp: self.dscp,
+            in_link: 0,
         });
     }
 
@@ -545,6 +546,7 @@ mod tests {
             ecn,
             flags: 0,
             dscp: 3,
+            in_link: 0,
         }
     }
 

@@ -779,6 +779,7 @@ impl LinuxSender {
             ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
             flags: fl,
             dscp: self.segment_dscp(seq),
+            in_link: 0,
         });
     }
 
