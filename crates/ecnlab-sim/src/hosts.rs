@@ -268,6 +268,17 @@ impl Hosts {
         true
     }
 
+    /// A data packet of connection `c` left its sender's NIC (DCQCN's NIC arbiter): returns
+    /// whether to send [`Hosts::out`] and re-arm the sender's timer.
+    pub(crate) fn nic_sent(&mut self, now: Nanos, c: usize) -> bool {
+        let conn = &mut self.conns[c];
+        if conn.closed {
+            return false;
+        }
+        conn.sender.nic_sent(now, &mut self.out);
+        true
+    }
+
     /// The listed flow `f` starts; as [`Hosts::start_message`].
     pub(crate) fn flow_start(&mut self, events: &mut EventQueue<Ev>, now: Nanos, f: usize) -> Option<usize> {
         let c = self.flows[f].conn as usize;

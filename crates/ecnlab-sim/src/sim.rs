@@ -43,6 +43,9 @@ pub(crate) enum Ev {
     AppTick(u32),
     /// A PFC frame reaches the sender of a link: (link, priority, PAUSE or RESUME).
     Pfc(u32, u8, bool),
+    /// A data packet of a connection left (or was dropped at) its sender's NIC: DCQCN's
+    /// NIC arbiter hands the NIC that QP's next packet.
+    NicSent(u32),
     /// The next generated flow (`[[traffic]]`) arrives; at most one such event is pending.
     NextArrival,
     ProbeSend(u32),
@@ -76,7 +79,11 @@ impl Simulator {
         if let Some(&(s, d)) = net.unreachable_pairs().first() {
             return Err(format!("topology: host {s} cannot reach host {d}"));
         }
-        let nic_cfg = PortConfig { queues: 1, buffer: scn.host.nic_buffer, ..Default::default() };
+        // DCQCN's hosts are RDMA NICs whose arbiter serves the QPs in turn (dcqcn/sender.rs):
+        // they hold a packet per QP and never drop their own.
+        let rdma = scn.transport.cc == crate::tcp::config::CcKind::Dcqcn;
+        let nic_buffer = if rdma { ByteSize(u64::MAX) } else { scn.host.nic_buffer };
+        let nic_cfg = PortConfig { queues: 1, buffer: nic_buffer, ..Default::default() };
         let no_marking = MarkingConfig { scheme: SchemeName::None, ..Default::default() };
         let mut links = Vec::with_capacity(net.links.len());
         for (i, spec) in net.links.iter().enumerate() {
@@ -94,7 +101,8 @@ impl Simulator {
             };
             u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?;
             let pfc = is_switch_port && scn.switch.pfc.enabled;
-            links.push(Link::new(spec, port, is_switch_port, shared_pool, pfc));
+            let arbiter = !is_switch_port && rdma;
+            links.push(Link::new(spec, port, is_switch_port, shared_pool, pfc, arbiter));
         }
         // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
         // draw on their link's own pool.
@@ -278,7 +286,8 @@ impl Simulator {
                     self.sent_then_arm_sender(Some(c as usize));
                 }
             }
-            Ev::Pfc(li, class, pause) => self.wire.pfc_frame(&mut self.events, self.now, li as usize, class, pause),
+            Ev::Pfc(li, class, pause) => self.pfc_frame(li as usize, class, pause),
+            Ev::NicSent(c) => self.nic_sent(c as usize),
             Ev::NextArrival => self.next_arrival(),
             Ev::ProbeSend(p) => self.probe_send(p as usize),
             Ev::Sample => {
@@ -286,6 +295,21 @@ impl Simulator {
                 self.events.push(self.now + self.recorder.sample_interval, Ev::Sample);
             }
             Ev::Warmup => self.take_snapshot(),
+        }
+    }
+
+    /// A PFC frame reaches the sender of link `li` (rare next to packets: out of the loop).
+    #[cold]
+    #[inline(never)]
+    fn pfc_frame(&mut self, li: usize, class: u8, pause: bool) {
+        self.wire.pfc_frame(&mut self.events, self.now, li, class, pause);
+    }
+
+    /// A data packet of connection `c` left its sender's NIC (DCQCN's NIC arbiter).
+    #[inline(never)]
+    fn nic_sent(&mut self, c: usize) {
+        if self.hosts.nic_sent(self.now, c) {
+            self.sent_then_arm_sender(Some(c));
         }
     }
 

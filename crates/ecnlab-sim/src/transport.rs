@@ -60,6 +60,14 @@ impl Sender {
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         each!(self, Sender, s => s.on_timer(now, out))
     }
+    /// A data packet of this sender left its host's NIC (DCQCN's NIC arbiter; TCP does not
+    /// wait for its NIC): send what that allows.
+    pub fn nic_sent(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if let Sender::Dcqcn(s) = self {
+            s.nic_sent();
+            s.poll(now, out);
+        }
+    }
     #[inline]
     pub fn timer(&self) -> Option<Nanos> {
         each!(self, Sender, s => s.timer())

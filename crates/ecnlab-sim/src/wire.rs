@@ -81,10 +81,16 @@ pub(crate) struct Link {
     pub tx: Tx,
     pub is_switch_port: bool,
     /// Dequeues must happen at their own time, by a `TxDone` event, never owed: other ports
-    /// read them (a shared pool's admission) or they send PFC frames.
+    /// read them (a shared pool's admission), they send PFC frames, or they wake a sender.
     on_time: bool,
+    /// `pfc_counted || nic_arbiter`: the one flag the per-packet path tests.
+    watched: bool,
     /// A switch port under PFC: it counts its packets against their ingress links.
     pfc_counted: bool,
+    /// A host NIC whose arbiter serves DCQCN's QPs (`dcqcn/sender.rs`): each data packet's
+    /// departure is an `Ev::NicSent` for its connection. Its buffer is unlimited (an RDMA
+    /// NIC holds its QPs' data until it sends it; the arbiter bounds it to a packet per QP).
+    nic_arbiter: bool,
     // ---- from the second line on ----
     pub port: Port<Packet>,
     pub spec: LinkSpec,
@@ -94,13 +100,15 @@ pub(crate) struct Link {
 pub(crate) const OWN_POOL: u32 = u32::MAX;
 
 impl Link {
-    /// `pfc`: the port counts its packets for its switch's PFC.
+    /// `pfc`: the port counts its packets for its switch's PFC; `nic_arbiter`: a host NIC
+    /// that reports its data packets' departures to their senders.
     pub(crate) fn new(
         spec: &LinkSpec,
         port: Port<Packet>,
         is_switch_port: bool,
         shared_pool: Option<u32>,
         pfc: bool,
+        nic_arbiter: bool,
     ) -> Link {
         Link {
             busy_until: 0,
@@ -112,8 +120,10 @@ impl Link {
             shared_pool: shared_pool.unwrap_or(OWN_POOL),
             tx: Tx::Idle,
             is_switch_port,
-            on_time: shared_pool.is_some() || pfc,
+            on_time: shared_pool.is_some() || pfc || nic_arbiter,
+            watched: pfc || nic_arbiter,
             pfc_counted: pfc,
+            nic_arbiter,
             port,
             spec: spec.clone(),
         }
@@ -223,8 +233,8 @@ impl Wire {
             self.dropped += 1;
             return;
         }
-        if self.links[li].pfc_counted {
-            self.pfc_admitted(events, now, li, dscp);
+        if self.links[li].watched {
+            self.watched_admitted(events, now, li, dscp);
         }
         self.kick(events, now, li);
     }
@@ -245,14 +255,30 @@ impl Wire {
         }
     }
 
-    /// Link `li`'s port, PFC-counted, has just admitted a packet of DSCP `dscp`.
+    /// A watched port (PFC, the NIC arbiter) has just admitted a packet of DSCP `dscp`.
     #[cold]
     #[inline(never)]
-    fn pfc_admitted(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, dscp: u8) {
-        let port = &self.links[li].port;
-        let q = port.classify(dscp);
-        let p = *port.newest(q).expect("just admitted");
-        self.pfc_count(events, now, li, p.in_link, q, p.size, true);
+    fn watched_admitted(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, dscp: u8) {
+        if self.links[li].pfc_counted {
+            let port = &self.links[li].port;
+            let q = port.classify(dscp);
+            let p = *port.newest(q).expect("just admitted");
+            self.pfc_count(events, now, li, p.in_link, q, p.size, true);
+        }
+    }
+
+    /// A watched port sends `pkt` now.
+    #[cold]
+    #[inline(never)]
+    fn watched_sent(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, pkt: &Packet) {
+        debug_assert!(self.links[li].on_time, "a watched port dequeues on time, never owed");
+        if self.links[li].pfc_counted {
+            let q = self.links[li].port.classify(pkt.dscp);
+            self.pfc_count(events, now, li, pkt.in_link, q, pkt.size, false);
+        }
+        if self.links[li].nic_arbiter && pkt.kind == Kind::Data {
+            events.push(now, Ev::NicSent(pkt.flow));
+        }
     }
 
     /// A packet of `size` bytes and priority `class` that came in on link `ingress` joined
@@ -359,13 +385,12 @@ impl Wire {
         let next = port.dequeue_with(at, pool, |_, _, _| *dropped += 1);
         #[cfg(debug_assertions)]
         self.debug_check_port(now, li);
-        let Some((mut pkt, q)) = next else {
+        let Some((mut pkt, _)) = next else {
             self.links[li].tx = Tx::Idle;
             return;
         };
-        if self.links[li].pfc_counted {
-            debug_assert!(self.links[li].on_time, "a PFC-counted port dequeues on time, never owed");
-            self.pfc_count(events, at, li, pkt.in_link, q, pkt.size, false);
+        if self.links[li].watched {
+            self.watched_sent(events, now, li, &pkt);
         }
         pkt.in_link = li as u32;
         if let Some(c) = self.capture.as_deref_mut() {

@@ -129,3 +129,25 @@ fn bad_pfc_settings_are_refused_with_their_field() {
     let e = Scenario::from_toml(&incast_text("enabled = true\nxof = \"3KB\"")).unwrap_err();
     assert!(e.contains("switch.pfc") && e.contains("did you mean `xoff`"), "{e}");
 }
+
+/// DCQCN's hosts are RDMA NICs whose arbiter serves the QPs in turn (`dcqcn/sender.rs`):
+/// eight QPs of one host, each starting at line rate towards its own receiver, share the
+/// NIC with at most one packet each in its queue; nothing is dropped and they split the
+/// link evenly. (A FIFO NIC fed at each QP's own rate held megabytes and dropped.)
+#[test]
+fn an_rdma_nic_serves_its_queue_pairs_in_turn() {
+    let flows: String = (1..9).map(|d| format!("[[flows]]\nsrc = 0\ndst = {d}\n")).collect();
+    let text = format!(
+        "name = \"rdma-nic\"\nduration = \"20ms\"\n[metrics]\nwarmup = \"5ms\"\n\
+         [topology]\nkind = \"star\"\nhosts = 9\nlink_rate = \"10Gbps\"\nlink_delay = \"2us\"\n\
+         [switch]\nbuffer = \"1MB\"\n[marking]\nscheme = \"none\"\n[transport]\ncc = \"dcqcn\"\n{flows}"
+    );
+    let s = run(&Scenario::from_toml(&text).unwrap());
+    assert_eq!(s.drops, 0);
+    let nic = s.nics.as_ref().unwrap().iter().find(|n| n.port == "h0->s0").unwrap().clone();
+    assert!(nic.max_qlen_bytes <= 8 * 1_500 + 40, "one packet per QP at most: {} B", nic.max_qlen_bytes);
+    let long = s.long_flows.unwrap();
+    let total: f64 = long.goodput_bps.iter().sum();
+    assert!(total > 9.0e9, "the NIC stays busy: {total}");
+    assert!(long.jain_index.unwrap() > 0.99, "{:?}", long.goodput_bps);
+}

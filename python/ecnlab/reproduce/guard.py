@@ -34,11 +34,13 @@ can silently stop doing that; the guard lists, per run, each of these facts:
   side of not flagging.
 - **lossy fabric**: a run of a transport that is specified for a lossless fabric (DCQCN:
   RoCEv2 over PFC, DCQCN paper §2; ECN# §5.4.4 follows DCQCN's simulator) dropped packets.
-  ecnlab has no PFC: where the paper's fabric pauses the upstream link, ecnlab's switch
-  drops, and DCQCN, whose rate ignores loss, recovers by go-back-N, so FCTs measure loss
-  recovery. At paper scale (20,000 web-search flows at 90 % load) this collapsed: 2.13 G of
-  4.92 G packet-hops dropped, 13.6 M go-back-N timeouts, 13 s simulated for ~0.2 s of
-  arrivals. Any drop is listed, with the counts, since the paper's runs have none.
+  Without PFC (``switch.pfc``) the switch drops where the paper's fabric pauses the upstream
+  link, and DCQCN, whose rate ignores loss, recovers by go-back-N, so FCTs measure loss
+  recovery: at paper scale (20,000 web-search flows at 90 % load, before ecnlab had PFC)
+  this collapsed, 2.13 G of 4.92 G packet-hops dropped, 13.6 M go-back-N timeouts, 13 s
+  simulated for ~0.2 s of arrivals. With PFC a drop means the buffer the XOFF threshold
+  leaves free did not hold what was in flight. Any drop is listed, with the counts, since
+  the paper's runs have none.
 
 An experiment whose claims *are* about one of these (an incast's drops and timeouts) names
 it in ``Experiment.guard_expected`` and the guard does not list it there."""
@@ -156,9 +158,10 @@ def lossless_facts(summary: dict[str, Any], scenario: dict[str, Any]) -> list[st
     if cc not in LOSSLESS_CC or not drops:
         return []
     hops = summary.get("packet_hops", 0)
-    return [f"lossy fabric: {cc} expects a lossless one (PFC, which ecnlab lacks); {drops} packets dropped in the "
-            f"measurement window, {hops} packet-hops in the run, {summary.get('flows', {}).get('timeouts', 0)} "
-            f"go-back-N timeouts"]
+    pfc = scenario.get("switch", {}).get("pfc", {}).get("enabled", False)
+    why = "despite PFC (the buffer it leaves free overflowed)" if pfc else "with PFC off (switch.pfc.enabled)"
+    return [f"lossy fabric: {cc} expects a lossless one; {drops} packets dropped {why} in the measurement "
+            f"window, {hops} packet-hops in the run, {summary.get('flows', {}).get('timeouts', 0)} go-back-N timeouts"]
 
 
 def run_facts(run_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, list[str]]:

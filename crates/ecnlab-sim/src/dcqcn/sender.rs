@@ -21,6 +21,13 @@
 //! rounded up to a whole nanosecond, using the rate at the time of sending (a later cut
 //! does not move an already computed instant, as a NIC's rate limiter).
 //!
+//! The NIC's arbiter: an RDMA NIC serves its queue pairs in turn at line rate, each as its
+//! rate limiter allows (the DCQCN authors' ns3-rdma, `DequeueQCN`), so a QP never queues
+//! behind another's backlog in the NIC, and the NIC never overflows. ecnlab's host NIC is
+//! one FIFO; a QP hands it a packet only when its previous one has left it
+//! ([`DcqcnSender::nic_sent`], called by the simulator as it departs): the FIFO then holds at
+//! most one packet per QP, which makes it the arbiter's round robin.
+//!
 //! Deviations and modelling choices, all deliberate:
 //! - Rates are f64 bits per second; Rc snaps to Rt when within 1 bps (repeated halving of
 //!   the gap would otherwise approach the line rate forever and keep the timer running).
@@ -148,6 +155,8 @@ pub struct DcqcnSender {
     // --- pacing ---
     /// Earliest time the next data packet may leave.
     next_send: Nanos,
+    /// Data packets of this QP in its host's NIC queue (at most one: the arbiter).
+    at_nic: u32,
     // --- go-back-N (bytes) ---
     /// Total bytes the application has handed over.
     app_limit: u64,
@@ -190,6 +199,7 @@ impl DcqcnSender {
             alpha_deadline: 0,
             rate_deadline: 0,
             next_send: 0,
+            at_nic: 0,
             app_limit: 0,
             snd_una: 0,
             snd_nxt: 0,
@@ -220,8 +230,8 @@ impl DcqcnSender {
         let mut t = self.rto_deadline;
         let mut take = |d: Nanos| t = Some(t.map_or(d, |x| x.min(d)));
         if self.started {
-            if self.snd_nxt < self.app_limit {
-                take(self.next_send);
+            if self.snd_nxt < self.app_limit && self.at_nic == 0 {
+                take(self.next_send); // else the NIC's departure wakes it (`nic_sent`)
             }
             if !self.is_idle() {
                 take(self.alpha_deadline);
@@ -267,10 +277,18 @@ impl DcqcnSender {
         self.flow
     }
 
-    /// Sends the next data packet if the rate allows it now (at most one per instant).
+    /// Its data packet left the host's NIC (or was dropped there): the QP may hand the NIC
+    /// its next one (the NIC's arbiter; module doc). Call [`poll`](Self::poll) after.
+    pub fn nic_sent(&mut self) {
+        self.at_nic = self.at_nic.saturating_sub(1);
+    }
+
+    /// Sends the next data packet if the rate allows it now and its previous one has left
+    /// the NIC (at most one per instant).
     pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.catch_up(now);
-        if self.snd_nxt < self.app_limit && now >= self.next_send {
+        if self.snd_nxt < self.app_limit && now >= self.next_send && self.at_nic == 0 {
+            self.at_nic += 1;
             let seq = self.snd_nxt;
             let len = (self.app_limit - seq).min(self.mss);
             self.emit(now, seq, len, out);

@@ -98,6 +98,9 @@ impl Net {
             assert_eq!(p.tx_ns, self.now);
             assert_eq!(p.ecn, Ecn::Ect0, "data packets are ECT(0), retransmissions too");
             self.sent.push((self.now, p));
+            // The host's NIC hands the packet to the link at once (this harness models the
+            // bottleneck link, not the NIC): its QP may offer the next (the NIC's arbiter).
+            self.flows[p.flow as usize].s.nic_sent();
             let idx = self.n_data;
             self.n_data += 1;
             let backlog = bytes_in(self.link_free.saturating_sub(self.now), self.rate_bps) + p.size as u64;
@@ -664,6 +667,11 @@ fn timer_calls_are_harmless() {
     s.add_data(3 * MSS as u64);
     s.poll(1000, &mut out);
     assert_eq!(out.len(), 1);
+    // Until the NIC has sent it, the QP offers nothing more and sets no pacing deadline.
+    assert!(s.timer() > Some(1000 + tx_time_ns(PKT, G10)), "no pacing deadline: {:?}", s.timer());
+    s.poll(1000 + tx_time_ns(PKT, G10), &mut out);
+    assert_eq!(out.len(), 1, "the NIC still holds the first packet");
+    s.nic_sent();
     // Repeated or early calls at the same instant send nothing more: the next packet is
     // one serialization time later.
     for _ in 0..3 {
