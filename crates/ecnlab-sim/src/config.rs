@@ -120,7 +120,9 @@ internally_tagged!(Topology, "kind");
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
-    /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking).
+    /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking). Not under DCQCN,
+    /// whose hosts are RDMA NICs: a QP hands the NIC its next packet only once the previous
+    /// one has left, so the NIC holds a packet per QP and never drops.
     pub nic_buffer: ByteSize,
     /// Flows of `[[traffic]]` between the same two hosts reuse idle connections (a
     /// persistent connection pool per host pair, as the TCN testbed's TrafficGenerator and
