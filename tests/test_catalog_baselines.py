@@ -378,3 +378,27 @@ def test_ecn_sharp_spacing_follows_the_platform_that_made_each_figure():
     from ecnlab.reproduce.base import CATALOG
 
     assert {CATALOG[e].scenario for e in ("ecnsharp-dcqcn", "ecnsharp-sensitivity")} == {"ecnsharp-leafspine"}
+
+
+def test_a_claim_over_an_fct_table_rests_on_that_tables_runs_only():
+    # ecnsharp-star's web-search claims were flagged by its data-mining runs: a claim judged on
+    # a table rests on the runs of the two schemes it compares, in that table.
+    import pandas as pd
+    from ecnlab.reproduce.base import ClaimDef, Over, UpTo, judge
+    from ecnlab.reproduce.runner import rests_on_run
+    from ecnlab.reproduce.tables import fct_table
+
+    rows = [dict(key=f"{w}-{s}-{l}", workload=w, scheme=s, load=l, fct_all_avg_us=1.0, fct_small_avg_us=v,
+                 fct_small_p99_us=1.0, fct_large_avg_us=1.0)
+            for w in ("websearch", "datamining") for l in (0.3, 0.6)
+            for s, v in (("tail", 100.0), ("ecn_sharp", 80.0), ("codel", 90.0))]
+    df = pd.DataFrame(rows)
+    t = fct_table(df[df["workload"] == "websearch"], "tail", "Tail", "websearch")
+    out = judge(ClaimDef("short", "up to", 20, UpTo(Over("fct", "fct_small_avg_us", "ecn_sharp"))), {"fct": t})
+    assert out.shown and out.rests_on == {"key": sorted(f"websearch-{s}-{l}" for s in ("tail", "ecn_sharp")
+                                                        for l in (0.3, 0.6))}
+    flagged = {"key": "datamining-tail-0.3", "params": {"workload": "datamining", "scheme": "tail"}}
+    assert not rests_on_run(out.rests_on, flagged)
+    assert not rests_on_run(out.rests_on, flagged | {"key": "websearch-codel-0.3"})
+    assert rests_on_run(out.rests_on, flagged | {"key": "websearch-tail-0.6"})
+    assert rests_on_run(None, flagged) and rests_on_run({"scheme": ["tail"]}, flagged)

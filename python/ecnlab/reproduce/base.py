@@ -318,7 +318,7 @@ def _judge_rule(cid: str, rule: UpTo | Within | Near, paper: Any, declared: Any,
             raise ValueError(f"claim {cid}: Near reads one value (At), not a table over loads")
         where = f" (at load {at:.0%})" if at is not None else ""
         diag = diagnosis(t.runs, at, [t.baseline, of.scheme]) if isinstance(rule, Within) and not ok else ""
-        return Verdict(v, ok, f"{t.tag}: {what} over loads{where}; {text}{diag}")
+        return Verdict(v, ok, f"{t.tag}: {what} over loads{where}; {text}{diag}", t.rests_on(t.baseline, of.scheme))
     v = data
     for key in rule.of.path:
         if isinstance(v, Unavailable):
@@ -482,8 +482,9 @@ class Context:
     def claim(self, id: str, ecnlab: Any, shown: bool, note: str = "",
               rests_on: dict[str, Sequence[Any]] | None = None) -> None:
         """Record a claim's outcome. ``rests_on``: the runs its value comes from, as
-        params -> allowed values (e.g. ``{"scheme": ["tcn"]}``); default every run. The
-        guard marks the claim when one of those runs is an unsound baseline."""
+        params -> allowed values (e.g. ``{"scheme": ["tcn"]}``, or ``{"key": [...]}``, the runs
+        themselves); default every run. The guard marks the claim when one of those runs is
+        an unsound baseline."""
         c = self.claims[id]
         c.ecnlab, c.shown = ecnlab, bool(shown)
         c.status = "shown" if shown else "not shown"

@@ -225,10 +225,15 @@ def _guard(exp: Experiment, out: Path, ctx: Context, param_names: list[str]) -> 
     for c in ctx.claims.values():
         if c.status not in ("shown", "not shown"):
             continue
-        hits = [f for f in flagged
-                if not c.rests_on or all(f["params"].get(k) in v for k, v in c.rests_on.items())]
+        hits = [f for f in flagged if rests_on_run(c.rests_on, f)]
         c.unsound = [f"{_label(f['params'])}seed {f['seed']}: {x}" for f in hits for x in f["facts"]]
     return flagged
+
+
+def rests_on_run(rests_on: dict[str, Any] | None, run: dict[str, Any]) -> bool:
+    """A claim that rests on ``rests_on`` (``Context.claim``) rests on ``run`` (a guard entry:
+    ``key``, ``params``): None rests on every run."""
+    return not rests_on or all((run["key"] if k == "key" else run["params"].get(k)) in v for k, v in rests_on.items())
 
 
 def _label(params: dict[str, Any]) -> str:

@@ -36,7 +36,9 @@ class FctTable:
     ``quotes`` are the paper's numbers for some metrics, the very ``Quote`` objects its
     claims declare (``judge_claims`` checks they are the same), drawn on the figure;
     ``runs``: the rows the table was built from, given when a missed "within" claim should
-    say what the runs at its load went through (timeouts, drops, unfinished flows)."""
+    say what the runs at its load went through (timeouts, drops, unfinished flows);
+    ``keys``: per scheme, the run keys of those rows (what a claim on the table rests on:
+    the guard flags it for its own runs only)."""
 
     norm: dict[str, Any]
     baseline: str
@@ -44,19 +46,27 @@ class FctTable:
     tag: str
     quotes: dict[str, Any] = field(default_factory=dict)
     runs: Any = None
+    keys: dict[str, list[str]] = field(default_factory=dict)
+
+    def rests_on(self, *schemes: str) -> dict[str, list[str]] | None:
+        """The runs of ``schemes`` as ``Context.claim``'s ``rests_on`` (None: unknown, every run)."""
+        if not self.keys:
+            return None
+        return {"key": sorted(k for s in schemes for k in self.keys.get(s, []))}
 
     def renormalized(self, baseline: str, base_label: str, metrics=None) -> "FctTable":
         """The same table against another of its schemes (the paper's "vs DCTCP-RED-AVG")."""
         metrics = metrics or list(self.norm)
         return FctTable({m: self.norm[m].div(self.norm[m][baseline], axis=0) for m in metrics}, baseline,
-                        base_label, self.tag, runs=self.runs)
+                        base_label, self.tag, runs=self.runs, keys=self.keys)
 
 
 def fct_table(df, baseline: str, base_label: str, tag: str, quotes=None, scheme_col: str = "scheme",
               load_col: str = "load", metrics=FCT_METRICS, diagnose: bool = False) -> FctTable:
     """The ``FctTable`` of the rows ``df``; ``diagnose`` keeps the rows for the notes."""
+    keys = {str(s): [str(k) for k in g["key"]] for s, g in df.groupby(scheme_col)} if "key" in df else {}
     return FctTable({m: normalized(df, load_col, scheme_col, m, baseline) for m in metrics}, baseline, base_label,
-                    tag, dict(quotes or {}), df if diagnose else None)
+                    tag, dict(quotes or {}), df if diagnose else None, keys)
 
 
 def max_reduction(t: FctTable, metric: str, scheme: str):
