@@ -135,7 +135,8 @@ impl Simulator {
         let event_horizon =
             net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
         let n_links = links.len();
-        let mut wire = Wire::new(links, pools, (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect());
+        let names = (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect();
+        let mut wire = Wire::new(links, pools, names);
         if scn.switch.pfc.enabled {
             wire.pfc = Some(Box::new(crate::wire::PfcWire::new(&scn.switch.pfc, n_links, scn.switch.queues)));
         }
@@ -691,6 +692,65 @@ mod tests {
         let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 7).unwrap();
         sim.run().expect("every check passes");
         assert!(sim.hosts.finite_done > 20, "flows complete: {}", sim.hosts.finite_done);
+    }
+
+    /// PFC's timing (IEEE 802.1Qbb; `crate::wire`): a 1 Gbps receiver behind a 10 Gbps
+    /// sender, a static XOFF of 4.5 KB with a 1.5 KB resume offset. Six packets from host 0 at
+    /// t = 0 reach the switch 1.2 us apart from 11.2 us; the first leaves at once, so the
+    /// switch holds 1.5, 3, then 4.5 KB when the fourth arrives (14.8 us): the PAUSE goes back
+    /// then and reaches host 0 after its 64 bytes at 10 Gbps (52 ns, rounded up) and the
+    /// 10 us delay, at 24.852 us. Six more sent from 20 us: five leave before the pause lands,
+    /// the sixth waits. The switch's port sends a packet every 12 us; the RESUME goes when it
+    /// holds 3 KB (3 + 1.5 <= 4.5), when the eighth packet leaves at 107.2 us, and lands at
+    /// 117.252 us, when the waiting packet leaves: it reaches the switch 1.2 + 10 us later.
+    #[test]
+    fn pfc_frames_reach_the_sender_after_the_wire_and_pause_its_nic() {
+        let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"10us\"\nhost_link_rate = [\"10Gbps\", \"10Gbps\", \"1Gbps\"]\n\
+                    [switch]\nbuffer = \"1MB\"\n[switch.pfc]\nenabled = true\nxoff = \"4500B\"\n\
+                    resume_offset = \"1500B\"\n[[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
+        let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
+        let send = |sim: &mut Simulator, seqs: std::ops::Range<u64>| {
+            for seq in seqs {
+                let p = Packet { dst: 2, seq, payload: 1460, size: 1500, ecn: Ecn::Ect0, ..Default::default() };
+                sim.host_send(p);
+            }
+        };
+        let nic = sim.net.host_uplink(0).unwrap() as usize;
+        let switch = sim.wire.links[nic].to;
+        let (mut frames, mut at_switch) = (vec![], vec![]);
+        send(&mut sim, 0..6);
+        let mut second = false;
+        while let Some((t, ev)) = sim.events.pop_until(200_000) {
+            if !second && t >= 20_000 {
+                second = true;
+                sim.now = 20_000;
+                send(&mut sim, 6..12);
+            }
+            sim.now = t;
+            match ev {
+                Ev::Pfc(li, class, pause) => {
+                    frames.push((t, li as usize, class, pause));
+                    sim.handle(ev);
+                    assert_eq!(sim.wire.links[nic].port.is_paused(0), pause, "at {t} ns");
+                }
+                Ev::Arrive(n, p) if n == switch && p.src == 0 => {
+                    at_switch.push(t);
+                    sim.handle(ev);
+                }
+                Ev::ArriveResume(li, p) if sim.wire.links[li as usize].to == switch && p.src == 0 => {
+                    at_switch.push(t);
+                    sim.handle(ev);
+                }
+                ev => sim.handle(ev),
+            }
+        }
+        assert_eq!(frames, vec![(14_800 + 52 + 10_000, nic, 0, true), (107_200 + 52 + 10_000, nic, 0, false)]);
+        assert_eq!(at_switch.len(), 12);
+        assert_eq!(at_switch[10], 20_000 + 4 * 1_200 + 11_200, "the fifth of the second six left before the pause");
+        assert_eq!(at_switch[11], 117_252 + 11_200, "the sixth waited for the resume");
+        let st = &sim.wire.links[nic].port.stats()[0];
+        assert_eq!((st.pauses, st.paused_ns), (1, 117_252 - 24_852));
     }
 
     #[test]

@@ -477,10 +477,12 @@ impl Wire {
         let saved = (l.busy_until, l.tx, l.tx_pkts, l.own_pool, self.owed_seq[li], self.dropped);
         let saved_pool = (l.shared_pool != OWN_POOL).then(|| self.pools[l.shared_pool as usize]);
         let mut scratch = self.scratch.take().unwrap_or_else(|| EventQueue::new(1));
-        let capture = self.capture.take(); // a reader's dequeues are undone: not captured
-        let pfc = self.pfc.take(); // nor counted (a PFC-counted port never owes: not reached)
-                                           // As `catch_up`: the first owed dequeue is due by its place in the order; each one
-                                           // after it would be numbered after the reader's event, so is due only before `now`.
+        // A reader's dequeues are undone: not captured, nor counted for PFC (a PFC-counted
+        // port never owes a dequeue, so none is reached here).
+        let capture = self.capture.take();
+        let pfc = self.pfc.take();
+        // As `catch_up`: the first owed dequeue is due by its place in the order; each one
+        // after it would be numbered after the reader's event, so is due only before `now`.
         loop {
             self.links[li].tx = Tx::Idle;
             let at = self.links[li].busy_until;

@@ -4,9 +4,9 @@
 //! end-of-run audit holds the switches' ingress counts to what they queue.
 
 use ecnlab_core::units::{ByteSize, Duration};
+use ecnlab_sim::summary::Summary;
 use ecnlab_sim::tcp::CcKind;
 use ecnlab_sim::workload::TrafficSpec;
-use ecnlab_sim::summary::Summary;
 use ecnlab_sim::Scenario;
 use std::path::Path;
 
