@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import re
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,19 @@ def test_run_report_renders_with_every_figure(run_dir, tmp_path):
         assert f'src="figures/{name}.png"' in html, name
     dom = check_page(page, tmp_path / "run.png", min_images=5)
     assert "FCT by queue and by class" in dom
+
+
+def test_run_report_lists_pfc_pauses(tmp_path):
+    # PFC on a shared buffer small enough that the senders are paused (and large enough that
+    # nothing is lost).
+    out = tmp_path / "pfc"
+    run_cli("run", "tcn-isolation", *SMALL, "--set", 'switch.pool="100KB"', "--set", "switch.pfc.enabled=true",
+            "--out", out, "--report", "-q")
+    s = summary(out)
+    assert s["drops"] == 0 and s["pfc"]["pauses"] > 0, s["pfc"]
+    html = (out / "report.html").read_text()
+    worst = max(s["pfc"]["queues"], key=lambda q: q["paused_fraction"])
+    assert "PFC pauses" in html and f"<td>{escape(worst['port'])}</td>" in html
 
 
 def test_report_command_rewrites_and_refuses_other_dirs(run_dir, tmp_path):

@@ -188,6 +188,16 @@ def run_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
                          "table": {"header": ["port", "queue", "goodput (Gbps)", "share of the link",
                                               "avg qlen (KB)", "max qlen (KB)", "avg sojourn (µs)", "marks",
                                               "drops"], "rows": qrows}})
+    pfc = summary.get("pfc")
+    if pfc is not None:
+        paused = sorted(pfc.get("queues", []), key=lambda q: -q["paused_fraction"])
+        sections.append({"id": "pfc", "title": "PFC pauses", "figures": [],
+                         "text": [f"{pfc.get('pauses', 0)} pauses over the window; the queues paused longest first "
+                                  "(at most 32; all are in summary.json). A host's NIC is paused as a whole."
+                                  if paused else "No queue was paused in the window."],
+                         "table": {"header": ["port", "queue", "pauses", "paused (µs)", "paused share of the window"],
+                                   "rows": [{"cells": [q["port"], q["queue"], q["pauses"], q["paused_us"],
+                                                       q["paused_fraction"]]} for q in paused[:32]]}})
     return sections
 
 

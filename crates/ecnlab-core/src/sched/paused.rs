@@ -5,8 +5,8 @@
 //! and hands it a view of the queues with the paused ones empty: to the scheduler a queue
 //! empties when paused and becomes backlogged again when resumed, so DWRR takes it back at
 //! the tail of its active list with a fresh quantum, WRR at its next turn, WFQ with a new
-//! finish tag (HPCC's ns-3 round robin keeps a paused queue's place instead; with equal
-//! weights the two differ by at most one quantum per pause). The wrapper is a variant of
+//! finish tag (HPCC's ns-3 round robin keeps a paused queue's place instead: the two differ
+//! in where the queue's turn falls in the first round after a pause). The wrapper is a variant of
 //! [`Sched`] of its own, so a port without paused queues runs exactly the code it ran before
 //! PFC existed, and a port with some takes the enum path.
 
