@@ -132,8 +132,9 @@ pub struct HostConfig {
     /// PIAS tagging at the sender (TCN §6.1.3/§6.2): a message's bytes below
     /// `pias_thresholds[i]` carry DSCP i, the rest the flow's class. Empty = off.
     pub pias_thresholds: Vec<ByteSize>,
-    /// DSCP of pure ACKs (default: the DSCP of the data segment acknowledged). TCN-NS2
-    /// sends every pure ACK at priority 0.
+    /// DSCP of pure ACKs and DCQCN's CNPs (default: the DSCP of the data segment they
+    /// answer). TCN-NS2 sends every pure ACK at priority 0; RDMA NICs send ACKs and CNPs in a
+    /// high-priority class of their own.
     pub ack_dscp: Option<u8>,
     /// Apply the scenario's marking scheme at host NIC queues too. A sender whose own NIC is
     /// its bottleneck (several flows from one host) otherwise builds an unmarked queue up to

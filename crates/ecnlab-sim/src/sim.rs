@@ -83,7 +83,15 @@ impl Simulator {
         // they hold a packet per QP and never drop their own.
         let rdma = scn.transport.cc == crate::tcp::config::CcKind::Dcqcn;
         let nic_buffer = if rdma { ByteSize(u64::MAX) } else { scn.host.nic_buffer };
-        let nic_cfg = PortConfig { queues: 1, buffer: nic_buffer, ..Default::default() };
+        // A host's NIC is one FIFO; with PFC it has the switches' queues under strict priority
+        // and their DSCP map, so that a PAUSE stops only its priority (IEEE 802.1Qbb is per
+        // priority at every device: an RDMA NIC sends its ACKs and CNPs while data is paused).
+        let nic_cfg = if scn.switch.pfc.enabled {
+            let sw = &scn.switch;
+            PortConfig { queues: sw.queues, buffer: nic_buffer, dscp_to_queue: sw.dscp_to_queue.clone(), ..Default::default() }
+        } else {
+            PortConfig { queues: 1, buffer: nic_buffer, ..Default::default() }
+        };
         let no_marking = MarkingConfig { scheme: SchemeName::None, ..Default::default() };
         let mut links = Vec::with_capacity(net.links.len());
         for (i, spec) in net.links.iter().enumerate() {
@@ -361,7 +369,7 @@ impl Simulator {
     /// A host injects a packet into the network.
     #[inline]
     fn host_send(&mut self, mut pkt: Packet) {
-        if pkt.kind == Kind::Ack {
+        if matches!(pkt.kind, Kind::Ack | Kind::Cnp) {
             if let Some(d) = self.hosts.ack_dscp {
                 pkt.dscp = d;
             }

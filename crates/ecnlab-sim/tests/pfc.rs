@@ -88,8 +88,10 @@ fn only_the_lossless_queues_are_paused() {
     assert_eq!(q(1).drops, 0, "the lossless queue");
     assert!(q(0).drops > 0, "the lossy queue still overflows");
     let pfc = s.pfc.unwrap();
-    let paused: Vec<&str> = pfc.queues.iter().map(|q| q.port.as_str()).collect();
-    assert_eq!(paused, ["h1->s0", "h3->s0", "h5->s0", "h7->s0"], "only the senders of queue 1");
+    let paused: Vec<(&str, u64)> = pfc.queues.iter().map(|q| (q.port.as_str(), q.queue)).collect();
+    // Only the senders of queue 1, and only their NICs' queue 1: with PFC a NIC has the
+    // switch's queues, so a PAUSE stops one priority (the ACKs of queue 0 still leave).
+    assert_eq!(paused, [("h1->s0", 1), ("h3->s0", 1), ("h5->s0", 1), ("h7->s0", 1)]);
 }
 
 /// DCQCN on the ECN# leaf-spine with PFC on a 9 MB shared buffer (the DCQCN authors'

@@ -914,9 +914,12 @@ def _dcqcn_points(scale, seeds):
     # A lossless fabric, as DCQCN assumes and the simulator §5.4.4 follows (the DCQCN authors'
     # ns3-rdma): PFC on a 9 MB shared buffer per switch (ns3-rdma's broadcom-node.cc), with
     # ecnlab's PFC defaults (dynamic threshold alpha = 1/8, resume 3 KB below: HPCC's
-    # simulator, SONiC's Broadcom profiles). The NICs do not mark: an RDMA NIC's queue is its
-    # QPs' backlog behind the line-rate arbiter, which PFC pauses.
-    lossless = ['switch.buffer="9MB"', 'switch.pool="9MB"', "switch.pfc.enabled=true", "host.nic_marking=false"]
+    # simulator, SONiC's Broadcom profiles). Data in priority 1, lossless; ACKs and CNPs in
+    # priority 0, strictly first and never paused, as ns3-rdma's (and HPCC's) control queue:
+    # a CNP that waited behind paused data would arrive after the congestion it reports. The
+    # NICs do not mark: an RDMA NIC's queue is its QPs' backlog behind the line-rate arbiter.
+    lossless = ['switch.buffer="9MB"', 'switch.pool="9MB"', "switch.queues=2", "switch.pfc.enabled=true",
+                "switch.pfc.queues=[1]", "traffic.0.classes=[1]", "host.ack_dscp=0", "host.nic_marking=false"]
     return grid("ecnsharp-leafspine", seeds, [
         cases("scheme", {"dcqcn": red, "dcqcn_ecn_sharp": sharp}),
         axis("load", loads, "traffic.0.load"),
@@ -949,7 +952,9 @@ register(Experiment(
     notes=["The §5.3 leaf-spine (ecnsharp-leafspine) with DCQCN at the hosts (transport.cc = dcqcn, the "
            "simulator's DCQCN defaults: DCQCN paper parameters, go-back-N) on a lossless fabric: PFC "
            "(switch.pfc, dynamic threshold alpha = 1/8 of the free buffer, resume 3 KB below) on a 9 MB shared "
-           "buffer per switch, as the DCQCN authors' ns3-rdma that §5.4.4 follows; NICs without marking. "
+           "buffer per switch, as the DCQCN authors' ns3-rdma that §5.4.4 follows; data in a lossless priority, "
+           "ACKs and CNPs in a strict-priority class that is never paused (ns3-rdma's control queue); NICs "
+           "without marking. "
            "DCQCN marking: RED on the instantaneous queue with the DCQCN paper's K_min = 5 KB and P_max = 1 %, "
            "K_max = 275 KB from the p90 RTT; ECN# with the same ramp as its probabilistic instantaneous part "
            "(§3.5) plus persistent-queue marking. The paper gives no DCQCN parameters; these are ours. ecnlab's "
