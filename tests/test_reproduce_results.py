@@ -74,10 +74,13 @@ def test_where_errors_are_one_line_and_run_nothing(tmp_path):
 def test_subset_run_judges_what_ran_and_saves_lean_results(tmp_path):
     """ecnsharp-incast at quick scale with only N = 16: the claims on N = 16 are judged and
     say so; the others are "not run" with what is left; --save copies the entry without
-    per-run files, with the build, the grid and the runs' summed time."""
+    per-run files, with the build, the grid and the runs' summed time, and only the
+    figures this entry drew (a store shared with another entry holds its figures too)."""
     from ecnlab.api import engine_id
 
     store, results = tmp_path / "store", tmp_path / "results"
+    (store / "figures").mkdir(parents=True)
+    (store / "figures" / "fig1-other-entry.svg").write_text("<svg/>")
     run_cli("reproduce", "ecnsharp-incast", "--scale", "quick", "--seeds", "1", "--where", "n=16", "--jobs", "1",
             "--out", store, "--save", results, "-q")
     claims = json.loads((store / "claims.json").read_text())
@@ -92,8 +95,9 @@ def test_subset_run_judges_what_ran_and_saves_lean_results(tmp_path):
     saved = results / "quick" / "ecnsharp-incast"
     assert sorted(p.name for p in saved.iterdir()) == ["claims.json", "experiment.json", "figures", "results.csv"]
     assert json.loads((saved / "claims.json").read_text()) == claims
-    assert all(f.suffix == ".svg" for f in (saved / "figures").iterdir()) and any((saved / "figures").iterdir())
     m = json.loads((saved / "experiment.json").read_text())
+    drawn = sorted(f"{f['name']}.svg" for f in m["figures_drawn"])
+    assert drawn and sorted(f.name for f in (saved / "figures").iterdir()) == drawn
     assert m["engine"] == [engine_id()]
     assert m["grid"] == {"points": 18, "run": 3, "where": {"n": ["16"]},
                          "left": "15 of 18 points: n in 25, 50, 100, 150, 200"}
@@ -235,6 +239,14 @@ def test_the_committed_reasons_are_current(tmp_path):
     shutil.copytree(Path(__file__).parent.parent / "results", root)
     manifests, claims = regenerate(root, None)
     assert reasons_problems(load_reasons(root), claims, {m["id"]: m["scale"] for m in manifests}) == []
+
+
+def test_committed_figures_are_each_entrys_own():
+    """Each committed entry holds exactly the figures its run drew: no other entry's figure
+    copied from a shared store, none missing from its report."""
+    for m in sorted((Path(__file__).parent.parent / "results").glob("*/*/experiment.json")):
+        drawn = sorted(f"{f['name']}.svg" for f in json.loads(m.read_text()).get("figures_drawn") or [])
+        assert sorted(f.name for f in (m.parent / "figures").glob("*.svg")) == drawn, m.parent
 
 
 def test_reproduction_md_bold_leads_close(tmp_path):

@@ -12,7 +12,8 @@ figures need, into ``results/<scale>/<id>/``:
   later build does not reuse them), ``grid`` (points run of the scale's grid, the subset
   and what is left) and ``runs.run_time_s`` (the runs' wall-clock time summed from the
   store's per-run ``wall_time_s``);
-- ``figures/*.svg`` (vector only: the PNGs would double the size).
+- ``figures/*.svg``, those the entry drew (``figures_drawn``: a store shared by several
+  entries holds all their figures in one folder), vector only: the PNGs would double the size.
 
 ``results/reasons.toml`` says, for each claim the committed results do not show (or cannot
 evaluate), why: one ``[[reason]]`` per claim, keyed by entry, claim id and the scale it was
@@ -123,8 +124,10 @@ def save(exp_out: str | Path, root: str | Path) -> Path:
     results = pd.read_csv(exp_out / "results.csv") if (exp_out / "results.csv").stat().st_size else pd.DataFrame()
     shutil.copyfile(exp_out / "results.csv", dest / "results.csv")
     shutil.copyfile(exp_out / "claims.json", dest / "claims.json")
-    for f in sorted((exp_out / "figures").glob("*.svg")):
-        shutil.copyfile(f, dest / "figures" / f.name)
+    for f in m.get("figures_drawn") or []:  # not the folder's glob: other entries' figures share it
+        svg = exp_out / "figures" / f"{f['name']}.svg"
+        if svg.is_file():
+            shutil.copyfile(svg, dest / "figures" / svg.name)
     m["command"] = _scrub_command(m["command"])
     m.pop("analysis_traceback", None)  # names the machine's paths; analysis_error says what failed
     m["engine"] = _engines(exp_out, results["key"]) if "key" in results else []
