@@ -35,6 +35,8 @@ pub struct QueueCounters {
     /// Time paused by PFC (ns), and pauses ([`QueueStats::paused_ns`]).
     pub paused_ns: u64,
     pub pauses: u64,
+    /// Time backlogged (ns, [`QueueStats::busy_ns`]).
+    pub busy_ns: u64,
 }
 
 impl QueueCounters {
@@ -52,6 +54,7 @@ impl QueueCounters {
             unmarkable: s.unmarkable,
             paused_ns: s.paused_ns,
             pauses: s.pauses,
+            busy_ns: s.busy_ns,
         }
     }
 
@@ -77,6 +80,7 @@ impl QueueCounters {
             unmarkable: sub(&self.unmarkable, &start.unmarkable),
             paused_ns: self.paused_ns - start.paused_ns,
             pauses: self.pauses - start.pauses,
+            busy_ns: self.busy_ns - start.busy_ns,
         }
     }
 
@@ -140,6 +144,8 @@ pub struct TimeSeries {
     pub avg_qlen_bytes: Vec<f64>,
     /// Mean sojourn time of packets sent during the period (null when none).
     pub sojourn_us: Vec<Option<f64>>,
+    /// Share of the sample period in which the queue held at least one packet (0-1).
+    pub busy_fraction: Vec<f64>,
     pub marks: Vec<u64>,
     pub drops: Vec<u64>,
     /// The queue's capacity as the marking scheme estimates it at the sample instant
@@ -172,6 +178,7 @@ impl TimeSeries {
             self.qlen_bytes.push(occ[q].bytes);
             self.avg_qlen_bytes.push(w.avg_qlen_bytes(interval_ns));
             self.sojourn_us.push(w.avg_sojourn_us());
+            self.busy_fraction.push(if interval_ns > 0 { w.busy_ns as f64 / interval_ns as f64 } else { 0.0 });
             self.marks.push(w.marks_total());
             self.drops.push(w.drops_total());
             self.est_rate_bps.push(capacity_estimate_bps(port, rate_bps, q));

@@ -130,6 +130,10 @@ pub struct QueueStats {
     pub paused_ns: u64,
     /// Times the queue was paused.
     pub pauses: u64,
+    /// Time the queue held at least one packet, up to the port's clock
+    /// ([`Port::advance_clock`]): a weighted scheduler owes a queue its share only while it
+    /// is backlogged, so this is what its share is judged against.
+    pub busy_ns: u64,
 }
 
 impl QueueStats {
@@ -236,6 +240,16 @@ struct Cold {
     paused: u64,
     /// Per queue: when its current pause began, its paused time so far, its pauses.
     pause_books: Box<[PauseBooks]>,
+    /// Per queue: since when it holds packets, its backlogged time before that. Written only
+    /// when a queue fills from empty or empties, branches the hot path takes anyway.
+    busy_books: Box<[BusyBooks]>,
+}
+
+/// One queue's backlogged time ([`QueueStats::busy_ns`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct BusyBooks {
+    since: Nanos,
+    busy_ns: u64,
 }
 
 /// One queue's pauses (PFC).
@@ -361,6 +375,7 @@ impl<P: PortPacket> Port<P> {
                 dscp_map,
                 paused: 0,
                 pause_books: vec![PauseBooks::default(); n].into_boxed_slice(),
+                busy_books: vec![BusyBooks::default(); n].into_boxed_slice(),
             },
         })
     }
@@ -414,6 +429,7 @@ impl<P: PortPacket> Port<P> {
             unmarkable: r.unmarkable,
             paused_ns: self.c.pause_books[q].paused_ns,
             pauses: self.c.pause_books[q].pauses,
+            busy_ns: self.c.busy_books[q].busy_ns,
         }
     }
     /// Drops of all queues, every reason (a running total).
@@ -456,6 +472,11 @@ impl<P: PortPacket> Port<P> {
     pub fn advance_clock(&mut self, now: Nanos) {
         for q in 0..self.b.occ.len() {
             self.b.advance_queue(q, now);
+            let books = &mut self.c.busy_books[q];
+            if self.b.occ[q].pkts > 0 && now > books.since {
+                books.busy_ns += now - books.since;
+                books.since = now;
+            }
         }
         if self.c.paused != 0 {
             for (q, p) in self.c.pause_books.iter_mut().enumerate() {
@@ -681,6 +702,7 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
         let occ = &mut b.occ[q];
         if occ.pkts == 0 {
             occ.head_bytes = size;
+            self.c.busy_books[q].since = now;
         }
         occ.pkts += 1;
         occ.bytes += size as u64;
@@ -717,6 +739,8 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
                 // time then reuses the same cache lines instead of cycling through its whole
                 // buffer (kilobytes per queue, megabytes over a fabric's ports).
                 fifo.clear();
+                let books = &mut self.c.busy_books[q];
+                books.busy_ns += now.saturating_sub(books.since);
             }
             let size = pkt.wire_bytes();
             let occ = &mut b.occ[q];
@@ -1081,6 +1105,25 @@ mod tests {
             }
         }
         assert_eq!(checked, 6);
+    }
+
+    #[test]
+    fn backlogged_time_counts_from_fill_to_empty_and_up_to_the_clock() {
+        let mut p = port(2, 1_000_000, SchemeName::None);
+        let mut pool = BufferPool::unlimited();
+        p.enqueue(1_000, pkt(0, 0), &mut pool).unwrap();
+        p.enqueue(1_500, pkt(1, 0), &mut pool).unwrap();
+        p.dequeue(2_000, &mut pool);
+        p.dequeue(3_000, &mut pool); // queue 0 empty: backlogged 1,000 -> 3,000
+        p.enqueue(5_000, pkt(2, 0), &mut pool).unwrap();
+        p.advance_clock(6_000); // and 5,000 -> 6,000, still backlogged
+        assert_eq!(p.stats()[0].busy_ns, 3_000);
+        p.advance_clock(6_500);
+        assert_eq!(p.stats()[0].busy_ns, 3_500, "the clock carries an open busy period");
+        p.dequeue(7_000, &mut pool);
+        p.advance_clock(9_000);
+        assert_eq!(p.stats()[0].busy_ns, 4_000, "an empty queue's clock adds nothing");
+        assert_eq!(p.stats()[1].busy_ns, 0);
     }
 
     #[test]

@@ -939,8 +939,8 @@ def _timeseries(path: Path, t0: float) -> dict[str, list]:
     by the core's code that computes `ecnlab run`'s (`ecnlab_core::measure::TimeSeries`), with
     the switch's clock as `t_s`; here only the rows from the traffic's start `t0` on, timed
     from it."""
-    cols = ["t_s", "port", "queue", "goodput_bps", "qlen_bytes", "avg_qlen_bytes", "sojourn_us", "marks", "drops",
-            "est_rate_bps"]
+    cols = ["t_s", "port", "queue", "goodput_bps", "qlen_bytes", "avg_qlen_bytes", "sojourn_us", "busy_fraction",
+            "marks", "drops", "est_rate_bps"]
     ts: dict[str, list] = {c: [] for c in cols}
     try:
         samples = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]

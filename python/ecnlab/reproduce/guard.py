@@ -13,15 +13,25 @@ can silently stop doing that; the guard lists, per run, each of these facts:
   With ``host.nic_marking`` the NIC applies the scenario's scheme, so a flow alone at a
   line-rate bottleneck queues (and is marked) there as it would at the switch: sound.
 - **scheduler shares**: at a switch port with a weighted scheduler (WFQ, DWRR, WRR, or their
-  SP variants), while every weighted queue that carries traffic there is backlogged (its
-  time-averaged queue over a sample period is at least one full packet) in at least
-  ``SHARE_MIN_SAMPLES`` sample periods, a queue's share of the goodput summed over them
-  differs from its configured weight share by more than ``SHARE_TOLERANCE`` (relative).
-  Fewer periods are not judged: a DWRR or WFQ share holds over rounds, and a handful of
-  periods in which bursts happened to overlap says more about the bursts than the
-  scheduler (tcn-isolation's web search at 100 ms samples: 4 such periods, 29 % vs 25 %). The scheduler is the fixed point of every per-queue comparison; if marking
-  undoes it (tcn-static's ideal ECN/RED before the oracle fix: 97 vs 376 Mbps for equal
-  weights), the run no longer tests marking over that scheduler.
+  SP variants), a weighted queue got less than ``1 - SHARE_TOLERANCE`` of what the scheduler
+  owes it while it is backlogged. WFQ and DWRR owe a backlogged queue at least its weight's
+  share (among the weighted queues that carry traffic at the port) of what the strict queues
+  leave of the link: per sample period, ``share x (rate x busy - strict goodput)``, where
+  ``busy`` is the share of the period in which the queue held a packet (the time series'
+  ``busy_fraction``, counted by the port). Summed over the run that is a lower bound on its
+  service, whatever the other queues do, so bursty traffic that leaves queues idle part of
+  the time is judged as fairly as long-lived flows; a queue backlogged for less than
+  ``SHARE_MIN_SAMPLES`` sample periods in all is not judged. A queue that gets more than its
+  share takes it from one that gets less, which is flagged. Goodput counts payload (97 % of
+  a full-size packet's bytes); the tolerance covers it. Ports of a PFC fabric are not judged
+  (a paused queue is backlogged and owed nothing), nor runs recorded before ecnlab counted
+  backlogged time (no ``busy_fraction``). The scheduler is the fixed point of every
+  per-queue comparison; if marking undoes it (tcn-static's ideal ECN/RED before the oracle
+  fix: 97 vs 376 Mbps for equal weights), the run no longer tests marking over that
+  scheduler. (The rule before busy time was counted, the shares of the goodput over the
+  sample periods in which every queue's *average* length was a packet or more, flagged
+  tcn-isolation's TCN, CoDel and per-queue runs alike, 13-15 each: bursts, not the
+  scheduler.)
 - **cut by duration**: flows with a size that started in the measurement window and did
   not finish (``summary.json`` ``flows.unfinished``). FCT statistics then leave out the
   slowest flows, and the scheme that leaves more of them unfinished looks faster.
@@ -55,7 +65,6 @@ NIC_STANDING_BYTES = 15_000
 SHARE_TOLERANCE = 0.10
 SHARE_MIN_SAMPLES = 10
 RTO_STORM_FRACTION = 0.10
-FULL_PACKET = 1500
 
 KINDS = ("nic", "shares", "unfinished", "rto", "lossless")
 
@@ -98,35 +107,44 @@ def nic_facts(summary: dict[str, Any], nic_marking: bool = False) -> list[str]:
     return out
 
 
-def share_facts(scenario: dict[str, Any], ts) -> list[str]:
-    """Measured vs configured shares of the weighted queues at each switch port, over the
-    sample periods in which all of them are backlogged."""
-    sch = scenario.get("switch", {}).get("scheduler", {}) or {}
+def share_facts(scenario: dict[str, Any], ts, rates: dict[str, float]) -> list[str]:
+    """Each weighted queue's goodput against what its scheduler owes it while it is
+    backlogged, at each switch port (``rates``: port -> link rate, bps)."""
+    import numpy as np
+
+    sw = scenario.get("switch", {})
+    sch = sw.get("scheduler", {}) or {}
     kind = sch.get("kind", "sp")
-    if kind not in _WEIGHTED or ts is None or not len(ts) or "avg_qlen_bytes" not in ts:
+    if (kind not in _WEIGHTED or ts is None or not len(ts) or "busy_fraction" not in ts
+            or (sw.get("pfc") or {}).get("enabled", False)):
         return []
-    n_queues = int(scenario.get("switch", {}).get("queues", 1))
+    n_queues = int(sw.get("queues", 1))
     strict = int(sch.get("strict", 0)) if kind.startswith("sp_") else 0
     weights = list(sch.get("weights") or [])
     weights = [float(w) for w in weights] + [1.0] * (n_queues - strict - len(weights))
     out = []
     for port, d in ts.groupby("port"):
-        d = d[d["queue"] >= strict]
-        used = sorted(q for q, g in d.groupby("queue") if g["goodput_bps"].sum() > 0)
-        if len(used) < 2:
+        rate = rates.get(port)
+        used = sorted(q for q, g in d[d["queue"] >= strict].groupby("queue") if g["goodput_bps"].sum() > 0)
+        if not rate or len(used) < 2:
             continue
-        wide = d.pivot_table(index="t_s", columns="queue", values=["goodput_bps", "avg_qlen_bytes"], aggfunc="sum")
-        busy = (wide["avg_qlen_bytes"][used] >= FULL_PACKET).all(axis=1)
-        if busy.sum() < SHARE_MIN_SAMPLES:
-            continue
-        got = wide["goodput_bps"][used][busy].sum()
-        w = {q: weights[q - strict] for q in used}
+        wide = d.pivot_table(index="t_s", columns="queue", values=["goodput_bps", "busy_fraction"], aggfunc="sum")
+        t = wide.index.to_numpy(dtype=float)
+        dt = np.diff(t, prepend=t[0] - (t[1] - t[0] if len(t) > 1 else t[0]))  # each row: the period before it
+        good = wide["goodput_bps"]
+        strict_bps = good[[q for q in good.columns if q < strict]].sum(axis=1).to_numpy()
+        total_w = sum(weights[q - strict] for q in used)
         for q in used:
-            measured = got[q] / got.sum()
-            configured = w[q] / sum(w.values())
-            if abs(measured / configured - 1) > SHARE_TOLERANCE:
-                out.append(f"scheduler shares: at {port} queue {q} got {measured:.1%} of the goodput, configured "
-                           f"{configured:.1%} ({int(busy.sum())} samples with every weighted queue backlogged)")
+            busy = wide["busy_fraction"][q].to_numpy() * dt
+            if busy.sum() < SHARE_MIN_SAMPLES * float(np.median(dt)):
+                continue
+            share = weights[q - strict] / total_w
+            owed = share * np.clip(rate * busy - strict_bps * dt, 0, None)
+            got = good[q].to_numpy() * dt
+            if got.sum() < (1 - SHARE_TOLERANCE) * owed.sum():
+                out.append(f"scheduler shares: at {port} queue {q} got {got.sum() / busy.sum() / 1e6:.4g} Mbps while "
+                           f"backlogged ({busy.sum() * 1e3:.0f} ms), owed at least {owed.sum() / busy.sum() / 1e6:.4g} "
+                           f"Mbps ({share:.1%} of what the strict queues left of {rate / 1e9:g} Gbps)")
     return out
 
 
@@ -177,7 +195,8 @@ def run_facts(run_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, list[str]]
     if "unfinished" not in skip:
         facts["unfinished"] = unfinished_facts(summary)
     if "shares" not in skip:
-        facts["shares"] = share_facts(scenario, _read_csv(run_dir / "timeseries.csv"))
+        rates = {p["port"]: float(p["rate_bps"]) for p in summary.get("ports", []) if p.get("rate_bps")}
+        facts["shares"] = share_facts(scenario, _read_csv(run_dir / "timeseries.csv"), rates)
     if "rto" not in skip and summary.get("flows", {}).get("timeouts", 0):
         facts["rto"] = rto_facts(summary, scenario, _read_csv(run_dir / "flows.csv"))
     if "lossless" not in skip:

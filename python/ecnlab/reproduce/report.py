@@ -171,10 +171,10 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
               f"{len(claims)} claims: {n['shown']} shown, {n['not shown']} not shown, {n['not evaluated']} not "
               f"evaluated, {n['not run']} not run.", "",
               f"⚠: the claim rests on a run that is not a sound baseline ({sum(1 for c in claims if c.get('unsound'))} "
-              "claims; the note says which run and why): a flow bound by its own NIC, a scheduler whose measured "
-              "shares differ from its configured ones by more than 10 % with every weighted queue backlogged, flows "
-              "cut by the run's duration, an RTO storm (timeouts x rto_min at least 10 % of the flows' time), or a "
-              "DCQCN run that drops (DCQCN assumes a lossless PFC fabric, which ecnlab does not model); "
+              "claims; the note says which run and why): a flow bound by its own NIC, a weighted queue served more "
+              "than 10 % below what its scheduler owes it while it is backlogged, flows cut by the run's duration, "
+              "an RTO storm (timeouts x rto_min at least 10 % of the flows' time), or a DCQCN run that drops "
+              "(DCQCN assumes a lossless fabric: `switch.pfc`); "
               "`python/ecnlab/reproduce/guard.py` says why each is unsound.", ""]
     if committed:
         lines += ["Each claim not shown (or not evaluated) leads its note with why, from `results/reasons.toml`: the "
