@@ -63,7 +63,7 @@ impl Default for PfcConfig {
 impl PfcConfig {
     /// Check against the port layout: `n_queues` queues, `pool` the shared buffer if any.
     /// Errors name the field relative to `[switch.pfc]`.
-    pub fn check(&self, n_queues: usize, pool: Option<ByteSize>) -> Result<(), String> {
+    pub fn check(&self, n_queues: usize, buffer: ByteSize, pool: Option<ByteSize>) -> Result<(), String> {
         if !self.enabled {
             return Ok(());
         }
@@ -74,6 +74,13 @@ impl PfcConfig {
             Some(ByteSize(x)) => {
                 if x == 0 {
                     return Err("xoff: must be larger than 0".into());
+                }
+                // A port whose own buffer is full drops before its ingress reaches XOFF.
+                if x >= buffer.0 {
+                    return Err(format!(
+                        "xoff: {x} B is not below switch.buffer = {} B (the port would drop before it pauses)",
+                        buffer.0
+                    ));
                 }
                 if self.resume_offset.0 >= x {
                     return Err(format!(
@@ -86,10 +93,22 @@ impl PfcConfig {
                 if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha <= 64.0) {
                     return Err(format!("alpha: {} is not in (0, 64]", self.alpha));
                 }
-                if pool.is_none() {
+                let Some(pool) = pool else {
                     return Err("alpha: the dynamic threshold is a share of the switch's shared buffer, and \
                                 switch.pool is not set (set it, or a static xoff)"
                         .into());
+                };
+                // One ingress alone pauses at alpha B / (1 + alpha) of the pool B; a port buffer
+                // below that drops before anything pauses. (N ingresses into one port hold up to
+                // N alpha B / (1 + N alpha) together: a fan-in the buffer cannot hold drops, and
+                // the run counts it.)
+                let one = (self.alpha * pool.0 as f64 / (1.0 + self.alpha)) as u64;
+                if buffer.0 <= one {
+                    return Err(format!(
+                        "alpha: one ingress may hold {one} B (alpha x switch.pool / (1 + alpha)) before it pauses, \
+                         not below switch.buffer = {} B (the port would drop first)",
+                        buffer.0
+                    ));
                 }
             }
         }
@@ -282,13 +301,19 @@ mod tests {
 
     #[test]
     fn configuration_errors_name_the_field() {
-        let e = |c: PfcConfig, pool: Option<u64>| c.check(4, pool.map(ByteSize)).unwrap_err();
+        let mb = ByteSize(1_000_000);
+        let e = |c: PfcConfig, pool: Option<u64>| c.check(4, mb, pool.map(ByteSize)).unwrap_err();
         assert!(e(PfcConfig { queues: vec![4], ..cfg(None) }, Some(1)).starts_with("queues[0]: queue 4 does not exist"));
         assert!(e(cfg(None), None).starts_with("alpha: the dynamic threshold"));
         assert!(e(PfcConfig { alpha: 0.0, ..cfg(None) }, Some(1)).starts_with("alpha: 0 is not in"));
         assert!(e(cfg(Some(2_000)), None).starts_with("resume_offset: 3000 B is not below xoff"));
         assert!(e(cfg(Some(0)), None).starts_with("xoff: must be larger than 0"));
-        assert_eq!(cfg(Some(10_000)).check(4, None), Ok(()));
-        assert_eq!(PfcConfig::default().check(0, None), Ok(()), "off: nothing to check");
+        // The port's own buffer must not fill before its ingresses pause.
+        assert!(e(cfg(Some(1_000_000)), None).starts_with("xoff: 1000000 B is not below switch.buffer = 1000000 B"));
+        assert!(e(cfg(None), Some(9_000_000)).starts_with("alpha: one ingress may hold 1000000 B"));
+        assert_eq!(cfg(None).check(4, mb, Some(ByteSize(8_000_000))), Ok(()));
+        assert_eq!(cfg(None).check(4, mb, Some(mb)), Ok(()));
+        assert_eq!(cfg(Some(10_000)).check(4, mb, None), Ok(()));
+        assert_eq!(PfcConfig::default().check(0, mb, None), Ok(()), "off: nothing to check");
     }
 }

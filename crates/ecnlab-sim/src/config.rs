@@ -457,7 +457,10 @@ impl Scenario {
             }
         }
         self.check_thresholds()?;
-        self.switch.pfc.check(self.switch.queues, self.switch.pool).map_err(|e| format!("switch.pfc.{e}"))?;
+        self.switch
+            .pfc
+            .check(self.switch.queues, self.switch.buffer, self.switch.pool)
+            .map_err(|e| format!("switch.pfc.{e}"))?;
         if self.switch.pfc.enabled {
             // PFC counts a packet from its admission to its departure; a packet a scheme drops
             // at dequeue would leave a lossless queue by a way PFC does not count (and a
@@ -468,6 +471,19 @@ impl Scenario {
             }
             if self.marking.non_ect == NonEctPolicy::Drop {
                 return Err("marking.non_ect: \"drop\" drops what switch.pfc keeps lossless (use \"pass\")".into());
+            }
+        }
+        if self.transport.cc == CcKind::Dcqcn && self.host.nic_marking {
+            // An RDMA NIC hands its arbiter a QP's next packet when the previous one has left
+            // (dcqcn/sender.rs): a packet dropped at dequeue would never leave, and its QP
+            // would wait for good.
+            use ecnlab_core::marking::{codel::CodelMode, SchemeName};
+            if self.marking.scheme == SchemeName::Codel && self.marking.codel.mode == CodelMode::Drop {
+                return Err(
+                    "marking.codel.mode: \"drop\" with transport.cc = \"dcqcn\" and host.nic_marking drops in \
+                            the RDMA NIC, which never drops its QPs' packets (use \"mark\")"
+                        .into(),
+                );
             }
         }
         for (i, f) in self.flows.iter().enumerate() {

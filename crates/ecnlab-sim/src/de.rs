@@ -290,8 +290,13 @@ pub fn clip_message(msg: &str) -> String {
                 if len > LONG {
                     out.extend(&chars[i..i + KEEP]);
                     out.push_str(&format!("...({len} characters)"));
-                    i += len;
+                } else {
+                    out.extend(&chars[i..i + len]);
                 }
+                // Past the closing quote: it opens nothing (the words up to the next quoted
+                // value are the message's own, however long).
+                out.push(c);
+                i += len + 1;
             }
         }
     }
@@ -313,6 +318,10 @@ mod clip_tests {
         assert!(m.starts_with("traffic[0].cdf: cannot read 'xxxxxxxx") && m.contains("(1000000 characters)"), "{m}");
         let short = "marking.tcn.threshold: unknown time unit `parsecs` in `10parsecs`";
         assert_eq!(clip_message(short), short);
+        // The text between two quoted values is not a value (it was clipped as one).
+        let two = "marking.codel.mode: \"drop\" with transport.cc = \"dcqcn\" and host.nic_marking drops in \
+                   the RDMA NIC, which never drops its packets (use \"mark\")";
+        assert_eq!(clip_message(two), two);
         assert!(clip_message(&"y".repeat(5000)).chars().count() <= MAX_MESSAGE_CHARS);
     }
 }

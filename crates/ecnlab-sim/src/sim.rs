@@ -100,8 +100,9 @@ impl Simulator {
                 Port::new(&scn.switch, &scn.marking, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))?
             } else {
                 let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
+                // With PFC the NIC's queues and DSCP map are the switch's, and so are their errors.
                 Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))
-                    .map_err(|e| format!("host.{e}"))?
+                    .map_err(|e| if scn.switch.pfc.enabled { e } else { format!("host.{e}") })?
             };
             let shared_pool = match scn.switch.pool {
                 Some(_) if net.is_switch(spec.from) => Some(spec.from as u32),

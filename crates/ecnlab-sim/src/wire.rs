@@ -325,8 +325,9 @@ impl Wire {
     }
 
     /// A PFC frame for `class` reaches the sender of link `li`: pause or resume the queue
-    /// that carries the class (a switch port's queue of the same number; a host's NIC, one
-    /// queue for every class, is paused while any class is), then send if it may again.
+    /// that carries the class (the queue of the same number: with PFC a host's NIC has the
+    /// switches' queues; a one-queue port is paused while any class is), then send if it
+    /// may again.
     pub(crate) fn pfc_frame(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, class: u8, pause: bool) {
         // The port's dequeues owed before this frame happen first.
         self.catch_up(events, now, li, now, events.current_seq());

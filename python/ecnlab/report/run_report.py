@@ -193,7 +193,8 @@ def run_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
         paused = sorted(pfc.get("queues", []), key=lambda q: -q["paused_fraction"])
         sections.append({"id": "pfc", "title": "PFC pauses", "figures": [],
                          "text": [f"{pfc.get('pauses', 0)} pauses over the window; the queues paused longest first "
-                                  "(at most 32; all are in summary.json). A host's NIC is paused as a whole."
+                                  "(at most 32; all are in summary.json). A host's NIC has the switches' queues and is "
+                                  "paused per priority, as a switch port."
                                   if paused else "No queue was paused in the window."],
                          "table": {"header": ["port", "queue", "pauses", "paused (µs)", "paused share of the window"],
                                    "rows": [{"cells": [q["port"], q["queue"], q["pauses"], q["paused_us"],

@@ -23,8 +23,9 @@
 //!
 //! The NIC's arbiter: an RDMA NIC serves its queue pairs in turn at line rate, each as its
 //! rate limiter allows (the DCQCN authors' ns3-rdma, `DequeueQCN`), so a QP never queues
-//! behind another's backlog in the NIC, and the NIC never overflows. ecnlab's host NIC is
-//! one FIFO; a QP hands it a packet only when its previous one has left it
+//! behind another's backlog in the NIC, and the NIC never overflows. ecnlab's host NIC is a
+//! FIFO per priority (one, or the switches' queues with PFC); a QP hands it a packet only
+//! when its previous one has left it
 //! ([`DcqcnSender::nic_sent`], called by the simulator as it departs): the FIFO then holds at
 //! most one packet per QP, which makes it the arbiter's round robin.
 //!
@@ -277,8 +278,9 @@ impl DcqcnSender {
         self.flow
     }
 
-    /// Its data packet left the host's NIC (or was dropped there): the QP may hand the NIC
-    /// its next one (the NIC's arbiter; module doc). Call [`poll`](Self::poll) after.
+    /// Its data packet left the host's NIC: the QP may hand the NIC its next one (the NIC's
+    /// arbiter; module doc; the NIC drops none: its buffer is unlimited and a scheme that
+    /// drops at dequeue is refused there, `Scenario::validate`). Call [`poll`](Self::poll) after.
     pub fn nic_sent(&mut self) {
         self.at_nic = self.at_nic.saturating_sub(1);
     }
