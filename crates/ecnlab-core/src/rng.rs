@@ -40,6 +40,8 @@ pub enum Stream {
     Traffic,
     /// RTT-variation delays (`[rtt_variation]`).
     RttVariation,
+    /// The start jitter of listed flows (`[[flows]] start_jitter`).
+    StartJitter,
     /// Within [`Stream::Traffic`]: the streams of `[[traffic]]` entry `i`.
     TrafficEntry(u64),
     /// The marking scheme of port `i` of the emulated switch.
@@ -55,6 +57,7 @@ impl Stream {
             Stream::ProbeEcmp(i) => 3_000_000 + i,
             Stream::Traffic => 4_000_000,
             Stream::RttVariation => 5_000_000,
+            Stream::StartJitter => 6_000_000,
             Stream::TrafficEntry(i) => 0x574C_0000 + i,
             Stream::EmuPortMarking(i) => 0xE3_0000 + i,
         }
@@ -151,6 +154,7 @@ mod tests {
         assert_eq!(Stream::ProbeEcmp(2).seed(3), derive_seed(3, 3_000_002));
         assert_eq!(Stream::Traffic.seed(3), derive_seed(3, 4_000_000));
         assert_eq!(Rng::named(3, Stream::RttVariation).next_u64(), Rng::stream(3, 5_000_000).next_u64());
+        assert_eq!(Rng::named(3, Stream::StartJitter).next_u64(), Rng::stream(3, 6_000_000).next_u64());
         assert_eq!(Stream::TrafficEntry(1).seed(3), derive_seed(3, 0x574C_0001));
         assert_eq!(Stream::EmuPortMarking(4).seed(3), derive_seed(3, 0xE3_0004));
     }

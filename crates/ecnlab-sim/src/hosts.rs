@@ -176,7 +176,7 @@ impl Hosts {
     /// events. Start jitter comes from a stream of its own, drawn only for entries that ask
     /// for it, so other runs are unchanged.
     pub(crate) fn add_listed_flows(&mut self, scn: &Scenario, events: &mut EventQueue<Ev>, wire: &mut Wire) {
-        let mut jitter_rng = Rng::stream(self.seed, 6_000_000);
+        let mut jitter_rng = Rng::named(self.seed, Stream::StartJitter);
         for (si, f) in scn.flows.iter().enumerate() {
             let mut cfg = scn.transport.clone();
             if let Some(cc) = f.cc {
