@@ -111,7 +111,11 @@ impl QueueCounters {
 
 /// Counts by reason, named as summaries write them ([`Reason::name`]), zero counts left out.
 pub fn by_reason(counts: &[u64; Reason::COUNT]) -> BTreeMap<String, u64> {
-    Reason::ALL.iter().filter(|r| counts[**r as usize] > 0).map(|r| (r.name().to_string(), counts[*r as usize])).collect()
+    Reason::ALL
+        .iter()
+        .filter(|r| counts[**r as usize] > 0)
+        .map(|r| (r.name().to_string(), counts[*r as usize]))
+        .collect()
 }
 
 /// Queue `q`'s capacity as the port's marking scheme estimates it: TCN Alg. 1's or the

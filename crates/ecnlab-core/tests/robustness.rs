@@ -296,12 +296,7 @@ fn scheduler_config(n: usize) -> impl Strategy<Value = SchedulerConfig> {
             if equal {
                 weights.clear();
             }
-            SchedulerConfig {
-                kind,
-                strict,
-                quantum: ByteSize(quantum),
-                weights,
-            }
+            SchedulerConfig { kind, strict, quantum: ByteSize(quantum), weights }
         })
 }
 

@@ -249,7 +249,11 @@ fn sp_wfq_strict_first_rest_by_weight() {
 
 #[test]
 fn sp_dwrr_exposes_inner_quantum_and_round_time() {
-    let mut h = Harness::new(port_reading_round_time(3, sched_cfg(SchedulerKind::SpDwrr, 1, &[3, 1], 1500), RoundTimeVariant::default()));
+    let mut h = Harness::new(port_reading_round_time(
+        3,
+        sched_cfg(SchedulerKind::SpDwrr, 1, &[3, 1], 1500),
+        RoundTimeVariant::default(),
+    ));
     assert_eq!(h.port.scheduler().quantum(0), None);
     assert_eq!(h.port.scheduler().quantum(1), Some(4500));
     assert_eq!(h.port.scheduler().quantum(2), Some(1500));

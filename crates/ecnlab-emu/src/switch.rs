@@ -601,9 +601,9 @@ impl Switch {
 mod tests {
     use super::*;
     use crate::config::ShaperConfig;
-    use ecnlab_core::marking::Reason;
     use crate::wire::tests::{ether_frame, refresh_checksum, tcp_frame, tcp_frame_with_options};
     use crate::wire::{ipv4_checksum_ok, Mac, ECN_CE, ECN_ECT0};
+    use ecnlab_core::marking::Reason;
 
     const H: [Mac; 3] = [[2, 0xec, 0, 0, 0, 1], [2, 0xec, 0, 0, 0, 2], [2, 0xec, 0, 0, 0, 3]];
 
@@ -767,7 +767,12 @@ mod tests {
         sw.sample(t0);
         sw.start_window(t0);
         for i in 0..30 {
-            rx(&mut sw, 1 + i % 2, &tcp_frame(H[0], H[1 + i % 2], ((i % 2) << 2) as u8 | ECN_ECT0, 1448), t0 + i as u64);
+            rx(
+                &mut sw,
+                1 + i % 2,
+                &tcp_frame(H[0], H[1 + i % 2], ((i % 2) << 2) as u8 | ECN_ECT0, 1448),
+                t0 + i as u64,
+            );
         }
         let mut t = t0;
         while t < t1 {

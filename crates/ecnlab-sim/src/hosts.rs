@@ -15,9 +15,9 @@ use crate::packet::Packet;
 use crate::sim::Ev;
 use crate::tcp::linux::{LinuxReceiver, LinuxSender};
 use crate::tcp::{Profile, TcpConfig, TcpReceiver, TcpSender};
-use crate::workload::FlowArrival;
 use crate::transport::{Receiver, Sender};
 use crate::wire::Wire;
+use crate::workload::FlowArrival;
 use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use std::collections::HashMap;
@@ -187,7 +187,15 @@ impl Hosts {
                 self.conns[c as usize].app_gap = f.rate.map(|r| tx_time_ns(cfg.mss as u64, r.0).max(1));
                 let id = self.flows.len() as u32;
                 let start = f.start.0 + f.start_jitter.filter(|j| j.0 > 0).map_or(0, |j| jitter_rng.below(j.0));
-                self.flows.push(Flow::new(c, si as u32, f.src as u16, f.dst as u16, f.class, f.size.map(|s| s.0), start));
+                self.flows.push(Flow::new(
+                    c,
+                    si as u32,
+                    f.src as u16,
+                    f.dst as u16,
+                    f.class,
+                    f.size.map(|s| s.0),
+                    start,
+                ));
                 events.push(start, Ev::FlowStart(id));
                 if let Some(stop) = f.stop {
                     events.push(stop.0, Ev::FlowStop(id));

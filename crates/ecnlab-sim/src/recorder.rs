@@ -8,8 +8,8 @@
 //! (tests/observation.rs). [`crate::metrics`] turns what it kept into results.
 
 use crate::metrics::tx_bytes;
-use ecnlab_core::measure::{QueueCounters, TimeSeries};
 use crate::wire::Wire;
+use ecnlab_core::measure::{QueueCounters, TimeSeries};
 use ecnlab_core::units::Nanos;
 use std::borrow::Cow;
 

@@ -88,7 +88,12 @@ impl Simulator {
         // priority at every device: an RDMA NIC sends its ACKs and CNPs while data is paused).
         let nic_cfg = if scn.switch.pfc.enabled {
             let sw = &scn.switch;
-            PortConfig { queues: sw.queues, buffer: nic_buffer, dscp_to_queue: sw.dscp_to_queue.clone(), ..Default::default() }
+            PortConfig {
+                queues: sw.queues,
+                buffer: nic_buffer,
+                dscp_to_queue: sw.dscp_to_queue.clone(),
+                ..Default::default()
+            }
         } else {
             PortConfig { queues: 1, buffer: nic_buffer, ..Default::default() }
         };
@@ -101,8 +106,13 @@ impl Simulator {
             } else {
                 let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
                 // With PFC the NIC's queues and DSCP map are the switch's, and so are their errors.
-                Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))
-                    .map_err(|e| if scn.switch.pfc.enabled { e } else { format!("host.{e}") })?
+                Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed)).map_err(|e| {
+                    if scn.switch.pfc.enabled {
+                        e
+                    } else {
+                        format!("host.{e}")
+                    }
+                })?
             };
             let shared_pool = match scn.switch.pool {
                 Some(_) if net.is_switch(spec.from) => Some(spec.from as u32),

@@ -67,7 +67,12 @@ pub struct MqEcnParams {
 
 impl Default for MqEcnParams {
     fn default() -> Self {
-        MqEcnParams { k: ByteSize(65 * 1500), round_beta: 0.75, round_idle_slot: None, round_variant: RoundTimeVariant::MqEcnNs2 }
+        MqEcnParams {
+            k: ByteSize(65 * 1500),
+            round_beta: 0.75,
+            round_idle_slot: None,
+            round_variant: RoundTimeVariant::MqEcnNs2,
+        }
     }
 }
 
@@ -441,7 +446,10 @@ mod tests {
     #[test]
     fn validation_and_params() {
         let ctx = BuildCtx { n_queues: 1, link_rate_bps: LINK, buffer_bytes: 1, seed: 0 };
-        assert_eq!(MqEcn::new(&MqEcnParams { k: ByteSize(0), ..Default::default() }, &ctx).err().unwrap(), "k: must be larger than 0");
+        assert_eq!(
+            MqEcn::new(&MqEcnParams { k: ByteSize(0), ..Default::default() }, &ctx).err().unwrap(),
+            "k: must be larger than 0"
+        );
         let p: MqEcnParams = serde_json::from_str(r#"{"k": "30KB"}"#).unwrap();
         assert_eq!(p.k.0, 30_000);
         assert!(serde_json::from_str::<MqEcnParams>(r#"{"beta": 0.75}"#).is_err());
@@ -450,8 +458,12 @@ mod tests {
     #[test]
     fn round_time_params_under_mq_ecn() {
         let p: MqEcnParams =
-            serde_json::from_str(r#"{"round_beta": 0.5, "round_idle_slot": "5us", "round_variant": "tcn_ns2"}"#).unwrap();
-        assert_eq!((p.round_beta, p.round_idle_slot, p.round_variant), (0.5, Some(Duration(5_000)), RoundTimeVariant::TcnNs2));
+            serde_json::from_str(r#"{"round_beta": 0.5, "round_idle_slot": "5us", "round_variant": "tcn_ns2"}"#)
+                .unwrap();
+        assert_eq!(
+            (p.round_beta, p.round_idle_slot, p.round_variant),
+            (0.5, Some(Duration(5_000)), RoundTimeVariant::TcnNs2)
+        );
         assert_eq!(p.check_round(), Ok(()));
         assert_eq!(MqEcnParams::default().check_round(), Ok(()));
         for beta in [1.0, -0.1, f64::NAN] {

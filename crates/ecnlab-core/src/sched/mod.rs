@@ -117,12 +117,7 @@ pub struct SchedulerConfig {
 
 impl Default for SchedulerConfig {
     fn default() -> Self {
-        SchedulerConfig {
-            kind: SchedulerKind::Sp,
-            strict: 1,
-            quantum: ByteSize(1500),
-            weights: Vec::new(),
-        }
+        SchedulerConfig { kind: SchedulerKind::Sp, strict: 1, quantum: ByteSize(1500), weights: Vec::new() }
     }
 }
 
