@@ -530,6 +530,19 @@ impl<P: PortPacket> Port<P> {
         with_parts!(self, parts => parts.enqueue(now, pkt, pool))
     }
 
+    /// [`Port::enqueue`] into an empty port, then [`Port::dequeue_with`] at once (the link is
+    /// idle): the same decisions and books, without the FIFO.
+    pub fn pass_with(
+        &mut self,
+        now: Nanos,
+        pkt: P,
+        pool: &mut BufferPool,
+        dropped: impl FnMut(P, usize, Reason),
+    ) -> Result<Option<(P, usize)>, (P, Reason)> {
+        debug_assert!(self.is_empty());
+        with_parts!(self, parts => parts.pass_with(now, pkt, pool, dropped))
+    }
+
     /// Take the next packet to transmit at `now`, after the scheduler's choice and the
     /// scheme's dequeue hook (packets the scheme drops at dequeue are counted and discarded:
     /// [`Port::dequeue_with`] hands them back). Returns the packet and the queue it came from.
@@ -656,8 +669,9 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
         }
     }
 
+    /// Admission and the enqueue hook: the packet (maybe marked), its queue and size.
     #[inline(always)]
-    fn enqueue(mut self, now: Nanos, mut pkt: P, pool: &mut BufferPool) -> Result<(), (P, Reason)> {
+    fn admit(&mut self, now: Nanos, mut pkt: P, pool: &mut BufferPool) -> Result<(P, usize, u32), (P, Reason)> {
         let size = pkt.wire_bytes();
         let q = self.b.classify(self.c, pkt.dscp());
         let b = &mut *self.b;
@@ -697,6 +711,12 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
                 }
             }
         }
+        Ok((pkt, q, size))
+    }
+
+    #[inline(always)]
+    fn enqueue(mut self, now: Nanos, pkt: P, pool: &mut BufferPool) -> Result<(), (P, Reason)> {
+        let (pkt, q, size) = self.admit(now, pkt, pool)?;
         let b = &mut *self.b;
         b.advance_queue(q, now);
         let occ = &mut b.occ[q];
@@ -716,6 +736,82 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
         lane.fifo.push_back(Entry { pkt, enq_ns: now });
         self.sched.on_enqueue(now, q, size, &b.occ);
         Ok(())
+    }
+
+    /// An empty port whose link is idle: enqueue `pkt` and dequeue it at once, as
+    /// [`Parts::enqueue`] then [`Parts::dequeue_with`] at the same `now` would, without the
+    /// FIFO. `Ok(None)`: dropped at dequeue, or held by a paused scheduler (then queued).
+    #[inline(always)]
+    fn pass_with(
+        mut self,
+        now: Nanos,
+        pkt: P,
+        pool: &mut BufferPool,
+        mut dropped: impl FnMut(P, usize, Reason),
+    ) -> Result<Option<(P, usize)>, (P, Reason)> {
+        let (mut pkt, q, size) = self.admit(now, pkt, pool)?;
+        let b = &mut *self.b;
+        // Books the two steps would leave unchanged are not written: the time integral (the
+        // queue held nothing since its last change and holds nothing after), the backlogged
+        // time (zero), the sojourn sum and maximum (a sojourn of zero).
+        b.occ[q] = QueueOcc { bytes: size as u64, pkts: 1, head_bytes: size };
+        b.port_bytes += size as u64;
+        b.port_pkts += 1;
+        let lane = &mut b.lanes[q];
+        lane.enq_pkts += 1;
+        lane.enq_bytes += size as u64;
+        lane.max_bytes = lane.max_bytes.max(size as u64);
+        self.sched.on_enqueue(now, q, size, &b.occ);
+        if !self.sched.has_backlog(b.port_pkts, &b.occ) {
+            // Paused: the packet waits like any other.
+            b.advance_queue(q, now);
+            self.c.busy_books[q].since = now;
+            pool.used_bytes += size as u64;
+            b.lanes[q].fifo.push_back(Entry { pkt, enq_ns: now });
+            return Ok(None);
+        }
+        let q2 = self.sched.select(now, &b.occ);
+        debug_assert_eq!(q2, q, "the only backlogged queue");
+        b.occ[q] = QueueOcc::default();
+        b.port_bytes -= size as u64;
+        b.port_pkts -= 1;
+        self.sched.on_dequeue(now, q, size, &b.occ);
+        // The dequeue hook and its books as in `dequeue_with`, written twice on purpose: one
+        // function shared by both cost +3 % instructions (benches/DESIGN.md §3);
+        // `pass_decides_as_enqueue_then_dequeue` holds the two copies together.
+        let drop = if self.b.hooks.dequeue {
+            let built;
+            let view = if self.b.hooks.queue_state {
+                built = self.view(q, pool, 0);
+                &built
+            } else {
+                &QueueState::UNREAD
+            };
+            let pv = PacketView { size, ect: pkt.is_ect() };
+            match self.marking.on_dequeue(now, pv, view, 0) {
+                Decision::Pass => None,
+                Decision::Mark(r) => (!self.b.apply_mark(self.c, &mut pkt, q, r)).then_some(r),
+                Decision::Drop(r) => {
+                    self.b.count_drop(self.c, q, r);
+                    Some(r)
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(r) = drop {
+            let d = &mut self.c.reasons[q].deq_dropped;
+            d.0 += 1;
+            d.1 += size as u64;
+            dropped(pkt, q, r);
+            Ok(None)
+        } else {
+            let lane = &mut self.b.lanes[q];
+            lane.deq_pkts += 1;
+            lane.deq_bytes += size as u64;
+            lane.deq_payload_bytes += pkt.payload_bytes() as u64;
+            Ok(Some((pkt, q)))
+        }
     }
 
     #[inline(always)]
@@ -1105,6 +1201,99 @@ mod tests {
             }
         }
         assert_eq!(checked, 6);
+    }
+
+    /// An idle port's one-step pass (`Port::pass_with`) decides as an enqueue followed at
+    /// once by a dequeue: every scheme with every scheduler, one queue and four on a shared
+    /// pool, CoDel dropping at dequeue, both non-ECT policies; the same random traffic through
+    /// both ports gives the same packets, marks, drops and counters, also for the packets
+    /// that queue behind later (the scheduler's and the scheme's state carried over).
+    #[test]
+    fn pass_decides_as_enqueue_then_dequeue() {
+        use crate::marking::codel::CodelMode;
+        use crate::rng::Rng;
+        use crate::units::Duration;
+        use SchedulerKind::*;
+        let run = |cfg: &PortConfig, m: &MarkingConfig, limit: u64, fused: bool| {
+            let mut p: Port<TestPkt> = Port::new(cfg, m, 1_000_000_000, 3).unwrap();
+            let mut pool = BufferPool::new(limit);
+            let mut rng = Rng::new(11);
+            let (mut log, mut passes) = (vec![], 0u32);
+            for i in 0..6_000u32 {
+                let now = i as u64 * 5_000;
+                let pkt = TestPkt {
+                    size: 64 + rng.below(1437) as u32,
+                    dscp: rng.below(8) as u8,
+                    ect: rng.below(10) > 0,
+                    ..pkt(i, 0)
+                };
+                let mut drops = vec![];
+                if p.is_empty() && rng.below(4) > 0 {
+                    // An idle link: the packet starts at once.
+                    passes += 1;
+                    let sent = if fused {
+                        p.pass_with(now, pkt, &mut pool, |d, q, r| drops.push((d.id, q, r))).map_err(|(d, r)| (d.id, r))
+                    } else {
+                        p.enqueue(now, pkt, &mut pool)
+                            .map(|()| p.dequeue_with(now, &mut pool, |d, q, r| drops.push((d.id, q, r))))
+                            .map_err(|(d, r)| (d.id, r))
+                    };
+                    log.push(format!("{sent:?} {drops:?}"));
+                } else {
+                    log.push(format!("{:?}", p.enqueue(now, pkt, &mut pool).err().map(|(d, r)| (d.id, r))));
+                    for _ in 0..rng.below(4) {
+                        let sent = p.dequeue_with(now + 2_500, &mut pool, |d, q, r| drops.push((d.id, q, r)));
+                        log.push(format!("{sent:?} {drops:?}"));
+                    }
+                }
+                p.check_invariants(false).unwrap();
+                if i % 97 == 0 {
+                    // Peaks restart from the current length: a pass must raise them too.
+                    p.advance_clock(now);
+                    log.push(format!("{:?}", p.stats()));
+                    p.reset_peak();
+                }
+            }
+            p.advance_clock(6_000 * 5_000);
+            let stats = p.stats();
+            log.push(format!("{stats:?} {}", pool.used_bytes));
+            let marks: u64 = stats.iter().map(|s| s.total_marks()).sum();
+            (log, passes, marks, p.total_drops())
+        };
+        let (mut checked, mut marked, mut dropped) = (0, 0, 0);
+        for scheme in SchemeName::ALL {
+            for kind in [Sp, Wrr, Dwrr, Wfq, SpWfq, SpDwrr] {
+                for (queues, limit) in [(1, u64::MAX), (4, 40_000)] {
+                    if queues == 1 && matches!(kind, SpWfq | SpDwrr) {
+                        continue; // needs a weighted queue next to the strict one
+                    }
+                    let cfg = PortConfig {
+                        queues,
+                        buffer: ByteSize(60_000),
+                        scheduler: SchedulerConfig { kind, quantum: ByteSize(1), ..Default::default() },
+                        pool: (limit != u64::MAX).then_some(ByteSize(limit)),
+                        ..Default::default()
+                    };
+                    let mut m = MarkingConfig { scheme, ..Default::default() };
+                    m.threshold.k = ByteSize(3_000);
+                    m.tcn.threshold = Duration(4_000);
+                    m.codel.mode = CodelMode::Drop;
+                    m.codel.target = Duration(1_000);
+                    m.codel.interval = Duration(10_000);
+                    for non_ect in [NonEctPolicy::Pass, NonEctPolicy::Drop] {
+                        m.non_ect = non_ect;
+                        let fused = run(&cfg, &m, limit, true);
+                        assert_eq!(fused, run(&cfg, &m, limit, false), "{scheme:?} x {kind:?}, {queues} queues");
+                        assert!(fused.1 > 1_000, "{scheme:?} x {kind:?}: {} passes", fused.1);
+                        checked += 1;
+                        marked += (fused.2 > 0) as u32;
+                        dropped += (fused.3 > 0) as u32;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 13 * 10 * 2);
+        assert!(marked > 100 && dropped > 50, "{marked} runs marked, {dropped} dropped");
     }
 
     #[test]

@@ -224,6 +224,24 @@ impl Wire {
         // Dequeues owed before this event come first: the packet must not be seen by a
         // dequeue that happened before it arrived.
         self.catch_up(events, now, li, now, events.current_seq());
+        let link = &self.links[li];
+        if link.tx == Tx::Idle && now >= link.busy_until && link.port.is_empty() && !link.watched {
+            // An empty port on an idle link (most hops of a fabric): the packet would be
+            // enqueued and dequeued at once by `kick`, so it takes one pass instead, with the
+            // same decisions and books (`Port::pass_with`; benches/DESIGN.md §3). Watched ports
+            // (PFC, the NIC arbiter) keep the two steps: their books see each one.
+            let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
+            let dropped = &mut self.dropped;
+            let r = port.pass_with(now, pkt, pool, |_, _, _| *dropped += 1);
+            #[cfg(debug_assertions)]
+            self.debug_check_port(now, li);
+            match r {
+                Err(_) => self.dropped += 1,
+                Ok(Some((pkt, _))) => self.launch(events, now, li, now, pkt),
+                Ok(None) => {} // dropped at dequeue (or queued behind a pause): idle, as after `kick`
+            }
+            return;
+        }
         let dscp = pkt.dscp;
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
         let admitted = port.enqueue(now, pkt, pool).is_ok();
@@ -386,10 +404,16 @@ impl Wire {
         let next = port.dequeue_with(at, pool, |_, _, _| *dropped += 1);
         #[cfg(debug_assertions)]
         self.debug_check_port(now, li);
-        let Some((mut pkt, _)) = next else {
+        let Some((pkt, _)) = next else {
             self.links[li].tx = Tx::Idle;
             return;
         };
+        self.launch(events, now, li, at, pkt);
+    }
+
+    /// `pkt` leaves link `li` at `at` (see [`Wire::start_tx`]).
+    #[inline(always)]
+    fn launch(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, at: Nanos, mut pkt: Packet) {
         if self.links[li].watched {
             self.watched_sent(events, now, li, &pkt);
         }
