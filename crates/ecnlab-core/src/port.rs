@@ -763,8 +763,9 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
         lane.max_bytes = lane.max_bytes.max(size as u64);
         self.sched.on_enqueue(now, q, size, &b.occ);
         if !self.sched.has_backlog(b.port_pkts, &b.occ) {
-            // Paused: the packet waits like any other.
-            b.advance_queue(q, now);
+            // Paused: the packet waits like any other. The queue held nothing until now, so
+            // its time integral only moves its clock (`occ` already counts the packet).
+            b.lanes[q].last_change_ns = now;
             self.c.busy_books[q].since = now;
             pool.used_bytes += size as u64;
             b.lanes[q].fifo.push_back(Entry { pkt, enq_ns: now });
@@ -1294,6 +1295,33 @@ mod tests {
         }
         assert_eq!(checked, 13 * 10 * 2);
         assert!(marked > 100 && dropped > 50, "{marked} runs marked, {dropped} dropped");
+    }
+
+    /// A pass into a port whose only queue is paused (PFC) leaves the packet queued, with
+    /// the books an enqueue would have written: the two ports agree after the pause ends.
+    #[test]
+    fn pass_into_a_paused_queue_queues() {
+        let cfg = PortConfig { queues: 2, buffer: ByteSize(60_000), ..Default::default() };
+        let m = MarkingConfig { scheme: SchemeName::None, ..Default::default() };
+        let ports = [true, false].map(|fused| {
+            let mut p: Port<TestPkt> = Port::new(&cfg, &m, 1_000_000_000, 3).unwrap();
+            let mut pool = BufferPool::unlimited();
+            p.set_paused(1_000, 0, true);
+            let pkt = TestPkt { size: 1_500, ..pkt(1, 0) };
+            let sent = if fused {
+                p.pass_with(5_000, pkt, &mut pool, |_, _, _| {}).ok().flatten()
+            } else {
+                p.enqueue(5_000, pkt, &mut pool).unwrap();
+                p.dequeue(5_000, &mut pool)
+            };
+            assert!(sent.is_none() && !p.is_empty(), "held by the pause");
+            p.set_paused(9_000, 0, false);
+            let sent = p.dequeue(9_000, &mut pool).map(|(d, q)| (d.id, q));
+            p.advance_clock(20_000);
+            (sent, format!("{:?}", p.stats()), pool.used_bytes)
+        });
+        assert_eq!(ports[0], ports[1]);
+        assert_eq!(ports[0].0, Some((1, 0)));
     }
 
     #[test]
