@@ -38,7 +38,8 @@ pub struct RedInstanceParams {
     pub min_th: ByteSize,
     /// Maximum threshold (MaxThresh); default 23436 B (3 min_th, dual AQM §IV-A).
     pub max_th: ByteSize,
-    /// Marking/dropping probability at max_th (MaxProb); default 0.1 (dual AQM §IV-A).
+    /// Marking/dropping probability at max_th (MaxProb); default 0.1 (dual AQM §IV-A). Above 1
+    /// is accepted and the probability capped at 1 (§IV-C's equal sharing gives such values).
     pub max_p: f64,
     /// EWMA weight of the average queue; default 0.002 (dual AQM §IV-A).
     pub w: f64,

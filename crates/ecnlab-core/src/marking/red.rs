@@ -48,7 +48,8 @@ pub struct RedParams {
     pub min_th: ByteSize,
     /// Maximum threshold on the average queue; default 22500 B (3 min_th, Floyd's guidelines; dual AQM §IV-A).
     pub max_th: ByteSize,
-    /// Marking probability at max_th; default 0.1 (Floyd's guidelines; dual AQM §IV-A).
+    /// Marking probability at max_th; default 0.1 (Floyd's guidelines; dual AQM §IV-A). Above
+    /// 1 is accepted and the probability capped at 1 (dual AQM §IV-C's equal sharing gives such values).
     pub max_p: f64,
     /// EWMA weight of the average queue length; default 0.002 (Floyd's guidelines; dual AQM §IV-A).
     pub w: f64,
