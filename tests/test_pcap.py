@@ -59,6 +59,10 @@ def test_tshark_counts_the_ce_marks_the_summary_reports(captured):
     assert set(classes) <= {"0", "1", "2", "3"} and len(set(classes)) > 1
     assert _count(tshark, bott, "tcp.dstport == 5001 and tcp.len > 0") > 0
     assert _count(tshark, captured / "pcap" / "s0->h1.pcap", "tcp.srcport == 5001 and tcp.flags.ack == 1") > 0
+    # A message's last segment is a PSH (the end of an application write); connections stay
+    # open, so no segment is a FIN.
+    assert _count(tshark, bott, "tcp.flags.push == 1 and tcp.len > 0") > 0
+    assert _count(tshark, bott, "tcp.flags.fin == 1") == 0
 
 
 def test_capture_does_not_change_the_run(captured, tmp_path):

@@ -30,7 +30,7 @@
 //! byte offsets from 0; data packets are `payload + 40` bytes on the wire, ACKs, NAKs and
 //! CNPs 40 bytes (RoCE v2's real overheads, IP+UDP+BTH+ICRC = 44 B per data packet and ~60 B
 //! per CNP at the IP layer, are not modelled); the packet carrying the last byte added so far
-//! has FIN set; ACKs/NAKs/CNPs are not-ECT, echo the triggering packet's `tx_ns` and DSCP.
+//! has PSH set; ACKs/NAKs/CNPs are not-ECT, echo the triggering packet's `tx_ns` and DSCP.
 //! Data packets, retransmissions included, are ECT(0). Real deployments send CNPs in a
 //! high-priority class; here they take the data's DSCP (the simulator may restamp them).
 //!
@@ -48,7 +48,7 @@ pub use sender::{DcqcnSender, DcqcnStats, Stage};
 
 /// Flag bit (in [`Packet::flags`](crate::packet::Packet::flags)) marking an ACK as a
 /// go-back-N NAK: "resend from `seq`". Chosen clear of [`crate::packet::flags`]' ECE, CWR
-/// and FIN bits.
+/// and PSH bits.
 pub const NAK: u8 = 8;
 
 /// Pass to [`DcqcnSender::add_data`] for a long-lived flow that always has data.

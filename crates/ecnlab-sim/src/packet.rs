@@ -36,8 +36,11 @@ pub mod flags {
     pub const ECE: u8 = 1;
     /// Congestion Window Reduced: the sender reacted (RFC 3168 §6.1.2).
     pub const CWR: u8 = 2;
-    /// Last segment of the flow's data (used by finite flows to know completion).
-    pub const FIN: u8 = 4;
+    /// The segment that carries the last byte of an application write (a flow's, or a
+    /// persistent connection's message's): TCP's PSH. Receivers ACK it at once (the
+    /// textbook profile, DCQCN) or when short (Linux); connections are never closed, so no
+    /// segment is a FIN.
+    pub const PSH: u8 = 4;
 }
 
 /// Header bytes added to a TCP payload on the wire (IP 20 + TCP 20); a 1460-byte MSS gives

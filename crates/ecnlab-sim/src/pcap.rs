@@ -11,7 +11,7 @@
 //! simulation, so a run with captures is bit-identical to one without. Frames carry the
 //! headers only (payload omitted: `incl_len` < `orig_len`, as a snaplen does): Ethernet,
 //! IPv4 with the packet's DSCP and ECN bits, then TCP (data and ACKs: ports from the
-//! connection, sequence and ACK numbers modulo 2^32, ACK/FIN/ECE/CWR flags), UDP to port
+//! connection, sequence and ACK numbers modulo 2^32, ACK/PSH/ECE/CWR flags), UDP to port
 //! 4791 for DCQCN (data, ACKs, CNPs), or ICMP echo for probes. Hosts are 10.0.x.y and
 //! 02:00:00:00:x:y for host index x*256+y. Checksums of TCP/UDP are zero (no payload to
 //! sum); the IPv4 header checksum is real.
@@ -152,8 +152,8 @@ impl Capture {
             L4::Tcp => {
                 let (seq, ack) = if pkt.kind == Kind::Data { (pkt.seq as u32, 0u32) } else { (0, pkt.seq as u32) };
                 let mut f: u8 = 0x10; // ACK: every segment of an established connection
-                if pkt.has(flags::FIN) {
-                    f |= 0x01;
+                if pkt.has(flags::PSH) {
+                    f |= 0x08;
                 }
                 if pkt.has(flags::ECE) {
                     f |= 0x40;

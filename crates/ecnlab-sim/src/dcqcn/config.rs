@@ -62,7 +62,7 @@ pub struct DcqcnConfig {
     /// paper §3.1: "We use N = 50 us").
     pub cnp_interval: Duration,
     /// The receiver ACKs every `ack_every` in-order data packets (and at once: duplicates,
-    /// the first in-order packet after a NAK, packets carrying FIN). Default 1, an ACK per
+    /// the first in-order packet after a NAK, packets carrying PSH). Default 1, an ACK per
     /// packet as the DCQCN/HPCC ns-3 simulators' default ACK interval of 1.
     pub ack_every: u32,
     /// Retransmission timeout of go-back-N: with no cumulative progress for `rto`, the

@@ -12,9 +12,9 @@
 //! sequence).
 //!
 //! ACKs: cumulative (`seq` = next expected byte), one per `ack_every` in-order packets, and
-//! at once for a packet carrying FIN, a duplicate (the sender may have missed our ACK), and
+//! at once for a packet carrying PSH, a duplicate (the sender may have missed our ACK), and
 //! the first in-order packet after a NAK. No delayed-ACK timer: with `ack_every` > 1 an
-//! unlimited flow is acknowledged by its steady stream, a finite one by its FIN.
+//! unlimited flow is acknowledged by its steady stream, a finite one by its PSH.
 //!
 //! Go-back-N: no out-of-order buffer. A packet beyond the expected byte is discarded and,
 //! the first time for that expected byte, answered with a NAK (an ACK with the
@@ -142,7 +142,7 @@ impl DcqcnReceiver {
             self.nak_for = None;
             self.rcv_nxt = end;
             self.pending += 1;
-            if after_nak || pkt.has(flags::FIN) || self.pending >= self.ack_every {
+            if after_nak || pkt.has(flags::PSH) || self.pending >= self.ack_every {
                 self.send_ack(pkt.tx_ns, pkt.dscp, 0, out);
             }
         }

@@ -47,7 +47,7 @@ use super::NAK;
 use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
 use ecnlab_core::units::Nanos;
 
-/// Data amounts at or above this are "unlimited" (a long-lived flow): no FIN is ever sent.
+/// Data amounts at or above this are "unlimited" (a long-lived flow): no PSH is ever sent.
 const UNLIMITED_FROM: u64 = u64::MAX / 8;
 /// Cap of the application's total data, so that sequence arithmetic never overflows.
 const APP_CAP: u64 = u64::MAX / 2;
@@ -213,7 +213,7 @@ impl DcqcnSender {
     }
 
     /// The application has `bytes` more to send ([`super::UNLIMITED`] for a long-lived
-    /// flow, which never sends FIN). Nothing is sent, and `timer()` does not account for
+    /// flow, which never sends PSH). Nothing is sent, and `timer()` does not account for
     /// the new data, until the next [`poll`](Self::poll): call it right after.
     pub fn add_data(&mut self, bytes: u64) {
         self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
@@ -445,7 +445,7 @@ impl DcqcnSender {
         let size = len + TCP_IP_HEADER as u64;
         let mut fl = 0u8;
         if seq + len == self.app_limit && self.app_limit < UNLIMITED_FROM {
-            fl |= flags::FIN;
+            fl |= flags::PSH;
         }
         if seq < self.high_tx {
             self.stats.retransmitted_bytes += len.min(self.high_tx - seq);

@@ -504,9 +504,9 @@ fn unmarked_flow_runs_at_line_rate_and_completes_on_time() {
     assert_eq!(net.sent.last().unwrap().0, last_tx);
     let fct = last_tx + tx_time_ns(*sizes.last().unwrap(), G10) + 2 * d;
     assert_eq!(f.finish, Some(fct));
-    // FIN on the last packet only; addressing and DSCP as given.
-    assert!(net.sent.last().unwrap().1.has(flags::FIN));
-    assert_eq!(net.sent.iter().filter(|(_, p)| p.has(flags::FIN)).count(), 1);
+    // PSH on the last packet only; addressing and DSCP as given.
+    assert!(net.sent.last().unwrap().1.has(flags::PSH));
+    assert_eq!(net.sent.iter().filter(|(_, p)| p.has(flags::PSH)).count(), 1);
     assert!(net.sent.iter().all(|(_, p)| p.dscp == 3 && p.src == 1 && p.dst == 0));
     // No event storm: a timer call per packet plus the alpha timer's periods.
     assert!(net.sender_timer_calls <= n_pkts + fct / (55 * NS_PER_US) + 2, "{}", net.sender_timer_calls);

@@ -143,7 +143,7 @@ pub struct TcpConfig {
     /// `textbook`: the receiver ACKs every `delayed_ack` in-order full segments (RFC 1122
     /// §4.2.3.2, RFC 5681 §4.2); default 1, an ACK per segment, as all three papers'
     /// simulations (ns-2 `segsperack_` 1, ns-3 DelAckCount 1). Out-of-order, duplicate and
-    /// gap-filling segments, and segments carrying FIN, are always ACKed at once.
+    /// gap-filling segments, and segments carrying PSH, are always ACKed at once.
     /// `linux`: 2 (default) is Linux's rule, an ACK once more than one full segment is
     /// unacknowledged (`__tcp_ack_snd_check`), with quick-ACK mode at the start and after
     /// idle; 1 turns delayed ACKs off (as `TCP_QUICKACK` held on). Other values are refused.

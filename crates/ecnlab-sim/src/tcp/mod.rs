@@ -19,7 +19,7 @@
 //! ACKs are 40 bytes, not-ECT, `seq` = cumulative ACK, `tx_ns` = echoed send time of the
 //! segment that triggered them. The flavours that use ECN send every data segment ECT(0),
 //! retransmissions included (as the TCN ns-2 code does for DCTCP). The segment carrying the
-//! last byte the application has added so far has FIN set (none for unlimited flows).
+//! last byte the application has added so far has PSH set (none for unlimited flows).
 
 pub(crate) mod cc;
 pub mod config;

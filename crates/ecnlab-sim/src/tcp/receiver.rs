@@ -3,7 +3,7 @@
 //! ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2): one ACK per `delayed_ack` in-order
 //! segments, or when the delayed-ACK timer expires; an immediate ACK for every
 //! out-of-order segment (duplicate ACKs), every duplicate segment, every segment that fills
-//! (part of) a gap, and every segment carrying FIN (the last byte the application handed
+//! (part of) a gap, and every segment carrying PSH (the last byte the application handed
 //! over; a short flow's tail is not held back by the timer).
 //!
 //! ECN echo, by flavour:
@@ -176,7 +176,7 @@ impl TcpReceiver {
             self.pending += 1;
             self.pending_tx = pkt.tx_ns;
             self.pending_dscp = pkt.dscp;
-            if had_gap || pkt.has(flags::FIN) || self.pending >= self.ack_every {
+            if had_gap || pkt.has(flags::PSH) || self.pending >= self.ack_every {
                 self.send_ack(pkt.tx_ns, pkt.dscp, out);
             } else if self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + self.delack_timeout);

@@ -33,7 +33,7 @@ use super::config::{PartialAckRto, TcpConfig};
 use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
 use ecnlab_core::units::Nanos;
 
-/// Data amounts at or above this are "unlimited" (a long-lived flow): no FIN is ever sent.
+/// Data amounts at or above this are "unlimited" (a long-lived flow): no PSH is ever sent.
 const UNLIMITED_FROM: u64 = u64::MAX / 8;
 /// Cap of the application's total data, so that sequence arithmetic never overflows.
 const APP_CAP: u64 = u64::MAX / 2;
@@ -201,9 +201,9 @@ impl TcpSender {
     }
 
     /// The application has `bytes` more to send ([`super::UNLIMITED`] or any amount from
-    /// `u64::MAX / 8` up for an unlimited flow, which never sends FIN). Nothing is sent until
+    /// `u64::MAX / 8` up for an unlimited flow, which never sends PSH). Nothing is sent until
     /// the next [`poll`](Self::poll) (or ACK). The segment that carries the last byte added
-    /// so far has FIN set, so with a rate-limited application every write's end is flagged
+    /// so far has PSH set, so with a rate-limited application every write's end is flagged
     /// (like PSH) and the receiver ACKs it at once.
     pub fn add_data(&mut self, bytes: u64) {
         self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
@@ -551,7 +551,7 @@ impl TcpSender {
             self.send_cwr = false;
         }
         if seq + len == self.app_limit && self.app_limit < UNLIMITED_FROM {
-            fl |= flags::FIN;
+            fl |= flags::PSH;
         }
         if seq < self.high_tx {
             self.stats.retransmitted_bytes += len.min(self.high_tx - seq);

@@ -223,8 +223,8 @@ fn partial_last_segment_and_fin() {
     assert_eq!(net.r.delivered_bytes(), 10_000);
     let last = net.sent.last().unwrap();
     assert_eq!(last.payload as u64, 10_000 - 6 * MSS);
-    assert!(last.has(flags::FIN));
-    assert_eq!(net.sent.iter().filter(|p| p.has(flags::FIN)).count(), 1);
+    assert!(last.has(flags::PSH));
+    assert_eq!(net.sent.iter().filter(|p| p.has(flags::PSH)).count(), 1);
     // Every data segment is ECT(0) for an ECN flavour; DSCP and addressing as given.
     assert!(net.sent.iter().all(|p| p.ecn == Ecn::Ect0 && p.dscp == 3 && p.src == 1 && p.dst == 2 && p.flow == 7));
 }
@@ -252,7 +252,7 @@ fn idle_after_completion_and_request_response() {
     assert!(net.s.is_idle());
     assert_eq!(net.r.delivered_bytes(), 150_000);
     assert_eq!(net.s.acked_bytes(), 150_000);
-    assert_eq!(net.sent.iter().filter(|p| p.has(flags::FIN)).count(), 2);
+    assert_eq!(net.sent.iter().filter(|p| p.has(flags::PSH)).count(), 2);
 }
 
 #[test]
@@ -262,7 +262,7 @@ fn unlimited_flow_never_sends_fin_and_respects_max_cwnd() {
     net.send(UNLIMITED);
     net.run(2 * NS_PER_MS);
     assert!(!net.s.is_idle());
-    assert!(net.sent.iter().all(|p| !p.has(flags::FIN)));
+    assert!(net.sent.iter().all(|p| !p.has(flags::PSH)));
     assert_eq!(net.s.cwnd(), 20 * MSS);
     assert!(net.s.in_flight() <= 20 * MSS);
     // ~20 segments per 50 us RTT.
@@ -818,7 +818,7 @@ fn delayed_ack_timer_and_immediate_acks() {
         kind: Kind::Data,
         ecn: Ecn::Ect0,
         tx_ns: 1000 + k,
-        flags: if fin { flags::FIN } else { 0 },
+        flags: if fin { flags::PSH } else { 0 },
         dscp: 5,
         ..Default::default()
     };
@@ -853,7 +853,7 @@ fn delayed_ack_timer_and_immediate_acks() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].seq, 5 * MSS);
     out.clear();
-    // FIN: immediate ACK even with a single pending segment.
+    // PSH: immediate ACK even with a single pending segment.
     r.on_data(500, &seg(5, true), &mut out);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].seq, 6 * MSS);
@@ -867,7 +867,7 @@ fn delayed_ack_flows_complete() {
         let mut net = Net::pass(&c, 25 * NS_PER_US, GBPS10);
         net.send(segs(21));
         net.run(u64::MAX);
-        // The odd last segment carries FIN and is ACKed at once: no 40 ms stall.
+        // The odd last segment carries PSH and is ACKed at once: no 40 ms stall.
         assert!(net.finish.unwrap() < NS_PER_MS, "{:?}", net.finish);
         assert!(net.r.stats().acks_sent <= 12);
     }

@@ -63,7 +63,7 @@
 //!   `rcv_nxt` at once, then holds them for min(RTT/20, 1 ms) or 44 ACKs): every
 //!   out-of-order segment is acknowledged at once, as the issue asks.
 //! - Never in "ping-pong" mode (the receiver sends no data). The segment that carries the
-//!   last byte the application handed over (FIN in the simulator) is Linux's PSH segment:
+//!   last byte the application handed over (`flags::PSH`) is Linux's PSH segment:
 //!   acknowledged at once only when shorter than `rcv_mss`.
 
 use super::ca::CongestionOps;
@@ -653,12 +653,12 @@ mod tests {
         let (mut r, t) = warmed(CcKind::NewReno);
         let mut p = seg(16, t, Ecn::NotEct);
         p.payload = 300;
-        p.flags = flags::FIN;
+        p.flags = flags::PSH;
         assert_eq!(feed(&mut r, t, p), vec![(16_300, false, t)]);
         // A full-sized last segment waits for the timer as in Linux.
         let mut p = seg(17, t, Ecn::NotEct);
         p.seq = 16_300;
-        p.flags = flags::FIN;
+        p.flags = flags::PSH;
         assert!(feed(&mut r, t + US, p).is_empty());
     }
 

@@ -755,7 +755,7 @@ impl LinuxSender {
             self.queue_cwr = false;
         }
         if seq + len as u64 == self.app_limit && self.app_limit < UNLIMITED_FROM {
-            fl |= flags::FIN;
+            fl |= flags::PSH;
         }
         if self.in_cwnd_reduction() {
             self.prr_out += 1;
