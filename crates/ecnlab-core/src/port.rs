@@ -151,6 +151,10 @@ struct Entry<P> {
     enq_ns: Nanos,
 }
 
+/// Slots a queue's FIFO is built with: the ring grows past them on demand, but never
+/// reallocates while a queue holds fewer packets (a DCTCP queue near its threshold).
+const FIFO_SLOTS: usize = 64;
+
 /// One queue's own state: its FIFO, limit and the counters every enqueue or dequeue of it
 /// updates, in two cache lines (at fabric scale the port state is out of L1 at every
 /// packet, so each separate line costs a miss; these fields used to sit in five arrays).
@@ -297,6 +301,21 @@ macro_rules! with_parts {
 }
 
 impl<P: PortPacket> Port<P> {
+    /// The bytes a port of `queues` queues takes when built, before it holds a packet: for
+    /// the memory estimate that refuses a fabric too large to build
+    /// (`ecnlab_sim::config::Scenario::memory_estimate`). Schedulers and schemes with
+    /// per-queue state add more.
+    pub fn built_bytes(queues: usize) -> u64 {
+        use std::mem::size_of;
+        let per_queue = size_of::<Lane<P>>()
+            + FIFO_SLOTS * size_of::<Entry<P>>()
+            + size_of::<QueueOcc>()
+            + size_of::<ReasonCounts>()
+            + size_of::<PauseBooks>()
+            + size_of::<BusyBooks>();
+        (size_of::<Port<P>>() + queues * per_queue) as u64
+    }
+
     /// Build a port. Errors name the field relative to the scenario (`switch.*`, `marking.*`).
     pub fn new(cfg: &PortConfig, marking: &MarkingConfig, link_rate_bps: u64, seed: u64) -> Result<Self, String> {
         let n = cfg.queues;
@@ -345,7 +364,7 @@ impl<P: PortPacket> Port<P> {
                 enq_bytes: 0,
                 max_bytes: 0,
                 sojourn_max_ns: 0,
-                fifo: VecDeque::with_capacity(64),
+                fifo: VecDeque::with_capacity(FIFO_SLOTS),
                 sojourn_sum_ns: 0,
                 deq_pkts: 0,
                 deq_bytes: 0,

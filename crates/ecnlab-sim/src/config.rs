@@ -3,9 +3,10 @@
 //! the built network. Unknown keys are errors; every error names its field path.
 
 use crate::de::{internally_tagged, join_error};
+use crate::packet::Packet;
 use crate::tcp::{CcKind, TcpConfig};
 use crate::workload::TrafficSpec;
-use ecnlab_core::port::PortConfig;
+use ecnlab_core::port::{Port, PortConfig};
 use ecnlab_core::units::{with_packet_size, ByteSize, Duration, Rate};
 use ecnlab_core::MarkingConfig;
 use serde::{Deserialize, Serialize};
@@ -708,12 +709,16 @@ pub struct MemoryEstimate {
 impl Scenario {
     pub fn memory_estimate(&self) -> MemoryEstimate {
         let hosts = self.n_hosts() as u64;
-        let (switches, links) = match &self.topology {
-            Topology::Star { hosts, .. } => (1u64, 2 * *hosts as u64),
-            Topology::Dumbbell { left, right, .. } => (2, 2 * (*left as u64 + *right as u64 + 1)),
+        // Multipath routes keep every equal-cost next hop: a leaf has one per spine to each
+        // host under another leaf (`Net::compute_routes`, u32 each).
+        let (switches, links, multipath_hops) = match &self.topology {
+            Topology::Star { hosts, .. } => (1u64, 2 * *hosts as u64, 0u64),
+            Topology::Dumbbell { left, right, .. } => (2, 2 * (*left as u64 + *right as u64 + 1), 0),
             Topology::LeafSpine { leaves, spines, hosts_per_leaf, .. } => {
                 let (l, s, h) = (*leaves as u64, *spines as u64, *hosts_per_leaf as u64);
-                (l + s, 2 * l.saturating_mul(h) + 2 * l.saturating_mul(s))
+                let remote_hosts = l.saturating_sub(1).saturating_mul(h);
+                let multipath = if s > 1 { l.saturating_mul(remote_hosts).saturating_mul(s) } else { 0 };
+                (l + s, 2 * l.saturating_mul(h) + 2 * l.saturating_mul(s), multipath)
             }
         };
         let nodes = hosts.saturating_add(switches);
@@ -737,14 +742,21 @@ impl Scenario {
         }
         let samples = if self.metrics.timeseries { self.duration.0 / self.metrics.sample_interval.0.max(1) } else { 0 };
         let parts = [
-            // Routing: one (first, len) pair of u32 per node and destination host.
+            // Routing: one (first, len) pair of u32 per node and destination host, and the
+            // equal-cost next hops.
             (
-                nodes.saturating_mul(hosts).saturating_mul(8),
+                nodes.saturating_mul(hosts).saturating_mul(8).saturating_add(multipath_hops.saturating_mul(4)),
                 "topology".to_string(),
                 format!("routes of {nodes} nodes to {hosts} hosts"),
             ),
-            // An egress port per directed link with its queues' FIFOs and counters.
-            (links.saturating_mul(256 + 128 * queues), "topology".into(), format!("{links} egress ports")),
+            // An egress port per directed link with its queues' FIFOs and counters: a host's
+            // NIC has one queue (without PFC).
+            (
+                (links.saturating_sub(hosts).saturating_mul(Port::<Packet>::built_bytes(queues as usize)))
+                    .saturating_add(hosts.saturating_mul(Port::<Packet>::built_bytes(1))),
+                "topology".into(),
+                format!("{} switch ports of {queues} queues", links.saturating_sub(hosts)),
+            ),
             (connections.saturating_mul(1000), "flows".into(), format!("{connections} listed flows")),
             // A generated flow's arrival, its state and its record: at least 200 B each.
             (
