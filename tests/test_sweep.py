@@ -200,7 +200,7 @@ BAD_SWEEPS = [
     ('scenario = "tcn-perport"\nset = {"flows.7.count" = 3}\n', 'set."flows.7.count": --set flows.7: index 7 out of range'),
     ('scenario = "tcn-perport"\nset = {"duration" = "-1s"}\n', 'set.duration: duration: duration `-1s` is negative'),
     ('scenario = "tcn-perport"\nset = {"metrics.warmup" = "0.1s", "duration" = "0.1s"}\n',
-     'set.duration: metrics.warmup: must be shorter than duration'),
+     'set.duration: metrics.warmup: 200ms is not shorter than duration = 100ms'),
     ('scenario = "tcn-perport"\n[cases.variant]\n', "cases.variant: an empty table"),
     ('scenario = "tcn-perport"\n[cases]\nvariant = 3\n', "cases.variant: expected a table of name = "),
     ('scenario = "tcn-perport"\n[cases.variant]\ngood = {"marking.scheme" = "tcn"}\n'

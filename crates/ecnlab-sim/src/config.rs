@@ -545,7 +545,10 @@ impl Scenario {
             return Err("metrics.sample_interval: must be larger than 0".into());
         }
         if self.metrics.warmup >= self.duration {
-            return Err("metrics.warmup: must be shorter than duration".into());
+            return Err(format!(
+                "metrics.warmup: {} is not shorter than duration = {}",
+                self.metrics.warmup, self.duration
+            ));
         }
         self.transport.validate()?;
         for (i, f) in self.flows.iter().enumerate() {

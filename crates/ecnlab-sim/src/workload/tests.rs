@@ -503,6 +503,7 @@ fn bad_trace_rows_are_named_by_line_and_column() {
         ("start,src,dst,size\n0,1,1,100\n", "line 2, column 3 (dst): dst 1 equals src"),
         ("start,src,dst,size\nsoon,1,2,100\n", "line 2, column 1 (start): cannot parse 'soon' as a start time"),
         ("start,src,dst,size\n0,1,2,0\n", "line 2, column 4 (size): size must be at least 1 byte"),
+        ("start,src,dst,size\n0,1,2,-5\n", "line 2, column 4 (size): size -5 is not a whole number of bytes"),
         ("start,src,dst,size\n-1,1,2,5\n", "line 2, column 1 (start): start '-1' is not a non-negative"),
         ("start,src,dst,size\n0,1,2\n", "line 2: expected 4 fields as in the header, found 3"),
         ("start,src,dst,size,class\n0,1,2,5,64\n", "line 2, column 5 (class): class '64' is not a DSCP value"),

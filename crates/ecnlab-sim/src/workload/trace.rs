@@ -93,6 +93,10 @@ pub(super) fn parse_trace(text: &str, path: &str, n_hosts: usize) -> Result<Vec<
         let (s, loc) = at(3);
         let size = match s.parse::<u64>() {
             Ok(v) => v,
+            // A bare number that is not a byte count (-5, 1.5): the unit parser would ask for a unit.
+            Err(_) if s.parse::<f64>().is_ok() => {
+                return Err(format!("{loc}: size {s} is not a whole number of bytes (at least 1)"));
+            }
             Err(_) => {
                 s.parse::<ByteSize>().map(|b| b.0).map_err(|e| format!("{loc}: cannot parse '{s}' as bytes: {e}"))?
             }
