@@ -209,6 +209,33 @@ mod tests {
         }
     }
 
+    /// A run cut by `duration` before every generated flow arrived lists the flows it never
+    /// reached (no connection, nothing sent) and counts them as not started: every flow the
+    /// scenario asked for is in the results.
+    #[test]
+    fn flows_arriving_after_the_end_are_listed_as_not_started() {
+        // 40 flows at 60 % load arrive over several ms; the run stops at 5 ms.
+        let mut scn = scenario("");
+        scn.duration = ecnlab_core::units::Duration(5_000_000);
+        let o = run(&scn, 3).unwrap();
+        let end_s = o.summary.sim_time_s;
+        assert_eq!(end_s, 0.005);
+        assert_eq!(o.flows.len(), 40);
+        let never: Vec<_> = o.flows.iter().filter(|f| f.start_s >= end_s).collect();
+        assert!(!never.is_empty() && never.len() < 40, "{} of 40 after the end", never.len());
+        assert!(never.iter().all(|f| f.conn.is_none() && f.finish_s.is_none() && f.acked_bytes == 0));
+        assert!(o.flows.iter().filter(|f| f.start_s < end_s).all(|f| f.conn.is_some()));
+        assert_eq!(o.flows.iter().map(|f| f.id).collect::<Vec<_>>(), (0..40).collect::<Vec<_>>());
+        let c = &o.summary.flows;
+        assert_eq!((c.total, c.not_started), (40, never.len() as u64));
+        assert_eq!(c.completed + c.unfinished + c.not_started, 40);
+        // The whole run: nothing is left out, nothing counted as not started.
+        let mut long = scenario("");
+        long.duration = ecnlab_core::units::Duration(1_000_000_000);
+        let all = run(&long, 3).unwrap();
+        assert_eq!((all.summary.flows.total, all.summary.flows.not_started), (40, 0));
+    }
+
     /// `between` stops the run, and sees simulated time advance.
     #[test]
     fn between_can_stop_a_run() {

@@ -13,6 +13,7 @@ use crate::summary::{
 };
 use crate::topology::Net;
 use crate::traffic::Probe;
+use crate::workload::FlowArrival;
 use ecnlab_core::measure::by_reason;
 use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
@@ -34,6 +35,10 @@ pub(crate) struct RunView<'a> {
     /// Every link's egress port, in link order.
     pub ports: Vec<PortView<'a>>,
     pub flows: &'a [Flow],
+    /// Generated flows whose arrival the run did not reach (at or after its end).
+    pub pending: &'a [FlowArrival],
+    /// Number of `[[flows]]` entries: a generated flow's `spec` follows them.
+    pub n_listed_specs: u32,
     /// Per connection.
     pub conns: Vec<ConnView>,
     pub probes: &'a [Probe],
@@ -76,8 +81,9 @@ pub struct FlowRecord {
     /// Index of the `[[flows]]` entry it came from; generated flows continue the count
     /// (`[[flows]]` entries first, then `[[traffic]]` entries).
     pub spec: u32,
-    /// Connection that carried it (several flows share one with persistent connections).
-    pub conn: u32,
+    /// Connection that carried it (several flows share one with persistent connections);
+    /// None for a flow that never started (its start at or after the run's end).
+    pub conn: Option<u32>,
     pub src: u16,
     pub dst: u16,
     pub class: u8,
@@ -140,7 +146,7 @@ impl FlowRecord {
         FlowRecord {
             id,
             spec: f.spec,
-            conn: f.conn,
+            conn: Some(f.conn),
             src: f.src,
             dst: f.dst,
             class: f.class,
@@ -156,6 +162,30 @@ impl FlowRecord {
             acked_bytes: acked,
             timeouts: f.timeouts,
             retransmits: f.retransmits,
+        }
+    }
+}
+
+impl FlowRecord {
+    /// A generated flow whose arrival comes at or after the run's end: listed, with nothing
+    /// sent, so that no flow of the scenario is missing from the results.
+    fn not_started(id: usize, a: &FlowArrival, run: &RunView) -> FlowRecord {
+        FlowRecord {
+            id,
+            spec: run.n_listed_specs + a.source,
+            conn: None,
+            src: a.src,
+            dst: a.dst,
+            class: a.class,
+            size: Some(a.size),
+            start_s: a.start_ns as f64 / 1e9,
+            finish_s: None,
+            fct_us: None,
+            ideal_fct_us: None,
+            slowdown: None,
+            acked_bytes: 0,
+            timeouts: 0,
+            retransmits: 0,
         }
     }
 }
@@ -186,7 +216,9 @@ impl ProbeRecord {
 
 /// Per-flow records after a run.
 pub(crate) fn flow_records(run: &RunView) -> Vec<FlowRecord> {
-    run.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, run)).collect()
+    let started = run.flows.iter().enumerate().map(|(i, f)| FlowRecord::of(i, f, run));
+    let pending = run.pending.iter().enumerate().map(|(i, a)| FlowRecord::not_started(run.flows.len() + i, a, run));
+    started.chain(pending).collect()
 }
 
 pub(crate) fn probe_records(run: &RunView) -> Vec<ProbeRecord> {

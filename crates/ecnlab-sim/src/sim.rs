@@ -484,6 +484,8 @@ impl Simulator {
             counting: self.counting,
             ports,
             flows: &self.hosts.flows,
+            pending: self.arrivals.pending(),
+            n_listed_specs: self.hosts.n_listed_specs,
             conns,
             probes: &self.probes,
             mss: self.hosts.mss,

@@ -134,10 +134,15 @@ pub struct FlowCounts {
     pub long_lived: u64,
     /// Retransmission timeouts: the flows' (simulator), the kernels' counter (emulator).
     pub timeouts: u64,
-    /// Every flow of the run (generated messages that started included).
+    /// Every flow of the scenario: each generated message, listed flows counted one per
+    /// connection, and those that never started.
     pub total: u64,
     /// Sized flows that started in the window and did not complete.
     pub unfinished: u64,
+    /// Flows whose start is at or after the run's end (`duration` came first): they never
+    /// ran, and are neither completed nor unfinished.
+    #[serde(default)]
+    pub not_started: u64,
 }
 
 /// One switch queue over the window.
@@ -299,8 +304,9 @@ pub struct Measurements {
 impl Summary {
     /// The summary of what a run measured.
     pub fn build(m: Measurements) -> Summary {
+        let started = |f: &&FlowOutcome| f.start_s < m.sim_time_s;
         let measured: Vec<&FlowOutcome> =
-            m.flows.iter().filter(|f| f.size.is_some() && f.start_s >= m.measure_from_s).collect();
+            m.flows.iter().filter(started).filter(|f| f.size.is_some() && f.start_s >= m.measure_from_s).collect();
         let done: Vec<&FlowOutcome> = measured.iter().copied().filter(|f| f.fct_us.is_some()).collect();
         let (mut marks, mut drops, mut unmarkable) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         for c in &m.counters {
@@ -352,6 +358,7 @@ impl Summary {
                 timeouts: m.timeouts,
                 total: m.flows.len() as u64,
                 unfinished: (measured.len() - done.len()) as u64,
+                not_started: m.flows.iter().filter(|f| !started(f)).count() as u64,
             },
             long_flows: m.long_flow_goodputs_bps.map(|g| LongFlows { jain_index: jain_index(&g), goodput_bps: g }),
             marks: marks.values().sum(),
@@ -477,7 +484,8 @@ mod tests {
             "flows": [{"class": 0, "size": 1000, "start_s": 0.4, "fct_us": 5.0},
                       {"class": 0, "size": 1000, "start_s": 0.6, "fct_us": 7.0},
                       {"class": 0, "size": 20_000_000, "start_s": 0.6, "fct_us": null},
-                      {"class": 1, "size": null, "start_s": 0.0, "fct_us": null}],
+                      {"class": 1, "size": null, "start_s": 0.0, "fct_us": null},
+                      {"class": 0, "size": 1000, "start_s": 2.0, "fct_us": null}],
             "timeouts": 3,
             "counters": [{"marks_by_reason": {"threshold": 2}, "drops_by_reason": {}},
                          {"marks_by_reason": {"threshold": 1, "sojourn": 4}, "drops_by_reason": {"buffer": 1}}],
@@ -493,7 +501,7 @@ mod tests {
         assert_eq!(s["fct"]["small"], serde_json::json!({"count": 1, "avg_us": 7.0, "p50_us": 7.0, "p99_us": 7.0}));
         assert_eq!(
             s["flows"],
-            serde_json::json!({"total": 4, "completed": 1, "unfinished": 1, "long_lived": 1, "timeouts": 3})
+            serde_json::json!({"total": 5, "completed": 1, "unfinished": 1, "not_started": 1, "long_lived": 1, "timeouts": 3})
         );
         assert_eq!((s["marks"].as_u64(), s["drops"].as_u64()), (Some(7), Some(1)));
         assert_eq!(s["marks_by_reason"], serde_json::json!({"threshold": 3, "sojourn": 4}));

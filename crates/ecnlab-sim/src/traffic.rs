@@ -28,6 +28,11 @@ impl Arrivals {
     pub(crate) fn first_time(&self) -> Option<Nanos> {
         self.list.first().map(|a| a.start_ns)
     }
+    /// The arrivals still to come: after a run, those at or after its end, which never
+    /// started (`flows.not_started`).
+    pub(crate) fn pending(&self) -> &[FlowArrival] {
+        &self.list[self.next..]
+    }
     /// The arrival whose event fires now, and the time of the one after it (at most one
     /// arrival event is pending).
     pub(crate) fn take(&mut self) -> (FlowArrival, Option<Nanos>) {
