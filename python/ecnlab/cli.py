@@ -232,15 +232,11 @@ _count = _int_at_least(0)
 
 
 def _seconds(text: str) -> float:
-    """A time limit: seconds, or a time with its unit ("90s", "10min")."""
+    """A time limit, with its unit ("90s", "10min"), in seconds."""
     from .sweep import time_limit_s
 
     try:
-        v = float(text)
-    except ValueError:
-        v = text
-    try:
-        return time_limit_s(v)
+        return time_limit_s(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
