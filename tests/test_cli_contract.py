@@ -77,7 +77,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     _expect_error(["tcn-static", "--set", "marking.tcn.threshold=fast"], "marking.tcn.threshold", tmp_path)
     _expect_error(["tcn-static", "--set", "switch.queues=0"], "switch.queues", tmp_path)
     _expect_error(["tcn-static", "--set", "flows.0.src=99"], "flows[0]", tmp_path)
-    _expect_error(["tcn-static", "--set", "flows.9.src=1"], "out of range", tmp_path)
+    _expect_error(["tcn-static", "--set", "flows.9.src=1"], "tcn-static: --set flows.9: index 9 out of range", tmp_path)
     _expect_error(["tcn-static", "--set", "nonsense"], "key=value", tmp_path)
     _expect_error(["tcn-static", "--set", "switch.scheduler.kind=fifo"], "switch.scheduler.kind", tmp_path)
     bad = tmp_path / "broken.toml"

@@ -118,6 +118,18 @@ def test_without_root_says_so_in_one_line(monkeypatch, capsys):
     assert err.startswith("ecnlab: error: emulation needs root and network namespaces ("), err
 
 
+@pytest.mark.parametrize("setting, line", [
+    ("flows.5.count=2", "ecnlab: error: tcn-static: --set flows.5: index 5 out of range (the list has 3 entries)\n"),
+    ("flows.0.size=0B", "ecnlab: error: tcn-static: flows[0].size: must be larger than 0 (set by --set flows.0.size=0B)\n"),
+])
+def test_a_bad_set_names_the_scenario_and_its_set(monkeypatch, capsys, tmp_path, setting, line):
+    """As ecnlab run says it; refused before any namespace or directory is made."""
+    monkeypatch.setattr(emu.run, "check_environment", lambda: None)
+    assert emu.main(["tcn-static", "--set", setting, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == line
+    assert not (tmp_path / "o").exists()
+
+
 def test_dilation_scales_times_and_rates_but_not_sizes():
     from ecnlab.api import resolve
 

@@ -126,7 +126,12 @@ def build_info() -> dict[str, str]:
 def resolve(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[str] = ()) -> dict[str, Any]:
     """The scenario document (built-in name, path, or dict) with overrides applied."""
     doc = scenario if isinstance(scenario, dict) else load(scenario)
-    return with_overrides(doc, overrides)
+    try:
+        return with_overrides(doc, overrides)
+    except ScenarioError as e:  # name the scenario, as the core's errors do
+        if isinstance(scenario, dict):
+            raise
+        raise ScenarioError(f"{os.fspath(scenario)}: {e}") from None
 
 
 def _scenario_error(scenario: Any, msg: str) -> ScenarioError:

@@ -460,12 +460,11 @@ def _emulate(
     or ``"reno"``) with RFC 3168 ECN, and ``emulation.cc`` says ``fallback: true``.
     Raises EmulationError (environment, unsupported scenario) or ScenarioError.
     """
-    from ..api import RunResult, resolve, validate
+    from ..api import RunResult, validate
     from ..scenario import ScenarioError
 
     check_environment()
-    doc0 = resolve(scenario, overrides)
-    validate(doc0)
+    doc0 = validate(scenario, overrides)  # errors name the scenario
     # From here on the scenario as the core reads it: every default the simulator would
     # use (the host profile's included), every unit canonical.
     doc0 = resolve_scenario(doc0)
