@@ -171,7 +171,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, msg):
     assert not (tmp_path / "x").exists(), "a refused advice must leave no directory"
 
 
-def test_seeds_and_flows_are_the_counts_given():
+def test_seeds_and_flows_are_the_counts_given(tmp_path):
     """A count is never 0-as-unset: --seeds 1 runs one seed (the API refuses 0 too)."""
     from ecnlab.advise import Inputs, advise
     from ecnlab.advise.rtt import from_percentiles
@@ -179,8 +179,8 @@ def test_seeds_and_flows_are_the_counts_given():
 
     for field in ("seeds", "flows"):
         with pytest.raises(ScenarioError, match=f"--{field}: 0 must be at least 1"):
-            advise(Inputs(link_rate="10Gbps", rtt=from_percentiles("p50=30us"), **{field: 0}), "unused")
-    assert not Path("unused").exists()
+            advise(Inputs(link_rate="10Gbps", rtt=from_percentiles("p50=30us"), **{field: 0}), tmp_path / "a")
+    assert not (tmp_path / "a").exists()
 
 
 def test_without_a_check_nothing_is_called_validated(tmp_path):
