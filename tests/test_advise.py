@@ -153,11 +153,48 @@ def test_codel_times_round_to_the_kernels_tick():
     (["--rtt", "p50=fast"], "--rtt: p50:"),
     (["--rtt", "p50=30us", "--schemes", "tcn,bogus"], "--schemes: unknown scheme `bogus`"),
     (["--rtt", "p50=90us,p90=30us"], "percentiles must not decrease"),
+    (["--rtt", "p50=30us,p50=90us"], "--rtt: p50 is given twice (as p50=30us and p50=90us)"),
+    (["--rtt", "min=20us,p0=30us"], "--rtt: p0 is given twice"),
+    (["--rtt", "p50=30us", "--queues", "100"], "--queues: switch.queues: 100 is not in 1..=64"),
+    (["--rtt", "p50=30us", "--workload", "nope"], "--workload: traffic[0].cdf: no built-in CDF named 'nope'"),
+    (["--rtt", "p50=30us", "--seeds", "0"], "argument --seeds: 0 must be >= 1"),
+    (["--rtt", "p50=30us", "--flows", "0"], "argument --flows: 0 must be >= 1"),
+    (["--rtt", "p50=30us", "--load", "1.5"], "--load: 1.5 is not in (0, 1]"),
+    # K = 100 Gbps x 30 us = 375 KB cannot mark in a 10 KB buffer, nor be configured.
+    (["--rtt", "p50=30us", "--buffer", "10KB", "--validate", "none"],
+     "--buffer 10KB: the starting marking.threshold.k of per_queue (375000B, by its rule) is not below it"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, args, msg):
     p = run_cli("advise", "--link-rate", "100Gbps", *args, "--out", tmp_path / "x", check=False)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     assert msg in p.stderr, p.stderr
+    assert not (tmp_path / "x").exists(), "a refused advice must leave no directory"
+
+
+def test_seeds_and_flows_are_the_counts_given(tmp_path):
+    """A count is never 0-as-unset: --seeds 1 runs one seed (the API refuses 0 too)."""
+    from ecnlab.advise import Inputs, advise
+    from ecnlab.advise.rtt import from_percentiles
+    from ecnlab.scenario import ScenarioError
+
+    for field in ("seeds", "flows"):
+        with pytest.raises(ScenarioError, match=f"--{field}: 0 must be at least 1"):
+            advise(Inputs(link_rate="10Gbps", rtt=from_percentiles("p50=30us"), **{field: 0}), tmp_path / "a")
+    assert not (tmp_path / "a").exists()
+
+
+def test_without_a_check_nothing_is_called_validated(tmp_path):
+    """--validate none: the platform files name the papers' starting points as such."""
+    out = tmp_path / "a"
+    run_cli("advise", "--link-rate", "10Gbps", "--rtt", "p50=30us", "--schemes", "tcn,per_queue", "--validate", "none",
+            "--load", "1", "--out", out, "-q")
+    a = json.loads((out / "advice.json").read_text())
+    assert a["recommendation"] is None and a["inputs"]["load"] == 1
+    for c in a["config"].values():
+        assert "validated" not in c["note"], c["note"]
+    note = json.loads((out / "config" / "sonic-config_db.json").read_text())["_comment"]
+    assert "tcn (the first of --schemes; --validate none) has no equivalent on sonic" in note
+    assert "per_queue, below, at its papers' starting point (unchecked)" in note
 
 
 def test_rules_reproduce_the_ecn_sharp_testbed_settings():

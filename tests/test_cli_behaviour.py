@@ -43,6 +43,65 @@ def test_ctrl_c_stops_a_run_within_a_second(tmp_path):
     assert not out.exists(), "an interrupted run must leave no result directory"
 
 
+# tcn-static with a time series every 10 us: about 4 s, half of it writing 40 MB of results.
+SLOW_WRITE = ["tcn-static", "--set", "metrics.sample_interval=10us"]
+
+
+@pytest.mark.parametrize("after", [1.0, 2.0, 3.0, 3.8])
+def test_ctrl_c_at_any_moment_leaves_the_old_result_or_the_new_one(tmp_path, after):
+    """Results are written aside and renamed into place whole: an interruption, even while
+    the files are written, leaves the earlier complete result (with nothing of the new run
+    beside it) or the new one (with nothing of the old), and no temporary directory."""
+    out = tmp_path / "o"
+    run_cli("run", *SHORT, "--seed", "5", "--pcap", "all", "-q", "--out", out)
+    old = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
+    p = subprocess.Popen([str(ECNLAB), "run", *SLOW_WRITE, "-q", "--out", str(out)], stderr=subprocess.PIPE,
+                         text=True, cwd=ROOT, preexec_fn=_sigint_default)
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=60)
+    err = p.stderr.read()
+    assert os.listdir(tmp_path) == ["o"], "a temporary directory is left"
+    if summary(out)["seed"] == 5:  # the old result, whole
+        assert rc == 130 and err == "ecnlab: interrupted\n", (rc, err)
+        assert {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()} == old
+        assert (out / "pcap").is_dir()
+    else:  # the new one, whole (the signal came after the last rename)
+        assert sorted(f.name for f in out.iterdir()) == ["flows.csv", "probes.csv", "scenario.json", "summary.json",
+                                                          "timeseries.csv"]
+        assert json.loads((out / "scenario.json").read_text())["metrics"]["sample_interval"] == "10us"
+
+
+def test_a_rerun_replaces_the_earlier_result_whole(tmp_path):
+    """No file of the earlier run survives beside the new one: not its captures, not its
+    report (whose numbers would disagree with the new summary.json)."""
+    out = tmp_path / "o"
+    run_cli("run", *SHORT, "--pcap", "all", "--report", "-q", "--out", out)
+    assert (out / "pcap").is_dir() and (out / "report.html").is_file()
+    run_cli("run", *SHORT, "--seed", "3", "-q", "--out", out)
+    assert sorted(f.name for f in out.iterdir()) == ["flows.csv", "probes.csv", "scenario.json", "summary.json",
+                                                      "timeseries.csv"]
+    assert summary(out)["seed"] == 3
+
+
+def test_an_out_holding_other_files_is_refused_untouched(tmp_path):
+    """ecnlab replaces its own results only: a directory with anything else is refused
+    before the run, with one line, and left as it was."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    for cmd in (["run", *SHORT], ["advise", "--link-rate", "10Gbps", "--rtt", "p50=30us", "--validate", "none"]):
+        p = run_cli(*cmd, "--out", out, check=False)
+        assert p.returncode == 2 and p.stderr == (
+            f"ecnlab: error: --out {out}: holds files that are not an ecnlab result (notes.txt); give a new or "
+            "empty directory, or an earlier result to replace\n"), p.stderr
+        assert os.listdir(out) == ["notes.txt"] and os.listdir(tmp_path) == ["mine"]
+    # An empty directory is a fine --out.
+    (out / "notes.txt").unlink()
+    run_cli("run", *SHORT, "-q", "--out", out)
+    assert (out / "summary.json").is_file()
+
+
 def _run_on_a_terminal(args, seconds):
     """Run ecnlab with stderr (and stdout) on a pseudo-terminal for a while; return what it
     printed there, then interrupt it."""
@@ -148,11 +207,12 @@ def test_result_files_are_group_readable_and_name_their_origin(tmp_path):
     out = tmp_path / "o"
     old = os.umask(0o022)
     try:
-        run_cli("run", *SHORT, "--seed", "9", "-q", "--out", out)
+        run_cli("run", *SHORT, "--seed", "9", "--report", "--pcap", "all", "-q", "--out", out)
     finally:
         os.umask(old)
-    for f in out.iterdir():
-        assert stat.S_IMODE(f.stat().st_mode) == 0o644, f
+    assert (out / "report.html").is_file()  # written apart from the others: it was once 0600
+    for f in out.rglob("*"):
+        assert stat.S_IMODE(f.stat().st_mode) == (0o755 if f.is_dir() else 0o644), f
     s = summary(out)
     v = run_cli("-V").stdout.split()
     assert s["ecnlab"] == {"version": v[1], "build": v[3].rstrip(")")}

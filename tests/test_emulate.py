@@ -81,6 +81,13 @@ def our_namespaces(pid: int | None = None) -> list[str]:
     return names
 
 
+def writing(out: Path) -> str:
+    """What the command line of a process working for a run into ``out`` contains: the run
+    writes into a temporary directory beside it, renamed to ``out`` at the end
+    (ecnlab/outdir.py)."""
+    return f"{out.parent}/.{out.name}.ecnlab-"
+
+
 def processes_mentioning(text: str) -> list[int]:
     """Live processes whose command line contains ``text`` (e.g. a run's output dir)."""
     found = []
@@ -116,6 +123,19 @@ def test_without_root_says_so_in_one_line(monkeypatch, capsys):
     assert rc != 0
     assert err.count("\n") == 1, err
     assert err.startswith("ecnlab: error: emulation needs root and network namespaces ("), err
+
+
+@pytest.mark.parametrize("setting, line", [
+    ("flows.5.count=2", "ecnlab: error: tcn-static: --set flows.5: index 5 out of range (the list has 3 entries)\n"),
+    ("flows.0.size=0B",
+     "ecnlab: error: tcn-static: flows[0].size: must be larger than 0 (set by --set flows.0.size=0B)\n"),
+])
+def test_a_bad_set_names_the_scenario_and_its_set(monkeypatch, capsys, tmp_path, setting, line):
+    """As ecnlab run says it; refused before any namespace or directory is made."""
+    monkeypatch.setattr(emu.run, "check_environment", lambda: None)
+    assert emu.main(["tcn-static", "--set", setting, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == line
+    assert not (tmp_path / "o").exists()
 
 
 def test_dilation_scales_times_and_rates_but_not_sizes():
@@ -295,7 +315,8 @@ interval = "10ms"
     # Wait until its switch runs (its config is written once the namespaces exist).
     deadline = time.time() + 30
     while time.time() < deadline:
-        if our_namespaces(p.pid) and processes_mentioning(str(out / "emulation" / "switch.json")):
+        if our_namespaces(p.pid) and [q for q in processes_mentioning(writing(out))
+                                      if "emulation/switch.json" in Path(f"/proc/{q}/cmdline").read_text()]:
             break
         if p.poll() is not None:
             raise AssertionError(f"run ended early: {p.stderr.read()}")
@@ -322,10 +343,11 @@ def ecnlab_ccs() -> list[str]:
 
 def assert_nothing_left(pid: int, out: Path, wait: float = 5) -> None:
     deadline = time.time() + wait
-    while (our_namespaces(pid) or processes_mentioning(str(out)) or ecnlab_ccs()) and time.time() < deadline:
+    while (our_namespaces(pid) or processes_mentioning(str(out)) or processes_mentioning(writing(out))
+           or ecnlab_ccs()) and time.time() < deadline:
         time.sleep(0.1)
     assert our_namespaces(pid) == []
-    assert processes_mentioning(str(out)) == []
+    assert processes_mentioning(str(out)) == [] and processes_mentioning(writing(out)) == []
     assert root_veths() == []
     assert ecnlab_ccs() == [], "a BPF congestion control is still registered"
     # The run's reaper has nothing to do once the run is gone, and goes too.
@@ -348,7 +370,8 @@ def test_sigterm_and_sigint_clean_up(tmp_path, switch_exe, sig, rc, last_line):
 @needs_netns
 def test_a_killed_switch_ends_the_run_with_an_error_and_cleans_up(tmp_path, switch_exe):
     p, out = _start_cli_run(tmp_path, "swkill")
-    sw = processes_mentioning(str(out / "emulation" / "switch.json"))
+    sw = [q for q in processes_mentioning(writing(out))
+          if "emulation/switch.json" in Path(f"/proc/{q}/cmdline").read_text()]
     assert len(sw) == 1, sw
     t = time.monotonic()
     os.kill(sw[0], signal.SIGKILL)

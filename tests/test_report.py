@@ -80,6 +80,28 @@ def test_report_command_rewrites_and_refuses_other_dirs(run_dir, tmp_path):
     assert "neither an ecnlab run" in bad.stderr
 
 
+@pytest.mark.parametrize("text, says", [
+    ('{"bad":', "not valid JSON (Expecting value at line 1, column 8)"),
+    ("\xff\xfe", "not valid JSON"),
+])
+def test_a_damaged_summary_is_one_line_naming_the_file(tmp_path, text, says):
+    d = tmp_path / "corrupt"
+    d.mkdir()
+    (d / "summary.json").write_text(text)
+    p = run_cli("report", d, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"ecnlab: error: {d / 'summary.json'}: ") and says in p.stderr, p.stderr
+    assert sorted(x.name for x in d.iterdir()) == ["summary.json"], "a failed report leaves nothing behind"
+
+
+def test_a_report_replaces_the_earlier_figures_whole(run_dir):
+    (run_dir / "figures" / "stale.png").write_bytes(b"old")
+    run_cli("report", run_dir, "-q")
+    assert not (run_dir / "figures" / "stale.png").exists()
+    assert (run_dir / "figures" / "fct_by_size.png").is_file()
+    assert not [x for x in run_dir.iterdir() if x.name.startswith(".")]
+
+
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("sweep")

@@ -71,6 +71,16 @@ def test_where_errors_are_one_line_and_run_nothing(tmp_path):
     assert p.returncode == 2 and "--from rebuilds the reports" in p.stderr
 
 
+def test_a_damaged_committed_file_is_one_line_naming_it(tmp_path):
+    root = tmp_path / "results"
+    shutil.copytree(FIXTURE, root)
+    claims = next(root.glob("*/*/claims.json"))
+    claims.write_text('{"bad":')
+    p = run_cli("reproduce", "--from", root, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"ecnlab: error: {claims}: not valid JSON"), p.stderr
+
+
 def test_subset_run_judges_what_ran_and_saves_lean_results(tmp_path):
     """ecnsharp-incast at quick scale with only N = 16: the claims on N = 16 are judged and
     say so; the others are "not run" with what is left; --save copies the entry without

@@ -206,7 +206,10 @@ BAD_SWEEPS = [
     ('scenario = "tcn-perport"\n[cases.variant]\ngood = {"marking.scheme" = "tcn"}\n'
      'typo = {"marking.tcn.treshold" = "100us"}\n',
      'cases.variant.typo."marking.tcn.treshold": marking.tcn.treshold: unknown field `treshold`'),
-    ('scenario = "tcn-perport"\ntimeout = -1\n', "timeout: -1 must be a positive time"),
+    # A bare number is refused as everywhere a unit belongs (it was taken as seconds).
+    ('scenario = "tcn-perport"\ntimeout = 30\n', "timeout: `30` has no unit: a time needs one, e.g. `30s`"),
+    ('scenario = "tcn-perport"\ntimeout = -1\n', "timeout: `-1` has no unit"),
+    ('scenario = "tcn-perport"\ntimeout = "0s"\n', "timeout: '0s' must be a positive time"),
     ('scenario = "tcn-perport"\ntimeout = "fast"\n', "timeout: `fast` does not start with a number"),
     ('scenario = "tcn-perport"\ntimeout = "90"\n', "timeout: `90` has no unit: a time needs one"),
     ('scenario = "tcn-perport"\nretries = -1\n', "retries: expected an integer >= 0"),
@@ -259,7 +262,8 @@ def test_a_sweep_clears_only_what_dead_drivers_left(tmp_path):
 def test_sweep_command_line_limits_are_checked(tmp_path, capsys):
     from ecnlab.cli import main
 
-    for bad, msg in (("0", "must be a positive time"), ("soon", "`soon` does not start with a number"),
+    for bad, msg in (("0", "must be a positive time"), ("10", "`10` has no unit: a time needs one"),
+                     ("soon", "`soon` does not start with a number"),
                      ("10 parsecs", "unknown time unit `parsecs`")):
         with pytest.raises(SystemExit) as e:
             main(["sweep", "x.toml", "--out", str(tmp_path / "o"), "--timeout", bad])

@@ -109,10 +109,17 @@ def test_a_row_outside_its_band_is_exit_status_4(monkeypatch, tmp_path, capsys):
     assert capsys.readouterr().err == "ecnlab: validate: 1 of 1 rows outside their band\n"
 
 
-def test_bad_input_is_one_line_and_status_2(tmp_path, capsys):
-    assert val.main(["no-such-scenario", "--out", str(tmp_path)]) == 2
+@pytest.mark.parametrize("args, says", [
+    (["no-such-scenario"], "no scenario file or built-in scenario named 'no-such-scenario'"),
+    (["tcn-static", "--set", "marking.tcn.treshold=1us"], "tcn-static: marking.tcn.treshold: unknown field"),
+    (["tcn-static", "--sim-profile", "foo"], "tcn-static: transport.profile: unknown variant `foo`"),
+])
+def test_bad_input_is_one_line_and_status_2(tmp_path, capsys, args, says):
+    """Refused before anything is written: no result directory, not even an empty one."""
+    assert val.main([*args, "--out", str(tmp_path / "v")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("ecnlab: error: ") and err.count("\n") == 1, err
+    assert err.startswith("ecnlab: error: ") and err.count("\n") == 1 and says in err, err
+    assert not (tmp_path / "v").exists()
 
 
 def test_the_simulator_side_asks_for_its_profile_explicitly():

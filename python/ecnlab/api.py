@@ -8,18 +8,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import functools
 import json
 import os
-import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from . import _core
+from .outdir import result_dir
 from .scenario import ScenarioError, load, to_json, with_overrides
 
 
@@ -60,14 +59,21 @@ class RunResult:
         return pd.DataFrame(self.timeseries)
 
     def write(self, out_dir: str | os.PathLike) -> Path:
-        """Write the result files into ``out_dir``. ``summary.json`` is written last and
-        atomically, so a directory with a summary is complete."""
+        """Write the result files as the directory ``out_dir``, whole: into a temporary
+        directory beside it, renamed into place once complete, so that ``out_dir`` holds
+        this result or the one before it, never a mix (``ecnlab.outdir``). An earlier ecnlab
+        result there is replaced; a directory holding other files is refused
+        (ScenarioError)."""
+        with result_dir(out_dir) as tmp:
+            self.write_files(tmp)
+        return Path(out_dir)
+
+    def write_files(self, out_dir: str | os.PathLike) -> Path:
+        """Write the result files into ``out_dir``, a new directory the caller owns and
+        moves into place when complete (``write``, a sweep's run store)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        stale = out / "summary.json"
-        if stale.exists():
-            stale.unlink()
-        _write_atomic(out / "scenario.json", json.dumps(self.scenario, indent=2) + "\n")
+        (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
         _write_csv(out / "flows.csv", FLOW_COLUMNS, self.flows)
         ts = self.timeseries
         rows = [dict(zip(ts.keys(), vals)) for vals in zip(*ts.values())] if ts else []
@@ -81,58 +87,23 @@ class RunResult:
         if self.pcaps:  # pcap/<port>.pcap, the port named as in summary.json
             (out / "pcap").mkdir(exist_ok=True)
             for port, data in self.pcaps.items():
-                path = out / "pcap" / f"{port}.pcap"
-                fd, tmp = _open_temp(path)  # group-readable like the other result files
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
-        _write_atomic(out / "summary.json", json.dumps(self.summary, indent=2) + "\n")
+                (out / "pcap" / f"{port}.pcap").write_bytes(data)
+        (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         return out
 
 
 FLOW_COLUMNS = [
-    "id", "spec", "src", "dst", "class", "size", "start_s", "finish_s", "fct_us",
+    "id", "spec", "conn", "src", "dst", "class", "size", "start_s", "finish_s", "fct_us",
     "ideal_fct_us", "slowdown", "acked_bytes", "timeouts", "retransmits",
 ]
 
 
-def _open_temp(path: Path) -> tuple[int, str]:
-    """A new file beside ``path`` to be renamed over it. Unlike ``mkstemp`` (mode 0600), its
-    mode is 0666 less the umask, as every other file the user creates: results are as
-    readable by the group as the directory holding them."""
-    while True:
-        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}")
-        try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
-        except FileExistsError:
-            continue
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = _open_temp(path)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _write_csv(path: Path, columns: list[str], rows: Iterable[dict[str, Any]]) -> None:
-    fd, tmp = _open_temp(path)
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
 
 
 @functools.lru_cache(maxsize=1)
@@ -152,45 +123,15 @@ def build_info() -> dict[str, str]:
     return {"version": _core.VERSION, "build": engine_id()}
 
 
-@contextlib.contextmanager
-def output_dir(out: str | os.PathLike) -> Iterator[Path]:
-    """Make sure ``out`` can hold results before anything runs: create it and write a file
-    there, or refuse it with one line (ScenarioError). If the block fails (a bad scenario,
-    Ctrl-C), the directories created here are removed again: a refused or interrupted run
-    leaves no result directory."""
-    out = Path(out)
-    created = []
-    p = out
-    while not p.exists() and not p.is_symlink() and p.parent != p:
-        created.append(p)
-        p = p.parent
-
-    def undo() -> None:
-        for d in created:  # deepest first; only what is still empty
-            try:
-                d.rmdir()
-            except OSError:
-                break
-
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, tmp = _open_temp(out / "write-test")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        undo()
-        raise ScenarioError(f"--out {out}: cannot write there: {e.strerror or e}") from None
-    try:
-        yield out
-    except BaseException:
-        undo()
-        raise
-
-
 def resolve(scenario: str | os.PathLike | dict[str, Any], overrides: Iterable[str] = ()) -> dict[str, Any]:
     """The scenario document (built-in name, path, or dict) with overrides applied."""
     doc = scenario if isinstance(scenario, dict) else load(scenario)
-    return with_overrides(doc, overrides)
+    try:
+        return with_overrides(doc, overrides)
+    except ScenarioError as e:  # name the scenario, as the core's errors do
+        if isinstance(scenario, dict):
+            raise
+        raise ScenarioError(f"{os.fspath(scenario)}: {e}") from None
 
 
 def _scenario_error(scenario: Any, msg: str) -> ScenarioError:

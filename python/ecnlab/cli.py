@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .api import PCAP_LIMIT_BYTES, culprit_override, engine_id, output_dir, resolve, run, validate
+from .api import PCAP_LIMIT_BYTES, culprit_override, engine_id, resolve, run, validate
 from .exits import exit_status, stdout_closed
+from .outdir import result_dir
 from .scenario import ScenarioError, builtin_names, describe
 
 DEFAULT_SCENARIO = "tcn-static"
@@ -113,7 +114,11 @@ def _cmd_run(a: argparse.Namespace) -> int:
         raise _blame_set(_labelled(e, name), a.set) from None
     pcap = _pcap_args(a)
     prog = _RunProgress() if not a.quiet and sys.stderr.isatty() else None
-    with output_dir(a.out if a.out else Path("out") / doc["name"]) as out:
+    out = Path(a.out) if a.out else Path("out") / doc["name"]
+    # The whole result, the report included, is written into a fresh directory and renamed
+    # to --out once complete (outdir.py): a refused, failed or interrupted run leaves the
+    # earlier result or nothing. --out is checked here, before the run.
+    with result_dir(out) as tmp:
         try:
             res = run(doc, seed=a.seed, progress=prog, **pcap)
         except ScenarioError as e:
@@ -121,14 +126,18 @@ def _cmd_run(a: argparse.Namespace) -> int:
         finally:
             if prog:
                 prog.close()
-        res.write(out)
+        res.write_files(tmp)
+        if a.report:
+            from .report import report
+
+            report(tmp)
     if res.pcap_truncated:
         sys.stderr.write(f"ecnlab: warning: the packet captures reached --pcap-limit {a.pcap_limit} and stop "
                          f"there; {out}/pcap/ holds the run's beginning\n")
     if not a.quiet:
         _print_summary(res.summary, out)
-    if a.report:
-        _write_report(out, a.quiet)
+        if a.report:
+            print(f"report: {out / 'report.html'}")
     return 0
 
 
@@ -223,15 +232,11 @@ _count = _int_at_least(0)
 
 
 def _seconds(text: str) -> float:
-    """A time limit: seconds, or a time with its unit ("90s", "10min")."""
+    """A time limit, with its unit ("90s", "10min"), in seconds."""
     from .sweep import time_limit_s
 
     try:
-        v = float(text)
-    except ValueError:
-        v = text
-    try:
-        return time_limit_s(v)
+        return time_limit_s(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

@@ -1,7 +1,8 @@
 """Scenario files: finding them, reading them, and applying ``--set key=value`` overrides.
 
 A scenario is a TOML document (see ``ecnlab list --keys`` and the built-ins in
-``ecnlab/scenarios/``). This module only reads TOML and edits the resulting dict; the typed
+``ecnlab/scenarios/``), or the same document as JSON (a ``.json`` file: a run's
+``scenario.json``, run again). This module only reads TOML and edits the resulting dict; the typed
 validation (unknown keys, wrong types, impossible values) happens once, in the Rust core,
 so the same rules hold for the CLI, the Python API and sweeps.
 """
@@ -48,10 +49,18 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
             hint = f" (did you mean '{near[0]}'?)" if near else f" (built-in: {', '.join(builtin_names())})"
             raise ScenarioError(f"no scenario file or built-in scenario named '{name}'{hint}")
     text = read_text_file(p, "scenario")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{p}: not valid TOML: {e}") from None
+    if p.suffix == ".json":  # a run's scenario.json, to run again: the same document as the TOML gives
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"{p}: not valid JSON: {e}") from None
+        if not isinstance(doc, dict):
+            raise ScenarioError(f"{p}: a scenario is a JSON object (a table), not {type(doc).__name__}")
+    else:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(f"{p}: not valid TOML: {e}") from None
     _resolve_paths(doc, p.resolve().parent)
     return doc
 

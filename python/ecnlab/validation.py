@@ -276,19 +276,25 @@ def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.Pat
     """Run both sides, write ``validate.json``/``.md``/``.png`` into ``out_dir``; returns
     the result (``rows``, ``within``). Raises EmulationError / ScenarioError."""
     from . import api
-    from . import emulate as emu
+    from .outdir import result_dir
 
-    out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    for f in ("validate.json", "validate.md", "validate.png"):
-        (out / f).unlink(missing_ok=True)
     # Both sides run the profile's resolved [transport]: the kernel's hosts take its
     # rto_min, initial window and delayed-ACK rule (emulate.host_stack), so that the
     # comparison is of the two stacks, not of two configurations.
     overrides = [*overrides, *profile_overrides(sim_profile or "textbook")]
     # The simulator's side is checked first: a scenario it refuses fails before minutes
-    # of emulation.
+    # of emulation, and before anything is written.
     api.validate(scenario, overrides)
+    with result_dir(out_dir) as out:
+        return _validate_into(out, scenario, overrides, runs, rate, seed, sim_profile, quiet)
+
+
+def _validate_into(out: Path, scenario: str | os.PathLike | dict[str, Any], overrides: list[str], runs: int,
+                   rate: str | None, seed: int | None, sim_profile: str, quiet: bool) -> dict[str, Any]:
+    """``validate`` into ``out``, a new directory of its own."""
+    from . import api
+    from . import emulate as emu
+
     emus = []
     for k in range(runs):
         d = out / ("emulated" if runs == 1 else f"emulated-{k + 1}")
@@ -297,7 +303,7 @@ def validate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.Pat
     # The very scenario the emulation ran: resolved by the core and scaled.
     scaled = json.loads((first / "scenario.json").read_text())
     res = api.run(scaled, seed=emus[0]["seed"])
-    res.write(out / "simulated")
+    res.write_files(out / "simulated")
     sc = emus[0]["emulation"]["scale"]
     factor = sc["factor"] if sc["mode"] == "dilate" else 1.0
     rs = rows(scaled, res.summary, emus, factor, sc.get("scenario_link_rate_bps"))

@@ -67,8 +67,14 @@ def _check(inp: Inputs) -> None:
             raise ScenarioError(f"--schemes: unknown scheme `{s}` ({', '.join(sorted(names))})")
     if inp.scheduler not in _core.scheduler_names():
         raise ScenarioError(f"--scheduler: unknown scheduler `{inp.scheduler}` ({', '.join(_core.scheduler_names())})")
-    if not 0 < inp.load < 1:
-        raise ScenarioError(f"--load: {inp.load} is not in (0, 1)")
+    # (0, 1], the rule of a scenario's traffic load (it becomes traffic[0].load): a load of 1
+    # is a port at saturation, a question an operator may ask.
+    if not 0 < inp.load <= 1:
+        raise ScenarioError(f"--load: {inp.load} is not in (0, 1]")
+    for name in ("queues", "senders", "flows", "seeds", "jobs"):
+        v = getattr(inp, name)
+        if v is not None and v < 1:  # None: the default; 0 is no count at all
+            raise ScenarioError(f"--{name}: {v} must be at least 1")
     if inp.validate not in ("quick", "full", "none"):
         raise ScenarioError(f"--validate: `{inp.validate}` is not quick, full or none")
     from .platforms import PLATFORMS
@@ -148,28 +154,84 @@ def _queue_shares(summary: dict[str, Any], port: str, weights: dict[int, float])
 METRICS = ["fct_small_avg_us", "fct_small_p99_us", "fct_large_avg_us", "fct_all_avg_us", "fct_medium_avg_us"]
 
 
+def _thresholds_bytes(params: dict[str, Any]) -> dict[str, int]:
+    """The queue-length thresholds among a scheme's parameters, in bytes."""
+    return {k: _core.parse_unit("size", str(v)) for k, v in params.items() if k.endswith(("k", "min_th", "max_th"))}
+
+
+def _check_buffer(inp: Inputs, starts: list[Start]) -> None:
+    """A given --buffer must hold every starting threshold: a threshold at or above the
+    buffer never marks (the queue drops first), and no switch takes it."""
+    if inp.buffer is None:
+        return
+    try:
+        buf = _core.parse_unit("size", inp.buffer)
+    except ValueError as e:
+        raise ScenarioError(f"--buffer: {e}") from None
+    for s in starts:
+        for k, b in _thresholds_bytes(s.params).items():
+            if b >= buf:
+                raise ScenarioError(f"--buffer {inp.buffer}: the starting {k} of {s.scheme} ({b}B, by "
+                                    f"its rule) is not below it; give the real port buffer, or no --buffer")
+
+
+# The check's scenario fields that come from an option, for the one line of a refusal.
+OPTION_OF_FIELD = {"topology.link_rate": "--link-rate", "topology.hosts": "--senders", "switch.queues": "--queues",
+                   "switch.buffer": "--buffer", "switch.scheduler": "--scheduler", "transport.cc": "--transport",
+                   "traffic[0].cdf": "--workload", "traffic[0].load": "--load", "traffic[0].flows": "--flows"}
+
+
+def _as_option(e: ScenarioError, scenario: dict[str, Any]) -> ScenarioError:
+    """The core's refusal of the check's scenario, named after the option that set the field."""
+    path = getattr(e, "field_path", None) or ""
+    for field_, opt in OPTION_OF_FIELD.items():
+        if path == field_ or path.startswith(field_ + "."):
+            return ScenarioError(f"{opt}: {e}")
+    return ScenarioError(f"the check's scenario (from the options): {e}")
+
+
 def advise(inp: Inputs, out: str | os.PathLike, progress: bool = True) -> dict[str, Any]:
+    """Advise on ``inp`` and write the advice as the directory ``out``, whole: every input
+    is checked before anything is written, and the files are written aside and renamed into
+    place once complete (``ecnlab.outdir``; the earlier advice's ``validation/`` runs are
+    reused). Raises ScenarioError for bad input."""
+    from ..outdir import result_dir
+
     _check(inp)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     rate_bps = _core.parse_unit("rate", inp.link_rate)
     starts = starting_points(list(inp.schemes), rate_bps, inp.rtt, inp.transport, inp.scheduler)
+    _check_buffer(inp, starts)
     cfg = VALIDATE.get(inp.validate, VALIDATE["quick"])
-    flows = inp.flows or cfg["flows"]
-    seeds = list(range(1, (inp.seeds or cfg["seeds"]) + 1))
+    flows = cfg["flows"] if inp.flows is None else inp.flows
+    seeds = list(range(1, (cfg["seeds"] if inp.seeds is None else inp.seeds) + 1))
     scenario = build_scenario(inp, starts, flows)
     from ..api import validate as _validate
 
-    _validate(scenario)
+    try:
+        _validate(scenario)
+    except ScenarioError as e:
+        raise _as_option(e, scenario) from None
+    with result_dir(out, keep=("validation",)) as tmp:
+        return _advise_into(tmp, inp, starts, cfg, flows, seeds, scenario, progress)
+
+
+def _advise_into(out: Path, inp: Inputs, starts: list[Start], cfg: dict[str, Any], flows: int, seeds: list[int],
+                 scenario: dict[str, Any], progress: bool) -> dict[str, Any]:
+    """``advise`` into ``out``, a new directory of its own."""
     runnable = [s for s in starts if not s.note and s.scale_keys]
+    buffer_bytes = _core.parse_unit("size", scenario["switch"]["buffer"])
     rows = []
     if inp.validate != "none" and runnable:
         from .. import sweep as _sweep
         from ..sweep import Point
 
+        # A point whose scaled threshold reaches a given --buffer cannot run (nor be
+        # configured): it is left out of the sweep.
         pts = [Point(scenario, [f"marking.scheme={s.scheme}", *_scaled(s, f)], seed=seed,
                      params={"scheme": s.scheme, "factor": f})
-               for s in runnable for f in cfg["factors"] for seed in seeds]
+               for s in runnable for f in cfg["factors"] for seed in seeds
+               if all(_core.parse_unit("size", kv.split("=", 1)[1]) < buffer_bytes
+                      for kv in _scaled(s, f) if kv.split("=", 1)[0].endswith(("k", "min_th", "max_th")))]
         df = _sweep(pts, out=out / "validation", jobs=inp.jobs, progress=progress)
         rows = df.to_dict("records")
     # Scheduling: the bottleneck port (toward the receiver), DWRR queues' goodput shares.
@@ -238,9 +300,8 @@ def advise(inp: Inputs, out: str | os.PathLike, progress: bool = True) -> dict[s
     from .platforms import write_configs
 
     order = [(e["scheme"], e["validated"]["params"]) for e in ranked] or [(s.scheme, s.params) for s in starts]
-    buffer_bytes = _core.parse_unit("size", scenario["switch"]["buffer"])
     advice["config"] = write_configs(out / "config", list(inp.platforms), order, inp.queues,
-                                     scenario["switch"]["scheduler"], buffer_bytes)
+                                     scenario["switch"]["scheduler"], buffer_bytes, validated=bool(ranked))
     (out / "advice.json").write_text(json.dumps(advice, indent=2, default=str) + "\n")
     from .report import write_advice_report
 

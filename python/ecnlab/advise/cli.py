@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..scenario import ScenarioError
+from ..cli import _positive  # a count: an integer >= 1, else one line (0 is no count, not "the default")
 
 
 def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -15,20 +15,20 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--rtt-file", help="RTT samples, one per line with its unit (120us), or ping output")
     g.add_argument("--rtt", help="percentiles, e.g. p50=30us,p90=90us,p99=250us (also min=, mean=)")
-    p.add_argument("--queues", type=int, default=8)
+    p.add_argument("--queues", type=_positive, default=8)
     p.add_argument("--scheduler", default="sp_dwrr", help="sp_dwrr | dwrr | wfq | sp_wfq | sp | wrr")
     p.add_argument("--transport", default="dctcp", help="dctcp | ecn_star | newreno | dcqcn | ...")
     p.add_argument("--workload", default="websearch", help="a built-in CDF (websearch, datamining, ...) or a file")
     p.add_argument("--load", type=float, default=0.7)
     p.add_argument("--topology", default="star", choices=["star"], help="the check's topology (star)")
-    p.add_argument("--senders", type=int, default=8, help="hosts sending to the bottleneck port (default 8)")
+    p.add_argument("--senders", type=_positive, default=8, help="hosts sending to the bottleneck port (default 8)")
     p.add_argument("--buffer", help="the port's buffer (default: 4 x the largest threshold swept, >= 1MB)")
     p.add_argument("--schemes", default="tcn,ecn_sharp,per_queue", help="comma-separated marking schemes")
     p.add_argument("--platform", action="append", help="sonic | tc | nvue | junos (repeatable; default all)")
     p.add_argument("--validate", default="quick", help="quick (minutes) | full | none")
-    p.add_argument("--flows", type=int, help="flows per run (default: 500 quick, 3000 full)")
-    p.add_argument("--seeds", type=int, help="seeds per point (default: 5 quick, 10 full)")
-    p.add_argument("--jobs", type=int, help="parallel runs (default: all cores)")
+    p.add_argument("--flows", type=_positive, help="flows per run (default: 500 quick, 3000 full)")
+    p.add_argument("--seeds", type=_positive, help="seeds per point (default: 5 quick, 10 full)")
+    p.add_argument("--jobs", type=_positive, help="parallel runs (default: all cores)")
     p.add_argument("--out", required=True, help="result directory")
     p.add_argument("-q", "--quiet", action="store_true")
     return p
@@ -39,9 +39,6 @@ def run(a: argparse.Namespace) -> int:
     from .rtt import from_file, from_percentiles
 
     rtt = from_file(a.rtt_file) if a.rtt_file else from_percentiles(a.rtt)
-    for name in ("queues", "senders"):
-        if getattr(a, name) < 1:
-            raise ScenarioError(f"--{name}: {getattr(a, name)} must be >= 1")
     plats = []
     for p in a.platform or ["sonic", "tc", "nvue", "junos"]:
         plats.extend(x.strip() for x in p.split(",") if x.strip())

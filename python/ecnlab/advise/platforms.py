@@ -191,9 +191,11 @@ def comment(platform: str, text: str) -> str:
 
 
 def write_configs(out_dir, platforms: list[str], ranked: list[tuple[str, dict[str, Any]]], queues: int,
-                  sched: dict[str, Any], buffer_bytes: int) -> dict[str, dict[str, Any]]:
+                  sched: dict[str, Any], buffer_bytes: int, validated: bool = True) -> dict[str, dict[str, Any]]:
     """One file per platform for the best-ranked scheme it can express; ``ranked`` is
-    (scheme, params) best first. Returns {platform: {file, scheme, note}}."""
+    (scheme, params) best first, ``validated`` whether a simulated check ranked them (else
+    they are the papers' starting points, in the order asked for). Returns {platform:
+    {file, scheme, note}}."""
     out_dir.mkdir(parents=True, exist_ok=True)
     result = {}
     for plat in platforms:
@@ -203,9 +205,13 @@ def write_configs(out_dir, platforms: list[str], ranked: list[tuple[str, dict[st
         f = out_dir / FILES[plat]
         note = ""
         if why:
-            note = f"the recommended {best} has no equivalent on {plat}: {why}."
-            note += (f" The best validated scheme {plat} can express is {pick[0]}, below." if pick
-                     else f" None of the validated schemes has one; nothing to configure.")
+            # Say "validated" only of what a simulated check ranked (not with --validate none).
+            first = f"the recommended {best}" if validated else f"{best} (the first of --schemes; --validate none)"
+            note = f"{first} has no equivalent on {plat}: {why}."
+            note += ((f" The best validated scheme {plat} can express is {pick[0]}, below." if validated else
+                      f" The first of --schemes {plat} can express is {pick[0]}, below, at its papers' starting "
+                      f"point (unchecked).") if pick
+                     else f" None of the {'validated ' if validated else ''}schemes has one; nothing to configure.")
         if plat == "sonic":
             doc = json.loads(render(plat, *pick, queues, sched, buffer_bytes)) if pick else {}
             if note:

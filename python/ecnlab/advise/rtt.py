@@ -84,6 +84,7 @@ def from_file(path: str | Path) -> RttProfile:
 
 def from_percentiles(text: str) -> RttProfile:
     given: dict[float, float] = {}
+    seen: dict[float, str] = {}
     mean = None
     for part in filter(None, (x.strip() for x in text.split(","))):
         if "=" not in part:
@@ -91,13 +92,20 @@ def from_percentiles(text: str) -> RttProfile:
         k, val = (x.strip() for x in part.split("=", 1))
         us = _us(val, f"--rtt: {k}")
         if k == "mean":
+            if mean is not None:
+                raise ScenarioError("--rtt: mean is given twice")
             mean = us
-        elif k == "min":
-            given[0.0] = us
+            continue
+        if k == "min":
+            q = 0.0
         elif re.fullmatch(r"p(100|[0-9]{1,2}(\.[0-9]+)?)", k):
-            given[float(k[1:]) / 100] = us
+            q = float(k[1:]) / 100
         else:
             raise ScenarioError(f"--rtt: unknown statistic `{k}` (p0..p100, min, mean)")
+        if q in given:  # which one was meant? (min is p0)
+            raise ScenarioError(f"--rtt: {k} is given twice (as {seen[q]} and {k}={val})")
+        given[q] = us
+        seen[q] = part
     if not given:
         raise ScenarioError("--rtt: no percentiles given (e.g. p50=30us,p90=90us,p99=250us)")
     qs = sorted(given)

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..cli import fmt_rate
+from ..cli import _blame_set, fmt_rate
 from ..exits import exit_status
+from ..scenario import ScenarioError
 from .common import ERROR_PREFIX
 from .namespaces import _reaper_main
 from .agent import _agent_main
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         if not a.quiet:
             _print_summary(s, out)
         return 0
+    except ScenarioError as e:
+        return exit_status(_blame_set(e, a.set))
     except BaseException as e:  # noqa: BLE001 - one line and a status (ecnlab/exits.py)
         return exit_status(e, cleanup=" (namespaces removed)")
 

@@ -419,7 +419,19 @@ def generate_messages(doc: dict[str, Any], seed: int, first_id: int, work: Path,
     return out
 
 
-def emulate(
+def emulate(scenario: str | os.PathLike | dict[str, Any], out_dir: str | os.PathLike, *args: Any,
+            **kwargs: Any) -> dict[str, Any]:
+    """Run a scenario on the emulated switch and write its results as ``out_dir``, whole
+    (``ecnlab.outdir``: the run writes into a fresh directory renamed into place at its
+    end, so a refused, failed or interrupted emulation leaves the earlier result or
+    nothing). The arguments and what it raises: ``_emulate``."""
+    from ..outdir import result_dir
+
+    with result_dir(out_dir) as tmp:
+        return _emulate(scenario, tmp, *args, **kwargs)
+
+
+def _emulate(
     scenario: str | os.PathLike | dict[str, Any],
     out_dir: str | os.PathLike,
     overrides: Iterable[str] = (),
@@ -448,12 +460,11 @@ def emulate(
     or ``"reno"``) with RFC 3168 ECN, and ``emulation.cc`` says ``fallback: true``.
     Raises EmulationError (environment, unsupported scenario) or ScenarioError.
     """
-    from ..api import RunResult, resolve, validate
+    from ..api import RunResult, validate
     from ..scenario import ScenarioError
 
     check_environment()
-    doc0 = resolve(scenario, overrides)
-    validate(doc0)
+    doc0 = validate(scenario, overrides)  # errors name the scenario
     # From here on the scenario as the core reads it: every default the simulator would
     # use (the host profile's included), every unit canonical.
     doc0 = resolve_scenario(doc0)
@@ -494,11 +505,7 @@ def emulate(
     sample_ns = max(parse_time_ns(metrics["sample_interval"]), 10_000_000)
 
     # Absolute: the agents and the switch start in other working directories.
-    out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    stale = out / "summary.json"
-    if stale.exists():
-        stale.unlink()
+    out = Path(out_dir).resolve()  # a new directory of its own (emulate)
     opts = {"burst": burst, "link_delay": link_delay, "host_shaping": host_shaping, "quiet": quiet,
             "sample_ns": sample_ns, "orig_rate": orig_rate, "target_rate": target}
     em = _Emulation(doc, out, run_seed, opts)
@@ -760,7 +767,7 @@ def emulate(
     order = ["scenario", "seed", "sim_time_s", "wall_time_s", "events", "packet_hops"]
     summary = ({k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order + ["emulation"]}
                | {"emulation": summary["emulation"]})
-    RunResult(doc, summary, flow_rows, probe_rows, ts).write(out)
+    RunResult(doc, summary, flow_rows, probe_rows, ts).write_files(out)
     return summary
 
 

@@ -28,15 +28,20 @@ __all__ = ["report"]
 
 def report(result_dir: str | os.PathLike) -> Path:
     """Write ``report.html`` (and ``figures/``) into an ``ecnlab run`` or ``ecnlab sweep``
-    result directory; returns the page's path. Raises ``ScenarioError`` (one line) when the
-    directory holds neither."""
+    result directory; returns the page's path. The page and its figures are written aside
+    and replace the earlier ones together (``outdir.replace_entries``): no figure of an
+    earlier report survives, and an interrupted report leaves the earlier one. Raises
+    ``ScenarioError`` (one line) when the directory holds neither, or a file of it cannot
+    be read."""
+    from ..outdir import replace_entries
+
     d = Path(result_dir)
     if (d / "summary.json").is_file():
-        from .run_report import write_run_report
-
-        return write_run_report(d)
-    if (d / "results.csv").is_file():
-        from .sweep_report import write_sweep_report
-
-        return write_sweep_report(d)
-    raise ScenarioError(f"{d}: neither an ecnlab run (summary.json) nor a sweep (results.csv) result directory")
+        from .run_report import write_run_report as write
+    elif (d / "results.csv").is_file():
+        from .sweep_report import write_sweep_report as write
+    else:
+        raise ScenarioError(f"{d}: neither an ecnlab run (summary.json) nor a sweep (results.csv) result directory")
+    with replace_entries(d, ("report.html", "figures")) as stage:
+        write(d, stage)
+    return d / "report.html"

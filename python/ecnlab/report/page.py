@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +58,8 @@ def environment():
 def render(out_file: Path, template: str = "report.html.j2", **context: Any) -> Path:
     """Render ``template`` with ``context`` into ``out_file`` (atomically: a reader never
     sees half a page)."""
-    text = environment().get_template(template).render(**context)
-    fd, tmp = tempfile.mkstemp(dir=out_file.parent, prefix=f".{out_file.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, out_file)
+    from ..outdir import write_text_atomic
+
+    # Not mkstemp: its 0600 would make the page the one result file the group cannot read.
+    write_text_atomic(out_file, environment().get_template(template).render(**context))
     return out_file

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -202,9 +201,13 @@ def run_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return sections
 
 
-def write_run_report(d: Path) -> Path:
-    summary = json.loads((d / "summary.json").read_text())
-    figs = Figures(d)
+def write_run_report(d: Path, dest: Path | None = None) -> Path:
+    """The report of the run in ``d``, written into ``dest`` (default ``d``)."""
+    from ..outdir import read_json
+
+    dest = d if dest is None else dest
+    summary = read_json(d / "summary.json")
+    figs = Figures(dest)
     draw_run(figs, d, summary)
     sections = run_tables(summary)
     # Figures first in each section: they are what a person looks at first.
@@ -223,4 +226,4 @@ def write_run_report(d: Path) -> Path:
             f"marks {summary.get('marks')}, drops {summary.get('drops')}",
             f"packets sent {c.get('sent')} = delivered {c.get('delivered')} + dropped {c.get('dropped')} "
             f"+ in flight {c.get('in_flight')}"]
-    return render(d / "report.html", title=f"ecnlab run: {summary.get('scenario')}", meta=meta, sections=sections)
+    return render(dest / "report.html", title=f"ecnlab run: {summary.get('scenario')}", meta=meta, sections=sections)

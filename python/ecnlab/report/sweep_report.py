@@ -101,12 +101,14 @@ def sweep_table(agg: Sequence[dict[str, Any]], params: Sequence[str]) -> dict[st
                      for r in rows]}
 
 
-def write_sweep_report(d: Path) -> Path:
+def write_sweep_report(d: Path, dest: Path | None = None) -> Path:
+    """The report of the sweep in ``d``, written into ``dest`` (default ``d``)."""
+    dest = d if dest is None else dest
     rows, cols = read_rows(d / "results.csv")
     params = param_columns(cols)
     write_summary_csv(d, rows, params)
     agg = aggregate(rows, params)
-    figs = Figures(d)
+    figs = Figures(dest)
     draw_sweep(figs, agg, params)
     ok = sum(1 for r in rows if r.get("status") == "ok")
     seeds = sorted({r.get("seed") for r in rows}, key=_sort_key)
@@ -117,4 +119,4 @@ def write_sweep_report(d: Path) -> Path:
                  "table": sweep_table(agg, params)}]
     if not figs.items:
         sections[0]["note"] = "No parameter takes more than one value: nothing to draw against."
-    return render(d / "report.html", title=f"ecnlab sweep: {d.name}", meta=meta, sections=sections)
+    return render(dest / "report.html", title=f"ecnlab sweep: {d.name}", meta=meta, sections=sections)

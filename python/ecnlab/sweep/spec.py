@@ -6,7 +6,7 @@
     scenario = "tcn-perport"            # built-in name, or a TOML path (relative to this file)
     seeds = [1, 2, 3]                   # a list, or N for seeds 1..N (default: the scenario's)
     set = { "metrics.warmup" = "0.2s" } # overrides applied to every point (or a list of "k=v")
-    timeout = "10min"                   # optional: per-run wall-clock limit (or seconds)
+    timeout = "10min"                   # optional: per-run wall-clock limit, with its unit
     retries = 2                         # optional: new tries for a run whose process died
 
     [grid]                              # every combination of these values
@@ -186,16 +186,16 @@ def _overrides_of(spec: dict[str, Any], obj: Any, where: str) -> list[tuple[str,
 
 
 def time_limit_s(v: Any) -> float:
-    """A positive time limit in seconds from a number of seconds or a string with a unit;
-    ValueError (one line) otherwise."""
+    """A positive time limit in seconds from a time with its unit (``"90s"``, ``"10min"``),
+    as a sweep file or ``--timeout`` gives it; ValueError (one line) otherwise. A bare
+    number is refused, as everywhere a unit belongs (30 could be seconds or minutes)."""
     from .. import _core
 
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        secs = float(v)
-    elif isinstance(v, str):
-        secs = _core.parse_unit("time", v) / 1e9
-    else:
-        raise ValueError(f"expected seconds or a string such as \"90s\", found {_type_name(v)}")
+        raise ValueError(f"`{v}` has no unit: a time needs one, e.g. `{v}s` or \"{v}s\" in a file")
+    if not isinstance(v, str):
+        raise ValueError(f"expected a time such as \"90s\", found {_type_name(v)}")
+    secs = _core.parse_unit("time", v) / 1e9
     if not math.isfinite(secs) or secs <= 0:
         raise ValueError(f"{v!r} must be a positive time")
     return secs

@@ -227,7 +227,7 @@ def commit(runs: Path, r: Resolved, tmp: Path) -> None:
 
 
 def write_run(tmp: Path, res, meta: dict[str, Any]) -> None:
-    res.write(tmp)
+    res.write_files(tmp)  # tmp is this driver's own; commit() renames it into place
     meta = meta | {"finished_at": time.time(), "pid": os.getpid()}
     (tmp / "point.json").write_text(json.dumps(meta, indent=2) + "\n")
 
