@@ -134,6 +134,11 @@ def _cmd_run(a: argparse.Namespace) -> int:
     if res.pcap_truncated:
         sys.stderr.write(f"ecnlab: warning: the packet captures reached --pcap-limit {a.pcap_limit} and stop "
                          f"there; {out}/pcap/ holds the run's beginning\n")
+    fl = res.summary["flows"]
+    if fl.get("not_started"):
+        sys.stderr.write(f"ecnlab: warning: {fl['not_started']} of {fl['total']} flows start at or after the run's end "
+                         f"({res.summary['sim_time_s']:g} s, duration): they never ran (flows.not_started; listed "
+                         f"in flows.csv with no connection)\n")
     if not a.quiet:
         _print_summary(res.summary, out)
         if a.report:

@@ -222,7 +222,9 @@ def write_run_report(d: Path, dest: Path | None = None) -> Path:
     c = summary.get("counting", {})
     meta = [f"scenario {summary.get('scenario')}", f"seed {summary.get('seed')}",
             f"{summary.get('sim_time_s', 0):.4g} s simulated from {summary.get('measure_from_s', 0):.4g} s",
-            f"flows: {fl.get('completed')} completed, {fl.get('unfinished')} unfinished, {fl.get('timeouts')} timeouts",
+            f"flows: {fl.get('completed')} completed, {fl.get('unfinished')} unfinished, "
+            + (f"{fl['not_started']} not started (after the run's end), " if fl.get("not_started") else "")
+            + f"{fl.get('timeouts')} timeouts",
             f"marks {summary.get('marks')}, drops {summary.get('drops')}",
             f"packets sent {c.get('sent')} = delivered {c.get('delivered')} + dropped {c.get('dropped')} "
             f"+ in flight {c.get('in_flight')}"]
