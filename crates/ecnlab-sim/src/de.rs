@@ -285,7 +285,13 @@ pub fn clip_message(msg: &str) -> String {
         let c = chars[i];
         out.push(c);
         i += 1;
-        if matches!(c, '`' | '\'' | '"') {
+        // An apostrophe after a letter or digit is English ("the port's"), not a quote.
+        let opens = match c {
+            '`' | '"' => true,
+            '\'' => i < 2 || !chars[i - 2].is_alphanumeric(),
+            _ => false,
+        };
+        if opens {
             if let Some(len) = chars[i..].iter().position(|&d| d == c) {
                 if len > LONG {
                     out.extend(&chars[i..i + KEEP]);
@@ -309,6 +315,16 @@ pub fn clip_message(msg: &str) -> String {
 #[cfg(test)]
 mod clip_tests {
     use super::*;
+
+    /// Possessives are words: text between two of them is the message's own, never cut.
+    #[test]
+    fn apostrophes_in_words_open_no_quote() {
+        let m = "advise: the switch's buffer cannot hold the smallest threshold any scheme starts from, nor the port's";
+        assert_eq!(clip_message(m), m);
+        let huge = "y".repeat(500);
+        let m = clip_message(&format!("the file's name '{huge}' is too long"));
+        assert!(m.starts_with("the file's name 'yyyy") && m.contains("(500 characters)"), "{m}");
+    }
 
     #[test]
     fn long_quoted_values_are_cut_and_short_ones_kept() {
