@@ -155,7 +155,7 @@ def test_codel_times_round_to_the_kernels_tick():
     (["--rtt", "p50=90us,p90=30us"], "percentiles must not decrease"),
     (["--rtt", "p50=30us,p50=90us"], "--rtt: p50 is given twice (as p50=30us and p50=90us)"),
     (["--rtt", "min=20us,p0=30us"], "--rtt: p0 is given twice"),
-    (["--rtt", "p50=30us", "--queues", "100"], "--queues: switch.queues: 100 is not in 1..=64"),
+    (["--rtt", "p50=30us", "--queues", "100"], "--queues: switch.queues: 100 is not between 1 and 64"),
     (["--rtt", "p50=30us", "--workload", "nope"], "--workload: traffic[0].cdf: no built-in CDF named 'nope'"),
     (["--rtt", "p50=30us", "--seeds", "0"], "argument --seeds: 0 must be >= 1"),
     (["--rtt", "p50=30us", "--flows", "0"], "argument --flows: 0 must be >= 1"),

@@ -320,7 +320,7 @@ impl<P: PortPacket> Port<P> {
     pub fn new(cfg: &PortConfig, marking: &MarkingConfig, link_rate_bps: u64, seed: u64) -> Result<Self, String> {
         let n = cfg.queues;
         if n == 0 || n > MAX_QUEUES {
-            return Err(format!("switch.queues: {n} is not in 1..={MAX_QUEUES}"));
+            return Err(format!("switch.queues: {n} is not between 1 and {MAX_QUEUES}"));
         }
         if cfg.buffer.0 == 0 {
             return Err("switch.buffer: must be larger than 0".into());

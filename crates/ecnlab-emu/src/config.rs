@@ -156,7 +156,7 @@ impl EmuConfig {
         }
         if let Some(p) = self.realtime_priority {
             if !(1..=99).contains(&p) {
-                return Err(format!("realtime_priority: {p} is not in 1..=99"));
+                return Err(format!("realtime_priority: {p} is not between 1 and 99"));
             }
         }
         if self.pool_frames == Some(0) {

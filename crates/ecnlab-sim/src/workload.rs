@@ -361,7 +361,7 @@ fn poisson(
         return Err(format!("{path}.load: {} is not in (0, 1]", p.load));
     }
     if p.flows == 0 || p.flows > MAX_FLOWS {
-        return Err(format!("{path}.flows: {} is not in 1..={MAX_FLOWS}", p.flows));
+        return Err(format!("{path}.flows: {} is not between 1 and {MAX_FLOWS}", p.flows));
     }
     let mean = match p.mean_bytes {
         Some(m) if !(m.is_finite() && m > 0.0) => {

@@ -110,7 +110,7 @@ impl Tcn {
             None => None,
             Some(bits) => {
                 if !(1..=63).contains(&bits) {
-                    return Err(format!("timestamp_bits: {bits} is not in 1..=63"));
+                    return Err(format!("timestamp_bits: {bits} is not between 1 and 63"));
                 }
                 let res = p.timestamp_resolution.ns();
                 if res == 0 {

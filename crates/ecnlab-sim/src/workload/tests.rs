@@ -555,7 +555,7 @@ fn error_messages_name_the_field_path() {
     );
     assert_eq!(e, "traffic[0].class_weights: 1 weights for 2 classes");
     let e = gen_err(&[json!({"kind": "poisson", "cdf": "websearch", "load": 0.5, "flows": 0})], &h);
-    assert!(e.starts_with("traffic[0].flows: 0 is not in 1..="), "{e}");
+    assert!(e.starts_with("traffic[0].flows: 0 is not between 1 and "), "{e}");
     let e = gen_err(&[json!({"kind": "poisson", "cdf": "websearch", "load": 0.5, "flows": 10, "classes": [64]})], &h);
     assert_eq!(e, "traffic[0].classes[0]: 64 is not a DSCP value (0..=63)");
 }
