@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import re
+import shutil
 from html import escape
 from pathlib import Path
 
@@ -92,6 +93,20 @@ def test_a_damaged_summary_is_one_line_naming_the_file(tmp_path, text, says):
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert p.stderr.startswith(f"ecnlab: error: {d / 'summary.json'}: ") and says in p.stderr, p.stderr
     assert sorted(x.name for x in d.iterdir()) == ["summary.json"], "a failed report leaves nothing behind"
+
+
+@pytest.mark.parametrize("name, text, says", [
+    ("flows.csv", "id,start_s\n1,\"unclosed\n", "not a CSV file ecnlab wrote"),
+    ("timeseries.csv", "t_s,port\n0.1,s0->h0\n", "has no column 'queue'"),
+    ("flows.csv", b"\xff\xfe\x00bad", "not a CSV file ecnlab wrote"),
+])
+def test_a_damaged_csv_is_one_line_naming_the_file(run_dir, tmp_path, name, text, says):
+    d = tmp_path / "damaged"
+    shutil.copytree(run_dir, d)
+    (d / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    p = run_cli("report", d, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"ecnlab: error: {d / name}: ") and says in p.stderr, p.stderr
 
 
 def test_a_report_replaces_the_earlier_figures_whole(run_dir):

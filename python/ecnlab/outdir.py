@@ -227,6 +227,29 @@ def replace_entries(d: Path, names: tuple[str, ...]) -> Iterator[Path]:
             shutil.rmtree(stage, ignore_errors=True)
 
 
+def read_csv(path: Path, columns: tuple[str, ...] = ()):
+    """A CSV file ecnlab wrote as a pandas DataFrame (empty if the file is absent), or one
+    line saying why it cannot be read or which of ``columns`` it lacks (ScenarioError)."""
+    import pandas as pd
+
+    if not path.is_file():
+        return pd.DataFrame()
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ScenarioError(f"{path}: not a CSV file ecnlab wrote ({first[:120]}): damaged or cut short; "
+                            f"rerun the command that wrote it") from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror or e}") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing and not df.empty:
+        raise ScenarioError(f"{path}: has no column {missing[0]!r}: damaged, or written by another tool")
+    return df
+
+
 def read_json(path: Path) -> Any:
     """A JSON file ecnlab wrote, or one line saying why it cannot be read (ScenarioError)."""
     try:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
+from ..outdir import read_csv
 from .figures import Figures
 from .page import render
 
@@ -59,8 +60,6 @@ def _bars(ax, groups: list[str], series: dict[str, list[float | None]], ylabel: 
 
 def draw_run(figs: Figures, d: Path, summary: dict[str, Any], prefix: str = "") -> None:
     """The run figures of one result directory (also used by the advice report)."""
-    import pandas as pd
-
     fct = summary.get("fct", {})
     with figs.figure(f"{prefix}fct_by_size", "FCT by flow size",
                      "Average and 99th-percentile flow completion time of the flows that arrived after warm-up, "
@@ -84,7 +83,7 @@ def draw_run(figs: Figures, d: Path, summary: dict[str, Any], prefix: str = "") 
                    "all avg": [g[k]["all"]["avg_us"] for k in keys]}, "FCT (µs)")
 
     flows_csv = d / "flows.csv"
-    flows = pd.read_csv(flows_csv) if flows_csv.is_file() else pd.DataFrame()
+    flows = read_csv(flows_csv, ("start_s", "size", "class", "slowdown"))
     if not flows.empty and "slowdown" in flows:
         warm = summary.get("measure_from_s", 0.0) or 0.0
         fl = flows[flows["slowdown"].notna() & (flows["start_s"] >= warm)]
@@ -116,7 +115,7 @@ def draw_run(figs: Figures, d: Path, summary: dict[str, Any], prefix: str = "") 
                     a.legend(fontsize=7)
 
     ts_csv = d / "timeseries.csv"
-    ts = pd.read_csv(ts_csv) if ts_csv.is_file() else pd.DataFrame()
+    ts = read_csv(ts_csv, ("t_s", "port", "queue", "avg_qlen_bytes", "goodput_bps"))
     queues = busiest_queues(summary)
     if not ts.empty and queues:
         with figs.figure(f"{prefix}queues_over_time", "Queue length and goodput over time",
