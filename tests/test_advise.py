@@ -4,7 +4,6 @@ papers' rules for the starting points; the RTT input; the platforms' files; bad 
 
 import json
 import tomllib
-from pathlib import Path
 
 import pytest
 

@@ -3,8 +3,6 @@ count exactly the CE marks summary.json reports for the port (the run has no war
 both cover the whole run; on a star the switch port is the only marking point); a capture
 never changes the run; the size bound and bad port names get clear messages."""
 
-import json
-import os
 import shutil
 import subprocess
 

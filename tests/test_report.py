@@ -8,7 +8,6 @@ import math
 import re
 import shutil
 from html import escape
-from pathlib import Path
 
 import pytest
 

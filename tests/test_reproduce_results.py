@@ -167,7 +167,7 @@ def test_regenerate_from_committed_results(tmp_path):
            "0123456789abcdef | 8 of 9 points: scheme in per_queue, dequeue_red; seeds 2-3 of every point |" in text
     last = quick["tcn-buffer"][-1]
     row = next(line for line in text.splitlines() if line.startswith(f"| tcn-buffer | paper | {last['claim']} |"))
-    assert "| not run |" in row and f"At quick scale: " in row and f", {last['status']}, " in row
+    assert "| not run |" in row and "At quick scale: " in row and f", {last['status']}, " in row
     assert "Scale **paper** (1 entries)" in text and "Scale **quick** (1 entries)" in text
 
     with pytest.raises(ScenarioError, match="has no results for ecnsharp-dcqcn"):

@@ -18,7 +18,7 @@ import pytest
 from ecnlab import validation as val
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_emulate import WHY_NOT, assert_nothing_left, needs_netns  # noqa: E402
+from test_emulate import assert_nothing_left, needs_netns  # noqa: E402
 
 
 def ci_scenario() -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..cli import _positive  # a count: an integer >= 1, else one line (0 is no count, not "the default")
 
