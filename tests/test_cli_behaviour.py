@@ -319,3 +319,7 @@ def test_flows_after_the_end_are_listed_and_said(tmp_path):
     assert never and s["not_started"] == len(never) and all(float(r["start_s"]) >= 1.0 for r in never)
     assert all(r["finish_s"] == "" and r["acked_bytes"] == "0" for r in never)
     assert f"{len(never)} of 200 flows start at or after the run's end" in p.stderr, p.stderr
+    # A fixed window (ecnsharp-incast's way) asks for no more than the window: counted, not warned.
+    p = run_cli("run", "tcn-isolation", "--set", "traffic.0.flows=200", "--set", "duration=1s", "--set",
+                "metrics.stop_when_done=false", "-q", "--out", tmp_path / "w")
+    assert summary(tmp_path / "w")["flows"]["not_started"] == len(never) and p.stderr == "", p.stderr
