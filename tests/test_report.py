@@ -158,3 +158,16 @@ def test_sweep_report_renders_each_swept_parameter(sweep_dir, tmp_path):
     for f in figs:
         assert (sweep_dir / f).stat().st_size > 5000 and (sweep_dir / f).with_suffix(".svg").exists()
     check_page(page, tmp_path / "sweep.png", min_images=2, height=1400)
+
+
+def test_a_sweep_whose_runs_all_failed_has_a_report_saying_so(tmp_path):
+    """Every run over its time limit: the sweep exits 1 and names each failure, and its
+    report (which divided by the number of metrics measured, zero) says no run succeeded."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('scenario = "tcn-isolation"\nseeds = [1]\n[grid]\n"marking.scheme" = ["tcn", "per_queue"]\n')
+    p = run_cli("sweep", spec, "--out", tmp_path / "out", "--timeout", "10ms", "-q", check=False)
+    assert p.returncode == 1, p.stderr
+    p = run_cli("report", tmp_path / "out", check=False)
+    assert p.returncode == 0, p.stderr
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "2 runs (0 ok, 2 failed)" in page and "No run succeeded" in page

@@ -53,6 +53,8 @@ def draw_sweep(figs: Figures, agg: Sequence[dict[str, Any]], params: Sequence[st
     interval bars), one line per combination of the other swept parameters."""
     swept = [p for p in params if len({str(r[p]) for r in agg}) > 1]
     metrics = [(m, t) for m, t in metrics if any(_f(r.get(f"{m}_mean")) is not None for r in agg)]
+    if not metrics:  # no run succeeded: nothing measured to draw
+        return
     for p in swept:
         others = [q for q in swept if q != p]
         xs = sorted({str(r[p]) for r in agg}, key=_sort_key)
@@ -117,6 +119,8 @@ def write_sweep_report(d: Path, dest: Path | None = None) -> Path:
     sections = [{"id": "metrics", "title": "Metrics against the swept parameters", "figures": figs.items},
                 {"id": "table", "title": "FCT per parameter combination (mean ± 95 % interval over seeds)",
                  "table": sweep_table(agg, params)}]
-    if not figs.items:
+    if not ok:
+        sections[0]["note"] = "No run succeeded (failed/ holds each one's error): nothing to draw."
+    elif not figs.items:
         sections[0]["note"] = "No parameter takes more than one value: nothing to draw against."
     return render(dest / "report.html", title=f"ecnlab sweep: {d.name}", meta=meta, sections=sections)
