@@ -106,6 +106,8 @@ def test_platform_files_say_what_each_platform_can_express(advice_dir):
         assert "no equivalent on junos" in junos
     nvue = (advice_dir / "config" / "nvue.sh").read_text()
     assert f"min-threshold {k}" in nvue and "probability 100" in nvue
+    # A script runs as one: its shebang stays the first line, a platform's note after it.
+    assert tc.startswith("#!/bin/sh\n") and nvue.startswith("#!/bin/sh\n"), (tc[:80], nvue[:80])
 
 
 def test_advice_report_renders_with_every_figure(advice_dir, tmp_path):

@@ -219,6 +219,8 @@ def write_configs(out_dir, platforms: list[str], ranked: list[tuple[str, dict[st
             f.write_text(json.dumps(doc, indent=2) + "\n")
         else:
             body = render(plat, *pick, queues, sched, buffer_bytes) if pick else ""
-            f.write_text((comment(plat, note) if note else "") + body)
+            # The note goes after a script's shebang, which must stay its first line.
+            shebang, rest = body.split("\n", 1) if body.startswith("#!") else ("", body)
+            f.write_text((shebang + "\n" if shebang else "") + (comment(plat, note) if note else "") + rest)
         result[plat] = {"file": f"config/{f.name}", "scheme": pick[0] if pick else None, "note": note}
     return result
