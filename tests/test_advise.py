@@ -217,3 +217,16 @@ def test_rules_reproduce_the_ecn_sharp_testbed_settings():
     assert int(s["per_queue"]["marking.threshold.k"].removesuffix("B")) == pytest.approx(250_000, rel=0.06)
     pst = float(s["ecn_sharp"]["marking.ecn_sharp.pst_target"].removesuffix("us"))
     assert pst == pytest.approx(119, rel=0.02) and 0.25 * pst < 85 < pst  # the paper's value is inside the sweep
+
+
+def test_points_beyond_the_buffer_are_named_not_dropped(tmp_path):
+    """An 800 KB buffer: per_queue's 2 x point (K = 1,043,368 B) cannot run. It was left out
+    with no word; advice.json and the printout now say which point and why."""
+    p = run_cli("advise", "--link-rate", "25Gbps", "--rtt", "p50=20us,p99=200us", "--queues", "8", "--buffer",
+                "800KB", "--schemes", "per_queue", "--validate", "quick", "--flows", "30", "--seeds", "1",
+                "--out", tmp_path / "a")
+    adv = json.loads((tmp_path / "a" / "advice.json").read_text())
+    (e,) = adv["schemes"]
+    assert e["not_run"] == ["2.0 x: marking.threshold.k = 1043368B is not below the buffer, 800000 B"], e
+    assert [pt["factor"] for pt in e["validated"]["points"]] == [0.25, 0.5, 1.0]
+    assert "not run: 2.0 x: marking.threshold.k = 1043368B" in p.stdout, p.stdout

@@ -145,6 +145,16 @@ def _scaled(start: Start, f: float) -> list[str]:
     return out
 
 
+def _beyond_buffer(start: Start, f: float, buffer_bytes: int) -> str | None:
+    """Why the point ``f`` x ``start`` cannot run: a scaled byte threshold at or above the
+    port buffer (None if it can)."""
+    for kv in _scaled(start, f):
+        k, v = kv.split("=", 1)
+        if k.endswith(("k", "min_th", "max_th")) and _core.parse_unit("size", v) >= buffer_bytes:
+            return f"{f} x: {k} = {v} is not below the buffer, {buffer_bytes} B"
+    return None
+
+
 def _queue_shares(summary: dict[str, Any], port: str, weights: dict[int, float]) -> dict[int, float]:
     qs = [q for q in summary.get("queues", []) if q["port"] == port]
     tot = sum(q["goodput_bps"] for q in qs if q["queue"] in weights) or 1.0
@@ -225,13 +235,9 @@ def _advise_into(out: Path, inp: Inputs, starts: list[Start], cfg: dict[str, Any
         from .. import sweep as _sweep
         from ..sweep import Point
 
-        # A point whose scaled threshold reaches a given --buffer cannot run (nor be
-        # configured): it is left out of the sweep.
         pts = [Point(scenario, [f"marking.scheme={s.scheme}", *_scaled(s, f)], seed=seed,
                      params={"scheme": s.scheme, "factor": f})
-               for s in runnable for f in cfg["factors"] for seed in seeds
-               if all(_core.parse_unit("size", kv.split("=", 1)[1]) < buffer_bytes
-                      for kv in _scaled(s, f) if kv.split("=", 1)[0].endswith(("k", "min_th", "max_th")))]
+               for s in runnable for f in cfg["factors"] for seed in seeds if not _beyond_buffer(s, f, buffer_bytes)]
         df = _sweep(pts, out=out / "validation", jobs=inp.jobs, progress=progress)
         rows = df.to_dict("records")
     # Scheduling: the bottleneck port (toward the receiver), DWRR queues' goodput shares.
@@ -245,6 +251,12 @@ def _advise_into(out: Path, inp: Inputs, starts: list[Start], cfg: dict[str, Any
         if s.note:
             entry["note"] = s.note
         pts = []
+        # A point whose scaled threshold reaches the buffer cannot run (nor be configured):
+        # left out of the sweep, and said so here.
+        beyond = [b for f in (cfg["factors"] if s in runnable and inp.validate != "none" else ())
+                  if (b := _beyond_buffer(s, f, buffer_bytes))]
+        if beyond:
+            entry["not_run"] = beyond
         for f in (cfg["factors"] if s in runnable else ()):
             rs = [r for r in rows if r["scheme"] == s.scheme and r["factor"] == f and r["status"] == "ok"]
             if not rs:

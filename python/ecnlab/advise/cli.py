@@ -51,6 +51,8 @@ def run(a: argparse.Namespace) -> int:
         for e in adv["schemes"]:
             params = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in e["params"].items())
             print(f"{e['scheme']:<10} start {params}  ({e['source']})")
+            for why in e.get("not_run", ()):
+                print(f"{'':<10} not run: {why}")
         if rec:
             params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())
             print(f"recommendation: {rec['scheme']} {params}")
