@@ -67,8 +67,28 @@ def test_where_errors_are_one_line_and_run_nothing(tmp_path):
                 tmp_path / "y", check=False)
     assert p.returncode == 2 and "tcn-buffer has no parameter 'variant'" in p.stderr
     assert not (tmp_path / "y" / "tcn-leafspine" / "runs").exists()
-    p = run_cli("reproduce", "--from", FIXTURE, "tcn-buffer", check=False)
+    p = run_cli("reproduce", "--from", FIXTURE, "--all", check=False)
     assert p.returncode == 2 and "--from rebuilds the reports" in p.stderr
+
+
+def test_from_refuses_before_writing_and_takes_the_entries_it_has(tmp_path):
+    """A store with two entries: --from over the whole catalog is refused before any report
+    is written (it wrote the first entries' pages, then refused); naming the entries it has
+    rebuilds those and an index of them."""
+    root = tmp_path / "results"
+    shutil.copytree(FIXTURE, root)
+    for page in [*root.rglob("report.html"), *root.glob("index.html")]:
+        page.unlink()
+    before = sorted(x.relative_to(root) for x in root.rglob("*"))
+    p = run_cli("reproduce", "--from", root, check=False)
+    assert p.returncode == 2 and "has no results for" in p.stderr and "ecnlab reproduce ID ... --from" in p.stderr
+    assert sorted(x.relative_to(root) for x in root.rglob("*")) == before, "a refusal writes nothing"
+    run_cli("reproduce", "tcn-buffer", "ecnsharp-sched", "--from", root, "--markdown", tmp_path / "R.md", "-q")
+    assert (root / "quick" / "tcn-buffer" / "report.html").is_file() and (root / "index.html").is_file()
+    text = (tmp_path / "R.md").read_text()
+    assert "| tcn-buffer |" in text and "| ecnsharp-sched |" in text
+    p = run_cli("reproduce", "tcn-bufer", "--from", root, check=False)
+    assert p.returncode == 2 and "tcn-bufer: not a catalog id" in p.stderr, p.stderr
 
 
 def test_a_damaged_committed_file_is_one_line_naming_it(tmp_path):
@@ -170,7 +190,7 @@ def test_regenerate_from_committed_results(tmp_path):
     assert "| not run |" in row and "At quick scale: " in row and f", {last['status']}, " in row
     assert "Scale **paper** (1 entries)" in text and "Scale **quick** (1 entries)" in text
 
-    with pytest.raises(ScenarioError, match="has no results for ecnsharp-dcqcn"):
+    with pytest.raises(ScenarioError, match=r"has no results for 1 of the 2 entries \(ecnsharp-dcqcn\)"):
         regenerate(root, None, ids=["tcn-buffer", "ecnsharp-dcqcn"])
 
 

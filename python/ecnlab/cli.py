@@ -294,12 +294,17 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
             print(f"  {e.id:<22} {e.paper}, {e.figures}: {e.title}")
         return 0
     if a.from_:
-        if a.all or a.ids or a.where or a.save:
-            raise ScenarioError("--from rebuilds the reports from committed results: give no ids, --all, --where or --save")
+        if a.all or a.where or a.save:
+            raise ScenarioError("--from rebuilds the reports from saved results: give no --all, --where or --save "
+                                "(ids to rebuild only those entries)")
         from .reproduce.results import REASONS, load_reasons, reasons_problems, regenerate
 
-        manifests, claims = regenerate(a.from_, a.markdown)
-        stale = reasons_problems(load_reasons(a.from_), claims, {m["id"]: m["scale"] for m in manifests})
+        unknown = [i for i in a.ids if i not in CATALOG]
+        if unknown:
+            raise ScenarioError(f"{unknown[0]}: not a catalog id (ecnlab reproduce --list)")
+        manifests, claims = regenerate(a.from_, a.markdown, ids=a.ids or None)
+        reasons = {k: v for k, v in load_reasons(a.from_).items() if not a.ids or k[0] in a.ids}
+        stale = reasons_problems(reasons, claims, {m["id"]: m["scale"] for m in manifests})
         if stale:  # the tables are written; the reasons file needs its reader's attention
             print(f"ecnlab: warning: {Path(a.from_) / REASONS} is not current ({len(stale)}): "
                   + "; ".join(stale[:5]) + (" ..." if len(stale) > 5 else ""), file=sys.stderr)
@@ -423,7 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--save", metavar="RESULTS", help="also copy each entry's results.csv, claims.json, "
                     "experiment.json and figures into RESULTS/<scale>/<id>/ (the committed results)")
     rp.add_argument("--from", dest="from_", metavar="RESULTS", help="run nothing: rebuild the reports (and "
-                    "--markdown) from the committed results in RESULTS, paper scale preferred")
+                    "--markdown) from the committed results in RESULTS, paper scale preferred; with ids, only "
+                    "those entries (and an index of them)")
     rp.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     rp.set_defaults(func=_cmd_reproduce)
     return p

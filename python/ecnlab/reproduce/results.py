@@ -188,14 +188,18 @@ def regenerate(root: str | Path, markdown: str | Path | None = None,
     root = Path(root)
     if not root.is_dir():
         raise ScenarioError(f"--from: no results folder '{root}'")
-    manifests, claims, missing = [], [], []
+    manifests, claims = [], []
     reasons = load_reasons(root)
-    for exp_id in ids or list(CATALOG):
-        got = {s: load(root, exp_id, s) for s in SCALES}
-        scale = "paper" if got["paper"] else ("quick" if got["quick"] else None)
-        if scale is None:
-            missing.append(exp_id)
-            continue
+    # Everything is read, and what is missing refused, before any report is written.
+    saved = {exp_id: {s: load(root, exp_id, s) for s in SCALES} for exp_id in ids or list(CATALOG)}
+    missing = [exp_id for exp_id, got in saved.items() if not got["paper"] and not got["quick"]]
+    if missing:
+        some = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+        raise ScenarioError(f"--from: {root} has no results for {len(missing)} of the {len(saved)} entries ({some}); "
+                            f"name the entries it has (ecnlab reproduce ID ... --from {root}), or save the others "
+                            f"(ecnlab reproduce ID --out STORE --save {root})")
+    for exp_id, got in saved.items():
+        scale = "paper" if got["paper"] else "quick"
         m, cl = got[scale]
         quick = {c["id"]: c for c in got["quick"][1]} if scale == "paper" and got["quick"] else {}
         cl = [c | {"note": c.get("note", "") + _quick_aside(c, quick)} if c["status"] == "not run" else c for c in cl]
@@ -211,9 +215,6 @@ def regenerate(root: str | Path, markdown: str | Path | None = None,
         if scale == "paper" and got["quick"]:  # the quick folder's own page stays current too
             report.write_report(root / "quick" / exp_id, *got["quick"])
         manifests.append(m)
-    if missing:
-        raise ScenarioError(f"--from: {root} has no results for {', '.join(missing)} (at any scale); "
-                            "save them with ecnlab reproduce ID --out STORE --save " + str(root))
     report.write_index(root, manifests, claims, REGENERATE, link=lambda m: f"{m['scale']}/{m['id']}/report.html")
     if markdown:
         Path(markdown).write_text(report.reproduction_markdown(manifests, claims, REGENERATE, committed=True))
