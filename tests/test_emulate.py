@@ -58,7 +58,7 @@ def small_scenario(duration="3s", marking=None) -> dict:
         "switch": {"queues": 2, "buffer": "200KB", "scheduler": {"kind": "dwrr"}},
         "marking": marking or {"scheme": "per_queue", "threshold": {"k": "10KB"}},
         "transport": {"cc": "ecn_star", "rto_min": "10ms"},
-        "flows": [{"src": 1, "dst": 0, "class": 0}, {"src": 2, "dst": 0, "class": 1}],
+        "flows": [{"src": 1, "dst": 0, "class": 0}, {"src": 2, "dst": 0, "class": 1, "start_jitter": "1ms"}],
         "probes": [{"src": 2, "dst": 0, "class": 1, "interval": "20ms"}],
         "metrics": {"warmup": "1s", "sample_interval": "100ms"},
     }
@@ -262,6 +262,8 @@ def test_ce_marks_reach_the_receiver_and_nothing_is_left(tmp_path, switch_exe):
     assert s["packet_hops"] > 10_000
     assert s["probe_rtt"]["count"] > 50
     assert s["emulation"]["socket_drops"] == 0
+    # What the kernel's hosts cannot do is said, not silently left out.
+    assert any(w.startswith("flows[1].start_jitter: not applied") for w in s["emulation"]["warnings"]), s["emulation"]
     # Ingress counters by reason and kind are in summary.json: real TCP is all IPv4 ECT
     # (ARP is static, IPv6 off), and nothing is malformed.
     sw = s["emulation"]["switch"]

@@ -570,6 +570,11 @@ def _emulate(
     em.stack = host_stack(doc["transport"], cubic="cubic" in cc_map)
     for w in em.stack["warnings"]:
         em.warn(w)
+    # The agents start each listed flow at its start: the simulator's seeded jitter is not drawn here.
+    jittered = [i for i, f in enumerate(doc.get("flows", [])) if parse_time_ns(f.get("start_jitter") or "0s") > 0]
+    if jittered:
+        em.warn(f"flows[{jittered[0]}].start_jitter{' and others' if len(jittered) > 1 else ''}: not applied "
+                f"(the emulator starts each listed flow at its start)")
 
     mss = int(doc["transport"]["mss"])
     pcap_idx = None
