@@ -301,6 +301,23 @@ def test_sigterm_stops_the_sweep_at_once_and_cleans_up(reference, tmp_path):
     assert len(rows) == 6 and {r["status"] for r in rows} <= {"ok", "missing"} and "missing" in {r["status"] for r in rows}
 
 
+def test_ctrl_c_on_a_dask_sweep_is_one_line(tmp_path):
+    """Ctrl-C reaches the whole process group: the local cluster's workers printed ~70 lines
+    of tracebacks (KeyboardInterrupt, CancelledError) under the driver's one line. They now
+    start with SIGINT ignored; the driver cancels the runs and closes the cluster."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('scenario = "tcn-isolation"\nseeds = [1, 2, 3, 4]\nset = { "traffic.0.flows" = 20000 }\n')
+    proc = _sweep_cli(spec, tmp_path / "out", "--cluster", "local", "--jobs", "2")
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "out").glob("runs/*")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the cluster is up once the store has its first (temporary) run directory
+    time.sleep(2)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and stderr.strip().splitlines()[-1] == "ecnlab: interrupted", stderr
+    assert len(stderr.strip().splitlines()) <= 2 and "Traceback" not in stderr, stderr
+
+
 # --------------------------------------------------------------------------------------
 # Runs that die every time, or take too long
 

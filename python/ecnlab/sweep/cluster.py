@@ -11,7 +11,10 @@ results of the driver's build.
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
+import threading
 import uuid
 from typing import Any, Callable
 
@@ -37,9 +40,18 @@ def run_dask(todo: list[Resolved], cluster: Any, jobs: int | None, finish: Calla
     elif isinstance(cluster, str):
         if cluster == "local":
             # A run whose worker dies is rescheduled by the scheduler, `retries` times.
-            with dask.config.set({"distributed.scheduler.allowed-failures": limits.retries}):
-                own = LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
+            # The workers start with SIGINT ignored (a disposition that survives exec): Ctrl-C
+            # reaches the whole process group, and only this process should answer it, by
+            # cancelling the runs and closing the cluster, not every worker with a traceback.
+            # Their logs stay quiet below CRITICAL: a run's failure is reported by the sweep.
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
+            try:
+                with dask.config.set({"distributed.scheduler.allowed-failures": limits.retries}):
+                    own = LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
+                                       processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
+            finally:
+                if old is not None:
+                    signal.signal(signal.SIGINT, old)
             client = Client(own)
         else:
             try:
@@ -83,6 +95,10 @@ def run_dask(todo: list[Resolved], cluster: Any, jobs: int | None, finish: Calla
             client.close()
         if own is not None:
             own.close()
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 def _execute_remote(doc: dict[str, Any], seed: int, timeout: float | None, engine: str | None = None):
