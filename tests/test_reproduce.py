@@ -188,6 +188,12 @@ def test_several_seeds_judge_each_claim_per_seed(buffer_report, tmp_path):
     assert "| experiment | scale | claim | paper | ecnlab | shown | seeds | note |" in text
     assert re.search(r"\| tcn-static \| quick \| .* \| (yes|\*\*no\*\*) \| [0-2]/2 \|", text)
     assert "seeds on which the claim is shown" in (out / "index.html").read_text()
+    # A run of two entries says so, names the build that ran them, and times short runs to 0.1 s.
+    from ecnlab.api import engine_id
+
+    assert "from an actual run of 2 of the catalog's" in text
+    row = next(line for line in text.splitlines() if line.startswith("| tcn-buffer | TCN"))
+    assert f"| {engine_id()} |" in row and re.search(r"\| \d+(\.\d)? s \|", row), row
 
 
 def test_leafspine_32_queues_spread_31_services_over_the_workloads_as_tcn_ns2():

@@ -172,7 +172,7 @@ def test_regenerate_from_committed_results(tmp_path):
     assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | quick | 3 (1-3) | 9 / 9 | 9/9 |" in text
     assert text.count("| tcn-buffer | quick |") == len(quick["tcn-buffer"])
     assert "| ecnsharp-sched | ECN# (Zhang et al., IEEE TCC 2022), Figs. 19-20 (§5.4.3) | quick | 3 (1-3) | 6 / 6 | " \
-           "6/6 | 1 s | f2d4e9bddf8886ec | paper scale: all 6 points (3 seeds) |" in text
+           "6/6 | 0.8 s | f2d4e9bddf8886ec | paper scale: all 6 points (3 seeds) |" in text
     assert (root / "index.html").is_file()
     assert "href=\"quick/tcn-buffer/report.html\"" in (root / "index.html").read_text()
     assert "figures/fig3-buffer.svg" in (root / "quick" / "tcn-buffer" / "report.html").read_text()

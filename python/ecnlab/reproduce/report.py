@@ -140,6 +140,8 @@ _SCALE_TEXT = {
 
 
 def _hms(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f} s"  # a quick entry's runs: 0.48 s is not "0 s"
     s = int(round(seconds))
     return f"{s} s" if s < 120 else (f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..api import engine_id
 from ..scenario import ScenarioError
 from ..sweep import run_points
 from . import guard, report
@@ -160,7 +161,9 @@ def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jo
     run_s = float(results["wall_time_s"].fillna(0).sum()) if "wall_time_s" in results else 0.0
     manifest |= {"runs": {"total": len(results), "ok": ok, "failed": len(results) - ok, "reused": res.cached,
                           "run_time_s": run_s},
-                 "failures": failures}
+                 "failures": failures,
+                 # The store's keys include the build, so every run here is this build's.
+                 "engine": [engine_id()] if ok else []}
     ctx = Context(exp, out, results, scale, seed_list)
     if ok == 0:
         manifest["status"] = "failed"
