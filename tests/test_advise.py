@@ -230,3 +230,19 @@ def test_points_beyond_the_buffer_are_named_not_dropped(tmp_path):
     assert e["not_run"] == ["2.0 x: marking.threshold.k = 1043368B is not below the buffer, 800000 B"], e
     assert [pt["factor"] for pt in e["validated"]["points"]] == [0.25, 0.5, 1.0]
     assert "not run: 2.0 x: marking.threshold.k = 1043368B" in p.stdout, p.stdout
+
+
+def test_a_platforms_fallback_at_the_edge_of_the_sweep_says_so(tmp_path):
+    """The edge-of-sweep warning was the recommendation's alone: a platform that cannot
+    express it got the next scheme's best point with no word that this point was the
+    lowest factor swept."""
+    from ecnlab.advise.platforms import write_configs
+
+    ranked = [("tcn", {"marking.tcn.threshold": "50us"}), ("per_queue", {"marking.threshold.k": "30000B"})]
+    sched = {"kind": "sp_dwrr", "strict": 1, "quantum": "1500B"}
+    got = write_configs(tmp_path, ["nvue"], ranked, 8, sched, 12_000_000, edges={"per_queue": "lowest"})
+    assert "per_queue, below. Its best point is the lowest factor swept" in got["nvue"]["note"], got
+    script = (tmp_path / "nvue.sh").read_text()
+    assert script.startswith("#!/bin/sh\n# the recommended tcn has no equivalent on nvue") and "lowest factor" in script
+    got = write_configs(tmp_path, ["nvue"], ranked, 8, sched, 12_000_000)
+    assert "factor swept" not in got["nvue"]["note"]

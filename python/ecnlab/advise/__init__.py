@@ -312,8 +312,12 @@ def _advise_into(out: Path, inp: Inputs, starts: list[Start], cfg: dict[str, Any
     from .platforms import write_configs
 
     order = [(e["scheme"], e["validated"]["params"]) for e in ranked] or [(s.scheme, s.params) for s in starts]
+    factors = cfg["factors"]
+    edges = {e["scheme"]: ("lowest" if e["validated"]["best_factor"] == min(factors) else "highest")
+             for e in ranked if len(factors) > 1 and e["validated"]["best_factor"] in (min(factors), max(factors))}
     advice["config"] = write_configs(out / "config", list(inp.platforms), order, inp.queues,
-                                     scenario["switch"]["scheduler"], buffer_bytes, validated=bool(ranked))
+                                     scenario["switch"]["scheduler"], buffer_bytes, validated=bool(ranked),
+                                     edges=edges)
     (out / "advice.json").write_text(json.dumps(advice, indent=2, default=str) + "\n")
     from .report import write_advice_report
 

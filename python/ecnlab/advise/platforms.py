@@ -191,9 +191,11 @@ def comment(platform: str, text: str) -> str:
 
 
 def write_configs(out_dir, platforms: list[str], ranked: list[tuple[str, dict[str, Any]]], queues: int,
-                  sched: dict[str, Any], buffer_bytes: int, validated: bool = True) -> dict[str, dict[str, Any]]:
+                  sched: dict[str, Any], buffer_bytes: int, validated: bool = True,
+                  edges: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """One file per platform for the best-ranked scheme it can express; ``ranked`` is
-    (scheme, params) best first, ``validated`` whether a simulated check ranked them (else
+    (scheme, params) best first, ``edges`` the schemes whose best point is at the edge of
+    the sweep ("lowest" / "highest"), ``validated`` whether a simulated check ranked them (else
     they are the papers' starting points, in the order asked for). Returns {platform:
     {file, scheme, note}}."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -208,7 +210,10 @@ def write_configs(out_dir, platforms: list[str], ranked: list[tuple[str, dict[st
             # Say "validated" only of what a simulated check ranked (not with --validate none).
             first = f"the recommended {best}" if validated else f"{best} (the first of --schemes; --validate none)"
             note = f"{first} has no equivalent on {plat}: {why}."
-            note += ((f" The best validated scheme {plat} can express is {pick[0]}, below." if validated else
+            edge = (edges or {}).get(pick[0]) if pick else None
+            note += ((f" The best validated scheme {plat} can express is {pick[0]}, below."
+                      + (f" Its best point is the {edge} factor swept, so its optimum may lie beyond it." if edge else "")
+                      if validated else
                       f" The first of --schemes {plat} can express is {pick[0]}, below, at its papers' starting "
                       f"point (unchecked).") if pick
                      else f" None of the {'validated ' if validated else ''}schemes has one; nothing to configure.")
