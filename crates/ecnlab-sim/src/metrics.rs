@@ -164,9 +164,7 @@ impl FlowRecord {
             retransmits: f.retransmits,
         }
     }
-}
 
-impl FlowRecord {
     /// A generated flow whose arrival comes at or after the run's end: listed, with nothing
     /// sent, so that no flow of the scenario is missing from the results.
     fn not_started(id: usize, a: &FlowArrival, run: &RunView) -> FlowRecord {

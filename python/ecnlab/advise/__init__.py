@@ -231,13 +231,17 @@ def _advise_into(out: Path, inp: Inputs, starts: list[Start], cfg: dict[str, Any
     runnable = [s for s in starts if not s.note and s.scale_keys]
     buffer_bytes = _core.parse_unit("size", scenario["switch"]["buffer"])
     rows = []
+    # A point whose scaled threshold reaches the buffer cannot run (nor be configured): left
+    # out of the sweep, and each scheme's entry says which (``not_run``).
+    beyond = {(s.scheme, f): why for s in runnable for f in cfg["factors"]
+              if inp.validate != "none" and (why := _beyond_buffer(s, f, buffer_bytes))}
     if inp.validate != "none" and runnable:
         from .. import sweep as _sweep
         from ..sweep import Point
 
         pts = [Point(scenario, [f"marking.scheme={s.scheme}", *_scaled(s, f)], seed=seed,
                      params={"scheme": s.scheme, "factor": f})
-               for s in runnable for f in cfg["factors"] for seed in seeds if not _beyond_buffer(s, f, buffer_bytes)]
+               for s in runnable for f in cfg["factors"] if (s.scheme, f) not in beyond for seed in seeds]
         df = _sweep(pts, out=out / "validation", jobs=inp.jobs, progress=progress)
         rows = df.to_dict("records")
     # Scheduling: the bottleneck port (toward the receiver), DWRR queues' goodput shares.
@@ -251,12 +255,9 @@ def _advise_into(out: Path, inp: Inputs, starts: list[Start], cfg: dict[str, Any
         if s.note:
             entry["note"] = s.note
         pts = []
-        # A point whose scaled threshold reaches the buffer cannot run (nor be configured):
-        # left out of the sweep, and said so here.
-        beyond = [b for f in (cfg["factors"] if s in runnable and inp.validate != "none" else ())
-                  if (b := _beyond_buffer(s, f, buffer_bytes))]
-        if beyond:
-            entry["not_run"] = beyond
+        not_run = [beyond[(s.scheme, f)] for f in cfg["factors"] if (s.scheme, f) in beyond]
+        if not_run:
+            entry["not_run"] = not_run
         for f in (cfg["factors"] if s in runnable else ()):
             rs = [r for r in rows if r["scheme"] == s.scheme and r["factor"] == f and r["status"] == "ok"]
             if not rs:
