@@ -4,6 +4,8 @@ so that it fails on the old scenario or rule."""
 
 import json
 
+import pytest
+
 from ecnlab import api
 
 
@@ -70,6 +72,16 @@ def test_guard_flags_a_nic_bound_sender(tmp_path):
         assert ("nic" in facts) == bound, facts
         if bound:  # the lone long flow's own NIC, h1 -> s0, with its drops
             assert "h1->s0 dropped 2" in facts["nic"][0], facts
+    # A run's files damaged after the fact: one line naming the file, not a pandas trace.
+    from ecnlab.scenario import ScenarioError
+
+    ts = out / "timeseries.csv"
+    ts.write_text('t_us,port\n1,"unclosed\n')
+    with pytest.raises(ScenarioError, match=r"timeseries\.csv: not a CSV file ecnlab wrote"):
+        guard.run_facts(out)
+    (out / "summary.json").write_text('{"ports": [')
+    with pytest.raises(ScenarioError, match=r"summary\.json: not valid JSON"):
+        guard.run_facts(out)
 
 
 def test_guard_share_unfinished_and_rto_rules():

@@ -167,6 +167,27 @@ def test_reproduce_errors_are_one_line(tmp_path):
         assert p.stderr.startswith("ecnlab: error: ") and text in p.stderr and p.stderr.count("\n") == 1
 
 
+def test_one_entry_and_several_do_not_mix_in_one_folder(tmp_path):
+    """One entry writes into --out itself, several write a folder each: a folder holding one
+    layout refuses the other, before anything runs or is written."""
+    several = tmp_path / "several"
+    (several / "tcn-static").mkdir(parents=True)
+    (several / "tcn-static" / "experiment.json").write_text('{"id": "tcn-static"}')
+    p = run_cli("reproduce", "tcn-buffer", "--out", several, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p
+    assert "holds a reproduction of several entries (tcn-static)" in p.stderr
+    assert str(several / "tcn-buffer") in p.stderr
+    assert sorted(x.name for x in several.iterdir()) == ["tcn-static"]
+
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "experiment.json").write_text('{"id": "tcn-buffer"}')
+    p = run_cli("reproduce", "tcn-buffer", "tcn-static", "--out", one, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p
+    assert "holds the reproduction of tcn-buffer alone" in p.stderr
+    assert sorted(x.name for x in one.iterdir()) == ["experiment.json"]
+
+
 def test_several_seeds_judge_each_claim_per_seed(buffer_report, tmp_path):
     """With --seeds N every claim is also judged on each seed's runs alone: seed 1's
     per-seed value is exactly the value of a one-seed run, the verdicts are counted, the

@@ -61,6 +61,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..outdir import read_csv, read_json
+
 NIC_STANDING_BYTES = 15_000
 SHARE_TOLERANCE = 0.10
 SHARE_MIN_SAMPLES = 10
@@ -87,15 +89,6 @@ def rto_min_s(scenario: dict[str, Any]) -> float:
         return _core.parse_unit("time", str(transport["rto_min"])) / 1e9
     except (ValueError, KeyError):
         return 0.0
-
-
-def _read_csv(path: Path):
-    import pandas as pd
-
-    try:
-        return pd.read_csv(path)
-    except (FileNotFoundError, pd.errors.EmptyDataError):
-        return pd.DataFrame()
 
 
 def nic_facts(summary: dict[str, Any], nic_marking: bool = False) -> list[str]:
@@ -184,11 +177,8 @@ def lossless_facts(summary: dict[str, Any], scenario: dict[str, Any]) -> list[st
 
 def run_facts(run_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, list[str]]:
     """The guard's facts about one run, by kind (only kinds with something to say)."""
-    summary = json.loads((run_dir / "summary.json").read_text())
-    try:
-        scenario = json.loads((run_dir / "scenario.json").read_text())
-    except FileNotFoundError:
-        scenario = {}
+    summary = read_json(run_dir / "summary.json")
+    scenario = read_json(run_dir / "scenario.json") if (run_dir / "scenario.json").exists() else {}
     facts = {}
     if "nic" not in skip:
         facts["nic"] = nic_facts(summary, bool(scenario.get("host", {}).get("nic_marking", False)))
@@ -196,9 +186,9 @@ def run_facts(run_dir: Path, skip: tuple[str, ...] = ()) -> dict[str, list[str]]
         facts["unfinished"] = unfinished_facts(summary)
     if "shares" not in skip:
         rates = {p["port"]: float(p["rate_bps"]) for p in summary.get("ports", []) if p.get("rate_bps")}
-        facts["shares"] = share_facts(scenario, _read_csv(run_dir / "timeseries.csv"), rates)
+        facts["shares"] = share_facts(scenario, read_csv(run_dir / "timeseries.csv"), rates)
     if "rto" not in skip and summary.get("flows", {}).get("timeouts", 0):
-        facts["rto"] = rto_facts(summary, scenario, _read_csv(run_dir / "flows.csv"))
+        facts["rto"] = rto_facts(summary, scenario, read_csv(run_dir / "flows.csv"))
     if "lossless" not in skip:
         facts["lossless"] = lossless_facts(summary, scenario)
     return {k: v for k, v in facts.items() if v}

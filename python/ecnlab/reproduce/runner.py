@@ -253,6 +253,25 @@ def _finish(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any]]) -
     report.write_report(out, manifest, claims)
 
 
+def _check_layout(out: Path, id_list: list[str], single: bool) -> None:
+    """One entry writes its files into ``out`` itself, several write one folder each: refuse
+    a folder that holds the other layout, whose files would mix with this run's."""
+    if single:
+        nested = [p.parent.name for p in sorted(out.glob("*/experiment.json")) if p.parent.name in CATALOG]
+        if nested or (out / "index.html").exists():
+            held = f" ({', '.join(nested[:3])}{' ...' if len(nested) > 3 else ''})" if nested else ""
+            raise ScenarioError(f"--out: {out} holds a reproduction of several entries{held}, one folder each; "
+                                f"one entry writes its files into --out itself: give --out {out / id_list[0]} "
+                                "or another folder")
+    elif (out / "experiment.json").exists():
+        try:
+            held = json.loads((out / "experiment.json").read_text()).get("id", "one entry")
+        except (OSError, ValueError, AttributeError):
+            held = "one entry"
+        raise ScenarioError(f"--out: {out} holds the reproduction of {held} alone, its files at the top; "
+                            "several entries write one folder each: give another --out")
+
+
 def reproduce(
     ids: str | Sequence[str] | None = None,
     out: str | Path = "out/reproduce",
@@ -272,7 +291,8 @@ def reproduce(
     such directory per id under ``out`` plus ``out/index.html`` and ``out/claims.csv``;
     ``markdown`` also writes the REPRODUCTION.md table there. ``scale``: ``"quick"`` (a few
     minutes per entry on a laptop) or ``"paper"`` (the paper's sizes). ``seeds``: number of
-    seeds (default: the entry's, 3). Runs already in ``out`` are reused.
+    seeds (default: the entry's, 3). Runs already in ``out`` are reused; a folder holding the
+    other layout (one entry's files, or one folder per entry) is refused.
 
     ``where``: only the points whose parameters take the given values (``{"load":
     ["0.9"]}`` or ``["load=0.9"]``), checked against every entry before anything runs.
@@ -301,6 +321,7 @@ def reproduce(
             if not (exp.requires and exp.requires()):
                 select(exp, exp.points(scale, list(range(1, (seeds or exp.seeds.get(scale, 1)) + 1))), where, scale)
     out = Path(out)
+    _check_layout(out, id_list, single)
     command = _command(None if ids is None else id_list, out, scale, seeds, str(markdown) if markdown else None,
                        where)
     manifests: dict[str, dict[str, Any]] = {}
