@@ -246,3 +246,37 @@ def test_a_platforms_fallback_at_the_edge_of_the_sweep_says_so(tmp_path):
     assert script.startswith("#!/bin/sh\n# the recommended tcn has no equivalent on nvue") and "lowest factor" in script
     got = write_configs(tmp_path, ["nvue"], ranked, 8, sched, 12_000_000)
     assert "factor swept" not in got["nvue"]["note"]
+
+
+def test_an_interrupted_check_keeps_its_finished_runs_for_the_next(tmp_path):
+    """Ctrl-C during the simulated check leaves no advice (nothing half written) but keeps
+    the runs it finished beside --out; the next advise into the same --out reuses them (the
+    same files, hard-linked) and, once complete, removes what was kept."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import ECNLAB, ROOT
+
+    args = ["advise", "--link-rate", "25Gbps", "--rtt", "p50=20us,p99=200us", "--schemes", "per_queue",
+            "--flows", "30", "--seeds", "3", "--jobs", "1", "-q", "--out", str(tmp_path / "a")]
+    p = subprocess.Popen([str(ECNLAB), *args], stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".a.ecnlab-[0-9]*/validation/runs/[!.]*/summary.json")):
+        assert p.poll() is None and time.monotonic() < deadline, "no run finished, or the advice ended first"
+        time.sleep(0.02)
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=60) == 130, p.stderr.read()
+    assert p.stderr.read() == "ecnlab: interrupted\n"
+    kept = tmp_path / ".a.ecnlab-kept" / "validation" / "runs"
+    assert sorted(x.name for x in tmp_path.iterdir()) == [".a.ecnlab-kept"], "no advice, no temporary directory"
+    inodes = {r.name: (r / "summary.json").stat().st_ino for r in kept.iterdir() if (r / "summary.json").exists()}
+    assert 1 <= len(inodes) < 12, inodes  # 4 factors x 3 seeds
+
+    run_cli(*args)
+    runs = tmp_path / "a" / "validation" / "runs"
+    assert len(list(runs.iterdir())) == 12
+    assert {k: (runs / k / "summary.json").stat().st_ino for k in inodes} == inodes, "kept runs were run again"
+    assert sorted(os.listdir(tmp_path)) == ["a"]

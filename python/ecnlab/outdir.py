@@ -14,7 +14,9 @@ is refused before anything runs: ecnlab never deletes files it did not write.
 
 The renames run with SIGINT, SIGTERM and SIGHUP held back (``signals_held``), so Ctrl-C
 lands before them or after them, never between. A SIGKILL there can leave a temporary
-directory (``.<name>.ecnlab-<pid>-...``); the next command writing beside it removes it.
+directory (``.<name>.ecnlab-<pid>-...``); the next command writing beside it removes it. One kind of
+work outlives a failed command: a run store (``advise``'s ``validation/``) is moved to
+``.<name>.ecnlab-kept/`` and the next command writing ``<name>`` starts from it.
 
 A sweep's directory is a store that grows run by run and is not replaced: each of its run
 directories is written whole by ``sweep/store.py``. ``ecnlab report DIR`` replaces only the
@@ -40,6 +42,7 @@ from .scenario import ScenarioError
 # validate.
 MARKERS = ("summary.json", "advice.json", "validate.json")
 _TAG = ".ecnlab-"
+KEPT = "kept"  # ``.<name>.ecnlab-kept``: the stores an interrupted command leaves for the next
 
 
 def open_new_file(path: Path) -> tuple[int, str]:
@@ -117,7 +120,7 @@ def _clear_stale(target: Path) -> None:
     except OSError:
         return
     for name in names:
-        if not name.startswith(prefix):
+        if not name.startswith(prefix) or name == f"{prefix}{KEPT}":
             continue
         try:
             pid = int(name[len(prefix):].split("-")[0])
@@ -186,19 +189,47 @@ def result_dir(out: str | os.PathLike, keep: tuple[str, ...] = ()) -> Iterator[P
     except OSError as e:
         _remove_empty(created)
         raise ScenarioError(f"--out {given}: cannot write there: {e.strerror or e}") from None
+    kept = _kept_path(target)
     try:
-        for sub in keep:
-            if (target / sub).is_dir():
-                with contextlib.suppress(OSError):  # a filesystem without hard links: start afresh
-                    shutil.copytree(target / sub, tmp / sub, copy_function=os.link)
+        for sub in keep:  # the earlier result's store, then what an interrupted command kept
+            for src in (target / sub, kept / sub):
+                if src.is_dir():
+                    with contextlib.suppress(OSError):  # a filesystem without hard links: start afresh
+                        shutil.copytree(src, tmp / sub, copy_function=_link_new, dirs_exist_ok=True)
         yield tmp
         with signals_held():
             _replace(tmp, target)
+            shutil.rmtree(kept, ignore_errors=True)  # its runs are in the result now
     except BaseException:
         with signals_held():
+            _keep_store(tmp, kept, keep)
             shutil.rmtree(tmp, ignore_errors=True)
             _remove_empty(created)
         raise
+
+
+def _kept_path(target: Path) -> Path:
+    return target.parent / f".{target.name}{_TAG}{KEPT}"
+
+
+def _link_new(src: str, dst: str) -> None:
+    # Two stores share run directories written whole under the same key (the same run):
+    # the first copy of a file stays.
+    if not os.path.lexists(dst):
+        os.link(src, dst)
+
+
+def _keep_store(tmp: Path, kept: Path, keep: tuple[str, ...]) -> None:
+    """A failed or interrupted command's stores (``keep``), moved aside for the next one
+    into the same ``--out``: hours of finished runs are not lost to a Ctrl-C. Each already
+    holds the earlier result's store and what was kept before (``result_dir``)."""
+    for sub in keep:
+        if not (tmp / sub).is_dir():
+            continue
+        with contextlib.suppress(OSError):
+            kept.mkdir(exist_ok=True)
+            shutil.rmtree(kept / sub, ignore_errors=True)
+            os.rename(tmp / sub, kept / sub)
 
 
 @contextlib.contextmanager
