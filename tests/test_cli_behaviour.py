@@ -149,6 +149,24 @@ def test_a_bare_number_where_a_unit_belongs_is_refused(setting, says, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("setting, says", [
+    ("duration=1979-05-27", "--set duration: `1979-05-27` is a TOML date or time, which no key takes"),
+    ("duration=07:32:00", "--set duration: `07:32:00` is a TOML date or time"),
+    ("marking.tcn.threshold=nan", "--set marking.tcn.threshold: `nan` is not a finite number"),
+    ("flows.0.size=-inf", "--set flows.0.size: `-inf` is not a finite number"),
+    ("claim=" + "[" * 1000 + "]" * 1000, "--set claim: nested more than 16 tables or arrays deep"),
+    ("name=a\nb", "name: `a\\nb` is not a plain name"),  # a real newline, echoed escaped
+])
+def test_values_toml_holds_and_no_key_takes_are_one_line(setting, says, tmp_path):
+    """TOML dates and times, nan and inf, arrays nested 1,000 deep (internal errors: JSON
+    could not hold them, or Python's recursion limit), a newline in an echoed value (a
+    second line): each one line, exit 2."""
+    p = run_cli("run", "tcn-static", "--set", setting, "--out", tmp_path / "o", check=False)
+    assert p.returncode == 2 and p.stderr.startswith("ecnlab: error: "), p.stderr
+    assert says in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_units_a_user_would_type_are_accepted(tmp_path):
     """25G, 1min, 78µs, 10%, and sizes in packets of the scenario's MTU."""
     out = tmp_path / "o"
@@ -303,6 +321,26 @@ def test_the_memory_estimate_counts_a_time_series_as_written(tmp_path):
     p = subprocess.run([str(ECNLAB), "check", "tcn-static", *setting], capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, ECNLAB_MEMORY_LIMIT=str(usage.ru_maxrss * 1024)))
     assert p.returncode == 0, (usage.ru_maxrss, p.stderr)
+
+
+def test_the_memory_estimate_counts_generated_flows_as_written(tmp_path):
+    """10^6 generated flows take ~0.8 GB through `ecnlab run` (~220 B each in the core, the
+    rest their rows of flows.csv on the way). At 200 B a flow, 10^8 were estimated at 20 GB,
+    passed on a 24 GB machine and were killed at 23.5 GB. Refused under 0.5 GB; run within
+    what it took. An incast's count is its queries, and the error names them."""
+    setting = ["--set", "traffic.0.flows=1000000", "--set", "duration=5ms", "--set", "metrics.warmup=0s"]
+    p = subprocess.run([str(ECNLAB), "check", "ecnsharp-star", *setting], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, ECNLAB_MEMORY_LIMIT=str(5 * 10**8)))
+    assert p.returncode == 2 and "traffic[0].flows: this scenario needs at least 0.7 GB" in p.stderr, p.stderr
+    child = subprocess.Popen([str(ECNLAB), "run", "ecnsharp-star", *setting, "-q", "--out", str(tmp_path / "r")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    p = subprocess.run([str(ECNLAB), "check", "ecnsharp-star", *setting], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, ECNLAB_MEMORY_LIMIT=str(usage.ru_maxrss * 1024)))
+    assert p.returncode == 0, (usage.ru_maxrss, p.stderr)
+    p = run_cli("check", "ecnsharp-sched", "--set", "traffic.0.queries=4294967296", check=False)
+    assert p.returncode == 2 and "traffic[0].queries: this scenario needs at least" in p.stderr, p.stderr
 
 
 def test_flows_after_the_end_are_listed_and_said(tmp_path):

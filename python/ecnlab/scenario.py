@@ -10,8 +10,10 @@ so the same rules hold for the CLI, the Python API and sweeps.
 from __future__ import annotations
 
 import copy
+import datetime
 import difflib
 import json
+import math
 import os
 import stat
 import tomllib
@@ -54,6 +56,8 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
             raise ScenarioError(f"{p}: not valid JSON: {e}") from None
+        except RecursionError:
+            raise ScenarioError(f"{p}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is") from None
         if not isinstance(doc, dict):
             raise ScenarioError(f"{p}: a scenario is a JSON object (a table), not {type(doc).__name__}")
     else:
@@ -61,6 +65,12 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"{p}: not valid TOML: {e}") from None
+        except RecursionError:
+            raise ScenarioError(f"{p}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is") from None
+    try:
+        check_plain(doc)
+    except ValueError as e:
+        raise ScenarioError(f"{p}: {e}") from None
     _resolve_paths(doc, p.resolve().parent)
     return doc
 
@@ -108,12 +118,17 @@ def _resolve_paths(doc: dict[str, Any], base: Path) -> None:
                     pass
 
 
+_too_deep = object()
+
+
 def _parse_value(text: str) -> Any:
     """A TOML literal (number, bool, string, array, inline table), else the raw string."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except ValueError:  # not TOML (TOMLDecodeError), or an integer of more than 4300 digits
         return text
+    except RecursionError:  # arrays nested ~1,000 deep: check_plain says what is wrong
+        return _too_deep
 
 
 def set_key(doc: dict[str, Any], assignment: str) -> None:
@@ -141,6 +156,12 @@ def set_key(doc: dict[str, Any], assignment: str) -> None:
             raise ScenarioError(f"--set {key}: '{where}' is a value, not a table")
     last = parts[-1]
     value = _parse_value(raw.strip())
+    if value is _too_deep:
+        raise ScenarioError(f"--set {key}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is")
+    try:
+        check_plain(value, key)
+    except ValueError as e:
+        raise ScenarioError(f"--set {e}") from None
     if isinstance(node, list):
         node[_index(node, last, key)] = value
     else:
@@ -165,8 +186,34 @@ def with_overrides(doc: dict[str, Any], assignments: Iterable[str]) -> dict[str,
     return out
 
 
+MAX_DEPTH = 16
+"""Tables and arrays nested deeper than this are refused (a scenario's deepest key is 4)."""
+
+
+def check_plain(doc: Any, path: str = "") -> None:
+    """What TOML (or JSON) can hold and a scenario cannot: dates and times, ``nan`` and
+    ``inf``, nesting deeper than ``MAX_DEPTH``. Raises ValueError ``"path: what"``, the
+    core's form, so that callers name the file and the ``--set`` as for the core's own."""
+    stack = [(doc, path, 0)]
+    while stack:  # not recursive: a value nested 1,000 deep is refused, not a RecursionError
+        v, at, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"{at}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is")
+        if isinstance(v, dict):
+            stack += [(x, f"{at}.{k}" if at else str(k), depth + 1) for k, x in v.items()]
+        elif isinstance(v, list):
+            stack += [(x, f"{at}[{i}]", depth + 1) for i, x in enumerate(v)]
+        elif isinstance(v, (datetime.date, datetime.time)):
+            raise ValueError(f"{at or 'value'}: `{v.isoformat()}` is a TOML date or time, which no key takes "
+                             f"(a time is a number and a unit, e.g. `10ms`)")
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{at or 'value'}: `{v}` is not a finite number")
+
+
 def to_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc)
+    """The document as the core reads it; ValueError (``check_plain``) for what it cannot hold."""
+    check_plain(doc)
+    return json.dumps(doc, allow_nan=False)
 
 
 def describe(name: str) -> tuple[str, str]:

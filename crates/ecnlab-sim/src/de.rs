@@ -275,10 +275,13 @@ pub const MAX_MESSAGE_CHARS: usize = 400;
 /// backticks, single or double quotes) longer than 60 characters is cut to its first 40,
 /// and the whole to [`MAX_MESSAGE_CHARS`]. Every message that leaves the core passes here,
 /// so no message echoes a 1 MB value (the unit parser already bounds its own echoes).
+/// Control characters a value carried (a newline in a string) are escaped (`\n`): a
+/// message is one line.
 pub fn clip_message(msg: &str) -> String {
     const LONG: usize = 60;
     const KEEP: usize = 40;
-    let chars: Vec<char> = msg.chars().collect();
+    let chars: Vec<char> =
+        msg.chars().flat_map(|c| if c.is_control() { c.escape_default().collect() } else { vec![c] }).collect();
     let mut out = String::with_capacity(msg.len().min(MAX_MESSAGE_CHARS * 4));
     let mut i = 0;
     while i < chars.len() {
@@ -339,5 +342,6 @@ mod clip_tests {
                    the RDMA NIC, which never drops its packets (use \"mark\")";
         assert_eq!(clip_message(two), two);
         assert!(clip_message(&"y".repeat(5000)).chars().count() <= MAX_MESSAGE_CHARS);
+        assert_eq!(clip_message("name: `a\nb\tc\r` is bad"), "name: `a\\nb\\tc\\r` is bad");
     }
 }

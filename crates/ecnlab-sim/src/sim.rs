@@ -105,13 +105,13 @@ impl Simulator {
                 Port::new(&scn.switch, &scn.marking, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))?
             } else {
                 let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
-                // With PFC the NIC's queues and DSCP map are the switch's, and so are their errors.
-                Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed)).map_err(|e| {
-                    if scn.switch.pfc.enabled {
-                        e
-                    } else {
-                        format!("host.{e}")
-                    }
+                // The NIC's marking is the scenario's, and with PFC its queues and DSCP map are
+                // the switch's: their errors name those keys; only its buffer is its own.
+                Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed)).map_err(|e| match e
+                    .strip_prefix("switch.buffer")
+                {
+                    Some(rest) => format!("host.nic_buffer{rest}"),
+                    None => e,
                 })?
             };
             let shared_pool = match scn.switch.pool {
