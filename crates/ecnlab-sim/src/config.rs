@@ -357,7 +357,7 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Scenario, String> {
         let mss = serde_json::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = &mut serde_json::Deserializer::from_str(text);
-        with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
+        let scn: Scenario = with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
             let path = e.path().clone();
             let inner = e.into_inner().to_string();
             // serde_json appends " at line L column C" which means nothing to a user of TOML.
@@ -366,17 +366,29 @@ impl Scenario {
                 None => &inner,
             };
             join_error(&path, inner)
-        })
+        })?;
+        let read = serde_json::from_str::<serde_json::Value>(text).map_err(|e| e.to_string())?;
+        scn.refuse_tables_as_arrays(&read)?;
+        Ok(scn)
+    }
+
+    /// See [`crate::de::refuse_tables_as_arrays`].
+    fn refuse_tables_as_arrays(&self, read: &serde_json::Value) -> Result<(), String> {
+        let canonical = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        crate::de::refuse_tables_as_arrays(read, &canonical, "")
     }
 
     /// Parse a scenario from TOML text.
     pub fn from_toml(text: &str) -> Result<Scenario, String> {
         let mss = toml::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = toml::Deserializer::parse(text).map_err(|e| e.message().to_string())?;
-        with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
+        let scn: Scenario = with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
             let path = e.path().clone();
             join_error(&path, e.into_inner().message())
-        })
+        })?;
+        let read = toml::from_str::<serde_json::Value>(text).map_err(|e| e.message().to_string())?;
+        scn.refuse_tables_as_arrays(&read)?;
+        Ok(scn)
     }
 
     /// Number of hosts (saturating: an absurd topology is rejected by `validate`, not by

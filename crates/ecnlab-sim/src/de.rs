@@ -53,6 +53,28 @@ pub fn internalize(v: Value, tag: &str) -> Value {
     }
 }
 
+/// The first place where the document gives an array for a table: serde's derived structs
+/// also read a sequence, field by field in order, so `marking = ["red"]` ran RED and
+/// `flows = [[0, 1]]` a flow from host 0 to 1, with no word. `read` is the document as
+/// given, `canonical` the scenario parsed from it and serialized back (every table an
+/// object); `Err("path: ...")` names the first such place.
+pub fn refuse_tables_as_arrays(read: &Value, canonical: &Value, path: &str) -> Result<(), String> {
+    let at = |k: &str| if path.is_empty() { k.to_string() } else { format!("{path}.{k}") };
+    match (read, canonical) {
+        (Value::Array(_), Value::Object(_)) => Err(format!("{path}: invalid type: an array, expected a table")),
+        (Value::Object(r), Value::Object(c)) => r
+            .iter()
+            .filter_map(|(k, v)| c.get(k).map(|cv| (k, v, cv)))
+            .try_for_each(|(k, v, cv)| refuse_tables_as_arrays(v, cv, &at(k))),
+        (Value::Array(r), Value::Array(c)) => r
+            .iter()
+            .zip(c)
+            .enumerate()
+            .try_for_each(|(i, (v, cv))| refuse_tables_as_arrays(v, cv, &format!("{path}[{i}]"))),
+        _ => Ok(()),
+    }
+}
+
 fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -221,6 +243,27 @@ pub(crate) use internally_tagged;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// serde's structs read a sequence field by field: an array where a table belongs ran
+    /// as if the table had been given, in TOML and in JSON.
+    #[test]
+    fn an_array_is_not_a_table() {
+        let base = "name = \"a\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 2\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"1us\"\n";
+        for (doc, path) in [
+            (format!("marking = [\"red\"]\n{base}"), "marking"),
+            (format!("flows = [[0, 1]]\n{base}"), "flows[0]"),
+            (format!("marking = []\n{base}"), "marking"),
+            (format!("{base}[switch]\nscheduler = [\"sp\"]\n"), "switch.scheduler"),
+        ] {
+            let want = format!("{path}: invalid type: an array, expected a table");
+            assert_eq!(crate::Scenario::from_toml(&doc).unwrap_err(), want, "{doc}");
+            let json = serde_json::to_string(&toml::from_str::<Value>(&doc).unwrap()).unwrap();
+            assert_eq!(crate::Scenario::from_json(&json).unwrap_err(), want, "{json}");
+        }
+        let ok = format!("{base}[[flows]]\nsrc = 0\ndst = 1\n");
+        assert!(crate::Scenario::from_toml(&ok).is_ok());
+    }
 
     #[test]
     fn a_moved_key_names_its_new_place_in_toml_and_json() {
