@@ -40,6 +40,10 @@ pub(crate) struct Conn {
     timer_at: [Option<Nanos>; 2],
     /// The message being sent, if any.
     current: Option<u32>,
+    /// A message complete at its receiver whose last bytes the sender has not yet seen
+    /// acknowledged (`linux`: the receiver may delay that ACK past the sender's RTO): its
+    /// timeouts and retransmissions are still counting, since they resend its bytes.
+    settling: Option<u32>,
     /// Application rate limit: one MSS written every `app_gap` ns (listed flows only).
     app_gap: Option<Nanos>,
     app_written: u64,
@@ -99,6 +103,18 @@ impl Flow {
 
     pub(crate) fn seq_start(&self) -> u64 {
         self.seq_start
+    }
+
+    /// Its timeouts and fast retransmissions: the sender's since the flow began counting.
+    fn count(&mut self, sender: &Sender) {
+        self.timeouts = sender.timeouts() - self.timeouts_at_start;
+        self.retransmits = sender.fast_retransmits() - self.rtx_at_start;
+    }
+
+    /// Count from here on (what the sender did before was for an earlier message's bytes).
+    fn count_from(&mut self, sender: &Sender) {
+        self.timeouts_at_start = sender.timeouts();
+        self.rtx_at_start = sender.fast_retransmits();
     }
 }
 
@@ -238,6 +254,7 @@ impl Hosts {
             receiver,
             timer_at: [None; 2],
             current: None,
+            settling: None,
             app_gap: None,
             app_written: 0,
             closed: false,
@@ -270,10 +287,30 @@ impl Hosts {
         }
         let conn = &mut self.conns[c];
         conn.sender.on_ack(now, pkt, &conn.receiver, &mut self.out);
-        if conn.receiver.completion_bytes().is_none() {
+        if conn.settling.is_some() {
+            self.settle(c, false);
+        }
+        if self.conns[c].receiver.completion_bytes().is_none() {
             self.check_message_done(now, c);
         }
         true
+    }
+
+    /// The settling message of connection `c` stops counting once the sender has all its
+    /// bytes acknowledged (or `now_anyway`: a later message settles, the run ends); the
+    /// message being sent counts from then on.
+    fn settle(&mut self, c: usize, now_anyway: bool) {
+        let conn = &mut self.conns[c];
+        let Some(f) = conn.settling else { return };
+        let flow = &mut self.flows[f as usize];
+        if !now_anyway && conn.sender.acked_bytes() < flow.seq_start + flow.size.unwrap_or(0) {
+            return;
+        }
+        flow.count(&conn.sender);
+        conn.settling = None;
+        if let Some(next) = conn.current {
+            self.flows[next as usize].count_from(&conn.sender);
+        }
     }
 
     /// A data packet of connection `c` left its sender's NIC (DCQCN's NIC arbiter): returns
@@ -331,8 +368,7 @@ impl Hosts {
         let flow = &mut self.flows[f];
         flow.conn = c as u32;
         flow.seq_start = conn.sender.added_bytes();
-        flow.timeouts_at_start = conn.sender.timeouts();
-        flow.rtx_at_start = conn.sender.fast_retransmits();
+        flow.count_from(&conn.sender);
         conn.current = Some(f as u32);
         conn.sender.set_dscp(flow.class);
         if !pias.is_empty() {
@@ -393,8 +429,17 @@ impl Hosts {
             if self.stop_when_done && !self.has_long_lived && self.finite_done == self.finite_flows {
                 self.done = true;
             }
-            flow.timeouts = conn.sender.timeouts() - flow.timeouts_at_start;
-            flow.retransmits = conn.sender.fast_retransmits() - flow.rtx_at_start;
+            if conn.sender.acked_bytes() >= flow.seq_start + size {
+                flow.count(&conn.sender);
+            } else {
+                // An earlier message still settling stops here (its bytes came first, and
+                // this one's are all received).
+                if conn.settling.is_some() {
+                    self.settle(c, true);
+                }
+                self.conns[c].settling = Some(f);
+            }
+            let conn = &mut self.conns[c];
             conn.current = None;
             if self.persistent && conn.pooled {
                 self.idle_conns.entry((conn.src, conn.dst)).or_default().push(c as u32);
@@ -442,14 +487,16 @@ impl Hosts {
         (self.flows.iter().filter(|f| f.finish.is_some()).count(), self.flows.len())
     }
 
-    /// Timeouts and retransmissions of the flows still running at the end.
+    /// Timeouts and retransmissions of the flows still settling or running at the end.
     pub(crate) fn settle_flow_counters(&mut self) {
+        for c in 0..self.conns.len() {
+            self.settle(c, true);
+        }
         for (f, flow) in self.flows.iter_mut().enumerate() {
             if flow.finish.is_none() {
                 let conn = &self.conns[flow.conn as usize];
                 if conn.current == Some(f as u32) {
-                    flow.timeouts = conn.sender.timeouts() - flow.timeouts_at_start;
-                    flow.retransmits = conn.sender.fast_retransmits() - flow.rtx_at_start;
+                    flow.count(&conn.sender);
                 }
             }
         }
