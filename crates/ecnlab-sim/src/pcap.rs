@@ -102,7 +102,9 @@ impl Capture {
             _ => (L4::Tcp, TCP, 6),
         };
         let incl = ETH + IP + l4_len;
-        if self.total_bytes + (RECORD_HEADER + incl) as u64 > self.limit_bytes {
+        // Once a frame does not fit, none after it is kept, however small: the files hold
+        // the run's beginning, not a beginning with a ping from much later.
+        if self.truncated || self.total_bytes + (RECORD_HEADER + incl) as u64 > self.limit_bytes {
             self.truncated = true;
             return;
         }
@@ -219,12 +221,15 @@ mod tests {
 
     #[test]
     fn capture_stops_at_its_limit() {
-        let mut c = Capture::new(1, &[(0, "p".into())], 24 + 3 * 70, false);
+        let mut c = Capture::new(1, &[(0, "p".into())], 24 + 3 * 70 + 60, false);
         let p = Packet { size: 1500, ..Default::default() };
         for t in 0..10 {
             c.record(0, t, &p);
         }
         assert!(c.truncated);
+        // A ping's frame (58 B) would still fit in the 60 B left after the third: not kept.
+        let ping = Packet { size: 64, kind: Kind::Ping, ..Default::default() };
+        c.record(0, 11, &ping);
         assert_eq!(c.into_ports()[0].packets, 3);
     }
 }
