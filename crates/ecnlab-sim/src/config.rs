@@ -471,6 +471,20 @@ impl Scenario {
         }
         self.check_thresholds()?;
         self.check_room_for_a_packet()?;
+        {
+            use ecnlab_core::marking::{threshold::Scope, SchemeName};
+            let m = &self.marking;
+            let on_pool = m.scheme == SchemeName::PerPool
+                || (m.scheme == SchemeName::DctcpRed && m.threshold.scope == Scope::Pool);
+            if on_pool && self.switch.pool.is_none() {
+                // Without a pool a port's "pool occupancy" is its own bytes: per-port marking
+                // reported as pool marking.
+                return Err(format!(
+                    "marking.scheme: {} compares a shared pool's occupancy, and switch.pool is not set",
+                    if m.scheme == SchemeName::PerPool { "per_pool" } else { "threshold.scope = \"pool\"" }
+                ));
+            }
+        }
         self.switch
             .pfc
             .check(self.switch.queues, self.switch.buffer, self.switch.pool)
@@ -564,6 +578,29 @@ impl Scenario {
             ));
         }
         self.transport.validate()?;
+        if self.flows.iter().all(|f| f.count == 0) && self.traffic.is_empty() && self.probes.is_empty() {
+            // The run would end with nothing measured and a result that looks complete.
+            return Err("flows: the scenario sends nothing (no [[flows]] with a count above 0, no [[traffic]], \
+                        no [[probes]])"
+                .into());
+        }
+        if let (CcKind::Dcqcn, Some(min)) = (self.transport.cc, self.transport.dcqcn.min_rate) {
+            // DCQCN never sends below min_rate: at or above a NIC's line rate it cannot slow
+            // down at all (it was clamped to the line rate, and the fabric dropped the rest).
+            let slowest = match &self.topology {
+                Topology::Star { link_rate, host_link_rate, hosts, .. } => {
+                    (0..*hosts).map(|h| host_link_rate.get(h).unwrap_or(link_rate).0).min().unwrap_or(link_rate.0)
+                }
+                Topology::Dumbbell { link_rate, .. } | Topology::LeafSpine { link_rate, .. } => link_rate.0,
+            };
+            if min.0 >= slowest {
+                return Err(format!(
+                    "transport.dcqcn.min_rate: {min} is not below the slowest host's line rate, {}: DCQCN could \
+                     never lower its rate",
+                    Rate(slowest)
+                ));
+            }
+        }
         for (i, f) in self.flows.iter().enumerate() {
             if let Some(cc) = f.cc {
                 self.transport.check_cc(cc).map_err(|e| format!("flows[{i}].{e}"))?;
@@ -934,7 +971,7 @@ mod tests {
         assert!(e.starts_with("marking.mq_ecn.k: 60KB is not below the port buffer"), "{e}");
         // The same K is fine when another scheme is chosen: only the active scheme's count.
         assert!(Scenario::from_toml(&format!(
-            "{HEAD}{star}[switch]\nbuffer = \"50KB\"\n[marking.mq_ecn]\nk = \"60KB\"\n"
+            "{HEAD}{star}[switch]\nbuffer = \"50KB\"\n[marking.mq_ecn]\nk = \"60KB\"\n[[flows]]\nsrc = 0\ndst = 1\n"
         ))
         .unwrap()
         .validate()

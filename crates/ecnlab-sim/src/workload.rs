@@ -364,8 +364,9 @@ fn poisson(
         return Err(format!("{path}.flows: {} is not between 1 and {MAX_FLOWS}", p.flows));
     }
     let mean = match p.mean_bytes {
-        Some(m) if !(m.is_finite() && m > 0.0) => {
-            return Err(format!("{path}.mean_bytes: {m} is not a positive number"));
+        // A flow is at least one byte: a smaller mean crowds every arrival into microseconds.
+        Some(m) if !(m.is_finite() && m >= 1.0) => {
+            return Err(format!("{path}.mean_bytes: {m} is not a number of bytes (at least 1)"));
         }
         Some(m) => m,
         None => cdf.mean_bytes(),

@@ -219,6 +219,9 @@ impl Cdf {
             return Err(format!("{origin}: the last probability is {}, it must be 1", last.prob));
         }
         last.prob = 1.0;
+        if last.value <= 0.0 {
+            return Err(format!("{origin}: every size is 0: a flow carries at least one byte"));
+        }
         Ok(Cdf { name: origin.to_string(), format: format.expect("set with the first point"), points })
     }
 

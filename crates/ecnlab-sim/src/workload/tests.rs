@@ -109,6 +109,17 @@ fn exact_means_of_tiny_cdfs() {
     assert!((c.mean_bytes() - expect * 1460.0).abs() < 1e-6, "{}", c.mean_bytes());
 }
 
+/// A CDF whose every size is 0 clamped each flow to 1 B and crowded every arrival into a
+/// few microseconds (its mean, ~1 B, sets the arrival rate).
+#[test]
+fn a_cdf_of_zero_sizes_is_refused() {
+    assert_eq!(
+        Cdf::parse("0 0.5\n0 1\n", None, "t").unwrap_err(),
+        "t: every size is 0: a flow carries at least one byte"
+    );
+    assert!(Cdf::parse("0 0\n1 1\n", None, "t").is_ok());
+}
+
 #[test]
 fn empirical_mean_matches_analytic_mean() {
     for (name, seed) in [("websearch", 7u64), ("websearch_bytes", 8)] {
