@@ -78,7 +78,11 @@ pub(crate) struct Flow {
     pub finish: Option<Nanos>,
     timeouts_at_start: u64,
     rtx_at_start: u64,
+    /// Timeouts before the flow finished (each a stall of at least `rto_min`).
     pub timeouts: u64,
+    /// Timeouts after it finished at its receiver, while its last ACK was delayed: spurious,
+    /// they stall nothing of this flow (the sender's window collapses for the next one).
+    pub late_timeouts: u64,
     pub retransmits: u64,
 }
 
@@ -97,6 +101,7 @@ impl Flow {
             timeouts_at_start: 0,
             rtx_at_start: 0,
             timeouts: 0,
+            late_timeouts: 0,
             retransmits: 0,
         }
     }
@@ -306,7 +311,9 @@ impl Hosts {
         if !now_anyway && conn.sender.acked_bytes() < flow.seq_start + flow.size.unwrap_or(0) {
             return;
         }
+        let before = flow.timeouts;
         flow.count(&conn.sender);
+        (flow.late_timeouts, flow.timeouts) = (flow.timeouts.saturating_sub(before), before);
         conn.settling = None;
         if let Some(next) = conn.current {
             self.flows[next as usize].count_from(&conn.sender);
@@ -429,17 +436,17 @@ impl Hosts {
             if self.stop_when_done && !self.has_long_lived && self.finite_done == self.finite_flows {
                 self.done = true;
             }
-            if conn.sender.acked_bytes() >= flow.seq_start + size {
-                flow.count(&conn.sender);
-            } else {
+            let unacked = conn.sender.acked_bytes() < flow.seq_start + size;
+            if unacked && conn.settling.is_some() {
                 // An earlier message still settling stops here (its bytes came first, and
-                // this one's are all received).
-                if conn.settling.is_some() {
-                    self.settle(c, true);
-                }
-                self.conns[c].settling = Some(f);
+                // this one's are all received); this one counts from here.
+                self.settle(c, true);
             }
             let conn = &mut self.conns[c];
+            self.flows[f as usize].count(&conn.sender);
+            if unacked {
+                conn.settling = Some(f);
+            }
             conn.current = None;
             if self.persistent && conn.pooled {
                 self.idle_conns.entry((conn.src, conn.dst)).or_default().push(c as u32);

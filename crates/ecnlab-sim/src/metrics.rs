@@ -97,6 +97,8 @@ pub struct FlowRecord {
     pub slowdown: Option<f64>,
     pub acked_bytes: u64,
     pub timeouts: u64,
+    /// Timeouts after the flow finished ([`crate::hosts::Flow::late_timeouts`]).
+    pub timeouts_after_finish: u64,
     pub retransmits: u64,
 }
 
@@ -161,6 +163,7 @@ impl FlowRecord {
             },
             acked_bytes: acked,
             timeouts: f.timeouts,
+            timeouts_after_finish: f.late_timeouts,
             retransmits: f.retransmits,
         }
     }
@@ -183,6 +186,7 @@ impl FlowRecord {
             slowdown: None,
             acked_bytes: 0,
             timeouts: 0,
+            timeouts_after_finish: 0,
             retransmits: 0,
         }
     }
@@ -346,6 +350,7 @@ pub(crate) fn summary(
             .map(|f| FlowOutcome { class: f.class, size: f.size, start_s: f.start_s, fct_us: f.fct_us })
             .collect(),
         timeouts: flows.iter().map(|f| f.timeouts).sum(),
+        timeouts_after_finish: Some(flows.iter().map(|f| f.timeouts_after_finish).sum()),
         counters,
         queues,
         probes: probes

@@ -132,8 +132,14 @@ pub struct FlowCounts {
     /// Sized flows that started in the window and completed (the `fct` population).
     pub completed: u64,
     pub long_lived: u64,
-    /// Retransmission timeouts: the flows' (simulator), the kernels' counter (emulator).
+    /// Retransmission timeouts: the flows' before they finished (simulator), the kernels'
+    /// counter (emulator).
     pub timeouts: u64,
+    /// The flows' timeouts after they finished (simulator): the `linux` receiver delayed the
+    /// ACK of a last segment past the sender's RTO. None from the emulator (its kernels'
+    /// counter holds both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts_after_finish: Option<u64>,
     /// Every flow of the scenario: each generated message, listed flows counted one per
     /// connection, and those that never started.
     pub total: u64,
@@ -277,9 +283,12 @@ pub struct Measurements {
     /// Every flow of the run; sized flows that started at or after `measure_from_s` are
     /// measured.
     pub flows: Vec<FlowOutcome>,
-    /// Retransmission timeouts of the run.
+    /// Retransmission timeouts of the run, before each flow finished.
     #[serde(default)]
     pub timeouts: u64,
+    /// [`FlowCounts::timeouts_after_finish`].
+    #[serde(default)]
+    pub timeouts_after_finish: Option<u64>,
     /// The window counters of every queue the run counts, listed in `queues` or not.
     pub counters: Vec<ReasonCounts>,
     /// The queues the summary lists, as measured.
@@ -356,6 +365,7 @@ impl Summary {
                 completed: done.len() as u64,
                 long_lived: m.flows.iter().filter(|f| f.size.is_none()).count() as u64,
                 timeouts: m.timeouts,
+                timeouts_after_finish: m.timeouts_after_finish,
                 total: m.flows.len() as u64,
                 unfinished: (measured.len() - done.len()) as u64,
                 not_started: m.flows.iter().filter(|f| !started(f)).count() as u64,
