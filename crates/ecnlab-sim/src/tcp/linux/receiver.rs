@@ -33,7 +33,8 @@
 //!   scenario), and the timer never exceeds the floor. It runs shorter when the receiver's
 //!   RTO (`rto_min` stands for it) is below the floor, as in the kernel (a test shows it).
 //!
-//! What an ACK carries:
+//! What an ACK carries (in an IP header that is ECT(0) under DCTCP, whose sockets set ECT on
+//! every packet, and Not-ECT otherwise: `tcp_ecn_send`):
 //! - SACK blocks (RFC 2018 §4): the block holding the most recently received segment
 //!   first, then the most recently reported others, 3 on the wire (4 remembered, as Linux);
 //!   blocks at or below the cumulative ACK are dropped (`tcp_sack_remove`). Each block is
@@ -447,7 +448,10 @@ impl LinuxReceiver {
             payload: tag,
             size: ACK_BYTES,
             kind: Kind::Ack,
-            ecn: Ecn::NotEct,
+            // `tcp_ecn_send` clears ECT on pure ACKs only when the congestion control does
+            // not need ECN; DCTCP's sockets set ECT at the handshake (`tcp_ecn_send_syn`,
+            // `tcp_ecn_send_synack`), so its ACKs leave ECT(0), classic ECN's Not-ECT.
+            ecn: if self.mode == EchoMode::Dctcp { Ecn::Ect0 } else { Ecn::NotEct },
             flags: if ece { flags::ECE } else { 0 },
             dscp: self.dscp,
             in_link: 0,
@@ -567,6 +571,21 @@ mod tests {
         }
         assert_eq!(r.quick_acks_left(), 0);
         (r, 16 * US)
+    }
+
+    /// Linux's `tcp_ecn_send`: DCTCP's pure ACKs are ECT(0) (its sockets set ECT on every
+    /// packet), classic ECN's and Reno's are Not-ECT. They were Not-ECT under DCTCP too: a
+    /// port dropping non-ECT packets it would mark (`marking.non_ect = "drop"`) dropped them.
+    #[test]
+    fn dctcp_acks_are_ect_others_are_not() {
+        for (cc, want) in [(CcKind::Dctcp, Ecn::Ect0), (CcKind::EcnStar, Ecn::NotEct), (CcKind::NewReno, Ecn::NotEct)] {
+            let mut r = LinuxReceiver::new(&cfg(cc), 1, 1, 0);
+            let mut out = Vec::new();
+            let ecn = if cc.uses_ecn() { Ecn::Ect0 } else { Ecn::NotEct };
+            r.on_data(0, &seg(0, 0, ecn), &mut out);
+            assert_eq!(out.len(), 1, "{cc:?}: the first segment is quick-ACKed");
+            assert_eq!(out[0].ecn, want, "{cc:?}");
+        }
     }
 
     /// `delayed_ack = 1` ACKs every segment after the quick ACKs too; `sack = false` sends
