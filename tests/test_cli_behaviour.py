@@ -167,6 +167,23 @@ def test_values_toml_holds_and_no_key_takes_are_one_line(setting, says, tmp_path
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("setting, says", [
+    ("transport.rto_min=0.1ns", "transport.rto_min: must be > 0 (times are whole nanoseconds)"),
+    ("transport.dupack_thresh=0", "transport.dupack_thresh: must be >= 1"),
+    ("transport.cc=dcqcn", None),  # a valid change, then DCQCN's own key below
+])
+def test_transport_errors_name_the_set_that_caused_them(setting, says, tmp_path):
+    """The transport's and DCQCN's checks wrote `field must be ...` with no colon: the error
+    did not name the --set behind it, as every other field's does."""
+    args = ["check", "tcn-static", "--set", setting]
+    if says is None:
+        args += ["--set", "transport.dcqcn.g=2", "--set", "switch.pfc.enabled=true", "--set", "switch.pfc.xoff=50KB"]
+        setting, says = "transport.dcqcn.g=2", "transport.dcqcn.g: 2 is not in (0, 1]"
+    p = run_cli(*args, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert f"{says} (set by --set {setting})" in p.stderr, p.stderr
+
+
 def test_units_a_user_would_type_are_accepted(tmp_path):
     """25G, 1min, 78µs, 10%, and sizes in packets of the scenario's MTU."""
     out = tmp_path / "o"

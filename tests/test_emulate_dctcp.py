@@ -134,7 +134,7 @@ def test_the_scenario_sets_the_bpf_parameters():
         {"shift_g": 8, "alpha_init": 0, "progressive": 0, "grow_in_cwr": 1}
     # Under linux the core itself refuses a gain the kernel cannot hold as a shift; under
     # textbook (any gain) the kernel's algorithm refuses it in one line.
-    with pytest.raises(ScenarioError, match=r"transport.dctcp_g = 0.05 under profile \"linux\""):
+    with pytest.raises(ScenarioError, match=r"transport.dctcp_g: 0.05 under profile \"linux\""):
         tr(dctcp_g=0.05)
     with pytest.raises(emu.EmulationError, match=r"transport.dctcp_g = 0.05: .* g = 1/2\^k"):
         emu.bpf_params("dctcp", tr(profile="textbook", dctcp_g=0.05))

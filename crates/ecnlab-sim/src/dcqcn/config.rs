@@ -105,25 +105,25 @@ impl DcqcnConfig {
     pub fn validate(&self) -> Result<(), String> {
         let p = "transport.dcqcn";
         if !(self.g > 0.0 && self.g <= 1.0) {
-            return Err(format!("{p}.g = {} must be in (0, 1]", self.g));
+            return Err(format!("{p}.g: {} is not in (0, 1]", self.g));
         }
         if !(0.0..=1.0).contains(&self.alpha_init) {
-            return Err(format!("{p}.alpha_init = {} must be in [0, 1]", self.alpha_init));
+            return Err(format!("{p}.alpha_init: {} is not in [0, 1]", self.alpha_init));
         }
         for (name, d) in [("alpha_timer", self.alpha_timer), ("rate_timer", self.rate_timer), ("rto", self.rto)] {
             if d.0 == 0 {
-                return Err(format!("{p}.{name} must be > 0"));
+                return Err(format!("{p}.{name}: must be > 0"));
             }
         }
         if self.byte_counter.0 == 0 {
-            return Err(format!("{p}.byte_counter must be > 0"));
+            return Err(format!("{p}.byte_counter: must be > 0"));
         }
         if self.ack_every == 0 {
-            return Err(format!("{p}.ack_every must be >= 1"));
+            return Err(format!("{p}.ack_every: must be >= 1"));
         }
         for (name, r) in [("rate_ai", self.rate_ai), ("rate_hai", self.rate_hai), ("min_rate", self.min_rate)] {
             if r == Some(Rate(0)) {
-                return Err(format!("{p}.{name} must be > 0 (leave it unset for the scaled default)"));
+                return Err(format!("{p}.{name}: must be > 0 (leave it unset for the scaled default)"));
             }
         }
         Ok(())

@@ -315,34 +315,36 @@ impl TcpConfig {
         }
         let gain_ok = |g: f64| g > 0.0 && g <= 1.0;
         if self.mss == 0 {
-            return Err("transport.mss must be > 0".into());
+            return Err("transport.mss: must be > 0".into());
         }
         if self.init_cwnd == 0 {
-            return Err("transport.init_cwnd must be >= 1".into());
+            return Err("transport.init_cwnd: must be >= 1".into());
         }
-        if self.rto_min.0 == 0 || self.rto_init.0 == 0 {
-            return Err("transport.rto_min and transport.rto_init must be > 0".into());
+        for (key, d) in [("rto_min", self.rto_min), ("rto_init", self.rto_init)] {
+            if d.0 == 0 {
+                return Err(format!("transport.{key}: must be > 0 (times are whole nanoseconds)"));
+            }
         }
         if self.rto_max < self.rto_min || self.rto_max < self.rto_init {
-            return Err("transport.rto_max must be >= rto_min and >= rto_init".into());
+            return Err("transport.rto_max: must be >= rto_min and >= rto_init".into());
         }
         if self.delayed_ack == 0 {
-            return Err("transport.delayed_ack must be >= 1".into());
+            return Err("transport.delayed_ack: must be >= 1".into());
         }
         if self.profile == Profile::Linux && self.delayed_ack > 2 {
             return Err(format!(
-                "transport.delayed_ack = {} under profile \"linux\": 2 is Linux's rule, 1 turns delayed ACKs off",
+                "transport.delayed_ack: {} under profile \"linux\": 2 is Linux's rule, 1 turns delayed ACKs off",
                 self.delayed_ack
             ));
         }
         if self.delayed_ack > 1 && self.delayed_ack_timeout.0 == 0 {
-            return Err("transport.delayed_ack_timeout must be > 0 when delayed_ack > 1".into());
+            return Err("transport.delayed_ack_timeout: must be > 0 when delayed_ack > 1".into());
         }
         if !gain_ok(self.dctcp_g) {
-            return Err(format!("transport.dctcp_g = {} must be in (0, 1]", self.dctcp_g));
+            return Err(format!("transport.dctcp_g: {} is not in (0, 1]", self.dctcp_g));
         }
         if !gain_ok(self.dualq_g) {
-            return Err(format!("transport.dualq_g = {} must be in (0, 1]", self.dualq_g));
+            return Err(format!("transport.dualq_g: {} is not in (0, 1]", self.dualq_g));
         }
         // The kernel keeps DCTCP's gain as a shift (`dctcp_shift_g`): the linux profile's
         // DCTCPs take g = 1/2^n only, as the emulator's BPF DCTCP does.
@@ -350,25 +352,25 @@ impl TcpConfig {
             for (key, g, most) in [("dctcp_g", self.dctcp_g, 10u32), ("dualq_g", self.dualq_g, 20)] {
                 if crate::tcp::linux::dctcp::dctcp_shift_g(g, most).is_none() {
                     return Err(format!(
-                        "transport.{key} = {g} under profile \"linux\": the kernel keeps the gain as a shift, g = 1/2^n (n = 0..{most})"
+                        "transport.{key}: {g} under profile \"linux\": the kernel keeps the gain as a shift, g = 1/2^n (n = 0..{most})"
                     ));
                 }
             }
         }
         if !(0.0..=1.0).contains(&self.dctcp_alpha_init) {
-            return Err(format!("transport.dctcp_alpha_init = {} must be in [0, 1]", self.dctcp_alpha_init));
+            return Err(format!("transport.dctcp_alpha_init: {} is not in [0, 1]", self.dctcp_alpha_init));
         }
         if self.dctcp_alpha_bits > 52 || self.dualq_alpha_bits > 52 {
             return Err("transport.*_alpha_bits must be <= 52 (0 = double precision)".into());
         }
         if self.dupack_thresh == 0 {
-            return Err("transport.dupack_thresh must be >= 1".into());
+            return Err("transport.dupack_thresh: must be >= 1".into());
         }
         if self.min_cwnd == 0 {
-            return Err("transport.min_cwnd must be >= 1".into());
+            return Err("transport.min_cwnd: must be >= 1".into());
         }
         if self.max_cwnd < self.init_cwnd.max(self.min_cwnd) {
-            return Err("transport.max_cwnd must be >= init_cwnd and >= min_cwnd".into());
+            return Err("transport.max_cwnd: must be >= init_cwnd and >= min_cwnd".into());
         }
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return Err(format!("transport.cubic_beta = {} must be in (0, 1)", self.cubic_beta));
