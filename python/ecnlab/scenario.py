@@ -57,7 +57,7 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
         except json.JSONDecodeError as e:
             raise ScenarioError(f"{p}: not valid JSON: {e}") from None
         except RecursionError:
-            raise ScenarioError(f"{p}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is") from None
+            raise ScenarioError(f"{p}: {TOO_DEEP}") from None
         if not isinstance(doc, dict):
             raise ScenarioError(f"{p}: a scenario is a JSON object (a table), not {type(doc).__name__}")
     else:
@@ -66,7 +66,7 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"{p}: not valid TOML: {e}") from None
         except RecursionError:
-            raise ScenarioError(f"{p}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is") from None
+            raise ScenarioError(f"{p}: {TOO_DEEP}") from None
     try:
         check_plain(doc)
     except ValueError as e:
@@ -118,17 +118,13 @@ def _resolve_paths(doc: dict[str, Any], base: Path) -> None:
                     pass
 
 
-_too_deep = object()
-
-
 def _parse_value(text: str) -> Any:
-    """A TOML literal (number, bool, string, array, inline table), else the raw string."""
+    """A TOML literal (number, bool, string, array, inline table), else the raw string.
+    RecursionError for arrays nested ~1,000 deep (the caller names the key)."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except ValueError:  # not TOML (TOMLDecodeError), or an integer of more than 4300 digits
         return text
-    except RecursionError:  # arrays nested ~1,000 deep: check_plain says what is wrong
-        return _too_deep
 
 
 def set_key(doc: dict[str, Any], assignment: str) -> None:
@@ -155,11 +151,11 @@ def set_key(doc: dict[str, Any], assignment: str) -> None:
         if not isinstance(node, (dict, list)):
             raise ScenarioError(f"--set {key}: '{where}' is a value, not a table")
     last = parts[-1]
-    value = _parse_value(raw.strip())
-    if value is _too_deep:
-        raise ScenarioError(f"--set {key}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is")
     try:
+        value = _parse_value(raw.strip())
         check_plain(value, key)
+    except RecursionError:
+        raise ScenarioError(f"--set {key}: {TOO_DEEP}") from None
     except ValueError as e:
         raise ScenarioError(f"--set {e}") from None
     if isinstance(node, list):
@@ -188,6 +184,7 @@ def with_overrides(doc: dict[str, Any], assignments: Iterable[str]) -> dict[str,
 
 MAX_DEPTH = 16
 """Tables and arrays nested deeper than this are refused (a scenario's deepest key is 4)."""
+TOO_DEEP = f"nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is"
 
 
 def check_plain(doc: Any, path: str = "") -> None:
@@ -198,7 +195,7 @@ def check_plain(doc: Any, path: str = "") -> None:
     while stack:  # not recursive: a value nested 1,000 deep is refused, not a RecursionError
         v, at, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise ValueError(f"{at}: nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is")
+            raise ValueError(f"{at}: {TOO_DEEP}")
         if isinstance(v, dict):
             stack += [(x, f"{at}.{k}" if at else str(k), depth + 1) for k, x in v.items()]
         elif isinstance(v, list):

@@ -802,7 +802,7 @@ impl Scenario {
         let queues = self.switch.queues.max(1) as u64;
         // Listed flows are connections built before the run (sender, receiver, record):
         // 1,136 B each measured on this build (`check` with 10^5 and 10^6), counted as 1,000.
-        // Generated flows arrive one at a time and keep only a record: 200.
+        // Generated flows arrive one at a time: their part is counted below.
         let connections: u64 = self.flows.iter().map(|f| f.count as u64).sum();
         let mut flows: u64 = 0;
         let mut biggest_traffic: Option<(String, u64)> = None;
