@@ -228,7 +228,7 @@ def test_a_claim_not_shown_leads_its_note_with_why_and_stale_reasons_are_found(t
     """results/reasons.toml: each claim not shown carries its reason (issue 17), shown in
     REPRODUCTION.md and the report; a missing one, one whose claim is now shown, and a
     category outside the five are all found."""
-    from ecnlab.reproduce.results import REASONS, load_reasons, reasons_problems
+    from ecnlab.reproduce.reasons import REASONS, load_reasons, reasons_problems
 
     root = tmp_path / "results"
     shutil.copytree(FIXTURE, root)
@@ -263,7 +263,7 @@ def test_a_claim_not_shown_leads_its_note_with_why_and_stale_reasons_are_found(t
 def test_the_committed_reasons_are_current(tmp_path):
     """Every claim REPRODUCTION.md does not show says why, and no reason outlives its claim:
     a rerun that changes a verdict must update results/reasons.toml with it."""
-    from ecnlab.reproduce.results import load_reasons, reasons_problems
+    from ecnlab.reproduce.reasons import load_reasons, reasons_problems
 
     root = tmp_path / "results"
     shutil.copytree(Path(__file__).parent.parent / "results", root)

@@ -13,23 +13,13 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .api import PCAP_LIMIT_BYTES, culprit_override, engine_id, resolve, run, validate
+from .api import PCAP_LIMIT_BYTES, engine_id, resolve, run, validate
+from .commandline import Parser, blame_set, count, fmt_rate, positive
 from .exits import exit_status, stdout_closed
 from .outdir import result_dir
 from .scenario import ScenarioError, builtin_names, describe
 
 DEFAULT_SCENARIO = "tcn-static"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
-        sys.stderr.write(f"ecnlab: error: {message}\n")
-        sys.exit(2)
-
-
-def fmt_rate(bps: float) -> str:
-    """A measured rate for the summary tables (``ecnlab run`` and ``ecnlab emulate``)."""
-    return f"{bps / 1e9:.3f} Gbps" if bps >= 1e9 else f"{bps / 1e6:.1f} Mbps"
 
 
 def _print_summary(s: dict, out: Path) -> None:
@@ -55,12 +45,6 @@ def _print_summary(s: dict, out: Path) -> None:
     if r.get("count"):
         print(f"  probe RTT: n={r['count']} avg {r['avg_us']:.1f} us, p50 {r['p50_us']:.1f} us, p99 {r['p99_us']:.1f} us")
     print(f"  results in {out}/")
-
-
-def _blame_set(e: ScenarioError, assignments: list[str]) -> ScenarioError:
-    """Point at the --set that put the bad value there."""
-    c = culprit_override(e, assignments)
-    return ScenarioError(f"{e} (set by --set {c})") if c else e
 
 
 class _RunProgress:
@@ -104,14 +88,14 @@ def _cmd_run(a: argparse.Namespace) -> int:
     try:
         doc = resolve(name, a.set)
     except ScenarioError as e:
-        raise _blame_set(e, a.set) from None
+        raise blame_set(e, a.set) from None
     # The output directory is checked before the run: an unwritable --out must not cost a
     # whole simulation. A valid scenario's name is one plain path component, so the default
     # out/<name> stays under out/.
     try:
         validate(doc)
     except ScenarioError as e:
-        raise _blame_set(_labelled(e, name), a.set) from None
+        raise blame_set(_labelled(e, name), a.set) from None
     pcap = _pcap_args(a)
     prog = _RunProgress() if not a.quiet and sys.stderr.isatty() else None
     out = Path(a.out) if a.out else Path("out") / doc["name"]
@@ -122,7 +106,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
         try:
             res = run(doc, seed=a.seed, progress=prog, **pcap)
         except ScenarioError as e:
-            raise _blame_set(_labelled(e, name), a.set) from None
+            raise blame_set(_labelled(e, name), a.set) from None
         finally:
             if prog:
                 prog.close()
@@ -222,28 +206,9 @@ def _cmd_check(a: argparse.Namespace) -> int:
     try:
         validate(a.scenario, a.set)
     except ScenarioError as e:
-        raise _blame_set(e, a.set) from None
+        raise blame_set(e, a.set) from None
     print(f"{a.scenario}: ok")
     return 0
-
-
-def _int_at_least(lo: int):
-    """An argparse type: an integer >= ``lo``, else one clear line."""
-
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"{v} must be >= {lo}")
-        return v
-
-    return parse
-
-
-_positive = _int_at_least(1)
-_count = _int_at_least(0)
 
 
 def _seconds(text: str) -> float:
@@ -297,7 +262,8 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
         if a.all or a.where or a.save:
             raise ScenarioError("--from rebuilds the reports from saved results: give no --all, --where or --save "
                                 "(ids to rebuild only those entries)")
-        from .reproduce.results import REASONS, load_reasons, reasons_problems, regenerate
+        from .reproduce.reasons import REASONS, load_reasons, reasons_problems
+        from .reproduce.results import regenerate
 
         unknown = [i for i in a.ids if i not in CATALOG]
         if unknown:
@@ -338,13 +304,13 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
 def _cmd_advise(a: argparse.Namespace) -> int:
     from .advise.cli import build_parser as advise_parser, run as advise_run
 
-    return advise_run(advise_parser(_Parser).parse_args(a.rest))
+    return advise_run(advise_parser(Parser).parse_args(a.rest))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
+    p = Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
     p.add_argument("-V", "--version", action="version", version=f"ecnlab {__version__} (build {engine_id()})")
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
 
     r = sub.add_parser("run", help="run one scenario and write its results")
     r.add_argument("scenario", nargs="?", help=f"built-in name or TOML file (default: {DEFAULT_SCENARIO})")
@@ -394,13 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", help="result directory: results.csv, runs/<key>/, failed/ (required to run)")
     sw.add_argument("--dry-run", action="store_true",
                     help="check the sweep file and print its points (JSON lines), without running")
-    sw.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
+    sw.add_argument("--jobs", type=positive, help="local worker processes (default: all cores)")
     sw.add_argument("--cluster", metavar="tcp://HOST:PORT",
                     help="run on this Dask scheduler ('local' starts a LocalCluster); needs ecnlab[cluster]")
     sw.add_argument("--timeout", type=_seconds, metavar="TIME",
                     help="kill a run that takes longer and record it as failed (default: the sweep file's "
                          "timeout, else none)")
-    sw.add_argument("--retries", type=_count, metavar="N",
+    sw.add_argument("--retries", type=count, metavar="N",
                     help="new tries for a run whose worker process died (default: the sweep file's, else 2)")
     sw.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     sw.add_argument("--report", action="store_true", help="also write report.html with figures (ecnlab report)")
@@ -418,8 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="result directory (default: out/<ID> or out/reproduce-<scale>)")
     rp.add_argument("--scale", choices=["quick", "paper"], default="quick",
                     help="quick: minutes on a laptop (default); paper: the papers' sizes")
-    rp.add_argument("--seeds", type=_positive, help="number of seeds (default: the entry's)")
-    rp.add_argument("--jobs", type=_positive, help="local worker processes (default: all cores)")
+    rp.add_argument("--seeds", type=positive, help="number of seeds (default: the entry's)")
+    rp.add_argument("--jobs", type=positive, help="local worker processes (default: all cores)")
     rp.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run on a Dask scheduler")
     rp.add_argument("--markdown", metavar="FILE", help="also write the claims table as Markdown (REPRODUCTION.md)")
     rp.add_argument("--where", action="append", metavar="KEY=V[,V]",

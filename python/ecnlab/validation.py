@@ -23,7 +23,6 @@ its band, 4 if not, 2 for bad input, 1 for an internal error.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -128,13 +127,13 @@ def _spread(goodputs: list[float]) -> float | None:
 def _flow_groups(doc: dict[str, Any]) -> dict[tuple[int, int], list[int]]:
     """Long-lived [[flows]] by (receiver, queue), in the order of their ids; the index of
     each among the long-lived flows (the simulator's ``long_flows`` order)."""
-    from .emulate import _classify, _expand_flows
+    from .emulate import classify, expand_flows
 
     groups: dict[tuple[int, int], list[int]] = {}
     k = 0
-    for f in _expand_flows(doc):
+    for f in expand_flows(doc):
         if f["size"] is None:
-            groups.setdefault((f["dst"], _classify(doc, f["class"])), []).append(k)
+            groups.setdefault((f["dst"], classify(doc, f["class"])), []).append(k)
             k += 1
     return groups
 
@@ -210,9 +209,9 @@ def rows(doc: dict[str, Any], sim: dict[str, Any], emus: list[dict[str, Any]], f
 
 
 def _long_flow_ids(doc: dict[str, Any]) -> list[int]:
-    from .emulate import _expand_flows
+    from .emulate import expand_flows
 
-    return [f["id"] for f in _expand_flows(doc) if f["size"] is None]
+    return [f["id"] for f in expand_flows(doc) if f["size"] is None]
 
 
 def table(result: dict[str, Any]) -> str:
@@ -328,16 +327,11 @@ def _validate_into(out: Path, scenario: str | os.PathLike | dict[str, Any], over
     return result
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        sys.stderr.write(f"ecnlab: error: {message}\n")
-        sys.exit(2)
-
-
 def main(argv: list[str] | None = None) -> int:
+    from .commandline import Parser
     from .exits import exit_status
 
-    p = _Parser(prog="ecnlab validate", description="Run a scenario in the simulator and on the kernel through the "
+    p = Parser(prog="ecnlab validate", description="Run a scenario in the simulator and on the kernel through the "
                                                     "emulated switch, and compare (root).")
     p.add_argument("scenario", help="built-in name or TOML file")
     p.add_argument("--out", help="result directory (default: out/<scenario>-validate)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import _positive  # a count: an integer >= 1, else one line (0 is no count, not "the default")
+from ..commandline import positive as _positive  # an integer >= 1, else one line
 
 
 def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -68,5 +68,5 @@ from .namespaces import (_delete_namespaces, _in_netns, _new_prefix, _offloads_o
 from .kernel_cc import *  # noqa: F401,F403
 from .kernel_cc import _core_defaults  # noqa: F401
 from .run import *  # noqa: F401,F403
-from .run import _classify, _expand_flows, _fill_ideal_fct, _readline, _why  # noqa: F401
+from .run import _fill_ideal_fct, _readline, _why  # noqa: F401
 from .command import main  # noqa: F401

@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..cli import _blame_set, fmt_rate
+from ..commandline import Parser as _Parser, blame_set as _blame_set, fmt_rate
 from ..exits import exit_status
 from ..scenario import ScenarioError
-from .common import ERROR_PREFIX
 from .namespaces import _reaper_main
 from .agent import _agent_main
 from .run import emulate
@@ -45,12 +44,6 @@ def _print_summary(s: dict[str, Any], out: Path) -> None:
             line += f" (unscaled: avg {u['avg_us']:.1f}, p50 {u['p50_us']:.1f}, p99 {u['p99_us']:.1f} us)"
         print(line)
     print(f"  receiver CE packets {e['receiver_ce_packets']}; results in {out}/")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        sys.stderr.write(f"{ERROR_PREFIX}{message}\n")
-        sys.exit(2)
 
 
 def build_parser(prog: str = "ecnlab emulate") -> argparse.ArgumentParser:

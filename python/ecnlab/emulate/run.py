@@ -64,7 +64,8 @@ def _interp(ts: list[float], vs: list[int], t: float) -> float:
     return float(vs[-1])
 
 
-def _classify(doc: dict[str, Any], dscp: int) -> int:
+def classify(doc: dict[str, Any], dscp: int) -> int:
+    """The queue a flow of this class (DSCP) takes at the switch, as the core classifies."""
     sw = doc["switch"]
     n = int(sw["queues"])
     m = sw["dscp_to_queue"]
@@ -366,7 +367,7 @@ def _readline(f, timeout: float) -> str:
     return f.readline() if r else ""
 
 
-def _expand_flows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def expand_flows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """One record per flow, ids in the order of ``[[flows]]`` and ``count`` (as ecnlab run)."""
     flows = []
     for si, f in enumerate(doc["flows"]):
@@ -515,7 +516,7 @@ def _emulate(
             old.unlink()
 
     # Congestion control per flow.
-    flows = _expand_flows(doc)
+    flows = expand_flows(doc)
     exe = switch_binary()
     messages = generate_messages(doc, run_seed, len(flows), em.work, exe) if doc.get("traffic") else []
     stop_when_done = bool(messages) and all(f["size"] is not None for f in flows) and \
@@ -805,7 +806,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
         keys = {k for smp in r.get("samples", []) for k in smp if k.startswith("t")}
         for key in keys:
             vs = [smp.get(key, 0) for smp in r["samples"]]
-            q = _classify(doc, int(key[1:]))
+            q = classify(doc, int(key[1:]))
             tgood[(h, q)] = tgood.get((h, q), 0.0) + (_interp(ts_, vs, duration) - _interp(ts_, vs, warmup)) * 8 / window
     # Application-layer bytes per flow over the window.
     fgood: dict[int, float] = {}
@@ -828,7 +829,7 @@ def _summarize(doc, seed, flows, probes, results, sw, t0, duration, warmup, fact
             counters.append({k: q[k] for k in ("marks_by_reason", "drops_by_reason", "unmarkable_by_reason")})
             tq = tot["queues"][q["queue"]]
             app = sum(g for fid, g in fgood.items()
-                      if flows[fid]["dst"] == h and _classify(doc, flows[fid]["class"]) == q["queue"])
+                      if flows[fid]["dst"] == h and classify(doc, flows[fid]["class"]) == q["queue"])
             app += tgood.get((h, q["queue"]), 0.0)
             if tq["enq_pkts"] == 0 and tq["drops"] == 0 and app == 0:
                 continue

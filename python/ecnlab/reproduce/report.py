@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..report.page import environment, fmt, render
+from .reasons import WHY
 
 __all__ = ["claims_table", "fmt", "grid_text", "reproduction_markdown", "unsound_text", "value_cell", "why_text",
            "write_index", "write_report"]
@@ -67,8 +68,6 @@ def _report_link(m: dict[str, Any]) -> str:
 
 def why_text(c: dict[str, Any]) -> str:
     """A not-shown claim's reason (``results/reasons.toml``), as the tables lead its note."""
-    from .results import WHY
-
     w = c["why"]
     return f"Why not shown ({w['category']}: {WHY[w['category']]}): {w['text']}"
 
