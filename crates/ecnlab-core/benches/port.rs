@@ -8,8 +8,9 @@
 //! `cargo bench -p ecnlab-core --bench port` (CARGO_TARGET_DIR of your choice).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::marking::MarkingConfig;
-use ecnlab_core::port::{BufferPool, Port, PortConfig};
+use ecnlab_core::port::{Port, PortConfig};
 use ecnlab_core::PortPacket;
 use serde_json::json;
 

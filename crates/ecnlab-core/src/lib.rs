@@ -11,6 +11,7 @@
 //! - ECN#: Zhang et al., "Enabling ECN for Datacenter Networks with RTT Variations", TCC 2022.
 //! - Dual AQM: Kühlewind et al., "Using Data Center TCP (DCTCP) in the Internet", 2014.
 
+pub mod buffer;
 pub mod marking;
 pub mod measure;
 pub mod pfc;
@@ -19,7 +20,8 @@ pub mod rng;
 pub mod sched;
 pub mod units;
 
+pub use buffer::BufferPool;
 pub use marking::{Decision, Marking, MarkingConfig, MarkingScheme, NonEctPolicy, PacketView, QueueState, Reason};
-pub use port::{BufferPool, Port, PortConfig, PortPacket, QueueStats};
+pub use port::{Port, PortConfig, PortPacket, QueueStats};
 pub use sched::{QueueOcc, Sched, Scheduler, SchedulerConfig, SchedulerKind};
 pub use units::Nanos;

@@ -200,8 +200,9 @@ impl TimeSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::BufferPool;
     use crate::marking::MarkingConfig;
-    use crate::port::{BufferPool, PortConfig};
+    use crate::port::PortConfig;
 
     #[derive(Clone, Copy, Debug)]
     struct Pkt(u32);

@@ -28,7 +28,7 @@
 //! `B / (1 + N x alpha)` with N ingress ports paused at once, holds their headroom; a drop
 //! of a lossless packet is counted as any drop, so a run that overflows says so.
 
-use crate::port::BufferPool;
+use crate::buffer::BufferPool;
 use crate::units::ByteSize;
 use serde::{Deserialize, Serialize};
 
@@ -190,7 +190,7 @@ impl Pfc {
     fn threshold(&self, pool: &BufferPool) -> u64 {
         match self.xoff {
             Some(x) => x,
-            None => (self.alpha * pool.limit_bytes.saturating_sub(pool.used_bytes) as f64) as u64,
+            None => (self.alpha * pool.free_bytes() as f64) as u64,
         }
     }
 

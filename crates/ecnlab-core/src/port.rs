@@ -2,10 +2,9 @@
 //!
 //! The port does the bookkeeping so that schemes and schedulers stay small:
 //! - classification (DSCP -> queue);
-//! - buffer admission: the port's buffer is shared first-come-first-served by its queues
-//!   (complete sharing, tail drop, as in the authors' ns-2 and Linux code; REFERENCE-
-//!   IMPLEMENTATIONS §2.8), optionally capped per queue and drawn from a [`BufferPool`]
-//!   shared with other ports;
+//! - buffer admission, by the rule of [`crate::buffer`] (the port's buffer shared by its
+//!   queues, optionally capped per queue and drawn from a [`BufferPool`] shared with other
+//!   ports);
 //! - the marking scheme's enqueue and dequeue hooks, and what a decision means: CE on an ECT
 //!   packet, [`NonEctPolicy`] for a non-ECT one, and counting every mark and drop by reason;
 //! - statistics per queue, with the invariants (checked by tests):
@@ -19,6 +18,7 @@
 //! No allocation per packet: each FIFO is a ring buffer that grows to its high-water mark
 //! once and is reused.
 
+use crate::buffer::{self, BufferPool, Fill, MAX_QUEUES};
 use crate::marking::{
     BuildCtx, Decision, Hooks, Marking, MarkingConfig, MarkingScheme, NonEctPolicy, PacketView, QueueState, Reason,
 };
@@ -44,23 +44,6 @@ pub trait PortPacket {
     #[inline]
     fn payload_bytes(&self) -> u32 {
         0
-    }
-}
-
-/// A buffer shared by several ports (a switch's service pool).
-#[derive(Clone, Copy, Debug)]
-pub struct BufferPool {
-    pub limit_bytes: u64,
-    pub used_bytes: u64,
-}
-
-impl BufferPool {
-    /// A pool that never refuses (ports without a shared pool).
-    pub fn unlimited() -> Self {
-        BufferPool { limit_bytes: u64::MAX, used_bytes: 0 }
-    }
-    pub fn new(limit_bytes: u64) -> Self {
-        BufferPool { limit_bytes, used_bytes: 0 }
     }
 }
 
@@ -97,8 +80,6 @@ impl Default for PortConfig {
         }
     }
 }
-
-pub const MAX_QUEUES: usize = 64;
 
 /// Counters of one queue (a snapshot: [`Port::stats`] assembles it from the port's
 /// per-queue state).
@@ -328,12 +309,7 @@ impl<P: PortPacket> Port<P> {
         if link_rate_bps == 0 {
             return Err("link rate must be larger than 0".into());
         }
-        let queue_limits = match cfg.queue_limits.len() {
-            0 => vec![u64::MAX; n],
-            1 => vec![cfg.queue_limits[0].0; n],
-            l if l == n => cfg.queue_limits.iter().map(|b| b.0).collect(),
-            l => return Err(format!("switch.queue_limits: {l} limits given for {n} queues")),
-        };
+        let queue_limits = buffer::queue_limits(&cfg.queue_limits, n)?;
         let mut dscp_map = [0u8; 64];
         let default_dscp_map = cfg.dscp_to_queue.iter().enumerate().all(|(d, &q)| q == d.min(n - 1));
         for (d, slot) in dscp_map.iter_mut().enumerate() {
@@ -694,17 +670,9 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
         let size = pkt.wire_bytes();
         let q = self.b.classify(self.c, pkt.dscp());
         let b = &mut *self.b;
-        // Admission: the arriving packet must fit entirely (tail drop).
-        let reason = if b.port_bytes + size as u64 > b.buffer_bytes {
-            Some(Reason::BufferFull)
-        } else if b.occ[q].bytes + size as u64 > b.lanes[q].limit {
-            Some(Reason::QueueLimit)
-        } else if pool.used_bytes.saturating_add(size as u64) > pool.limit_bytes {
-            Some(Reason::PoolFull)
-        } else {
-            None
-        };
-        if let Some(r) = reason {
+        let port = Fill { used: b.port_bytes, limit: b.buffer_bytes };
+        let queue = || Fill { used: b.occ[q].bytes, limit: b.lanes[q].limit };
+        if let Err(r) = buffer::admit(port, queue, pool, size as u64) {
             b.count_drop(self.c, q, r);
             return Err((pkt, r));
         }

@@ -26,6 +26,7 @@
 //! Case counts are small so that the whole file runs in a few seconds in debug mode; set
 //! `PROPTEST_CASES` for a longer soak (e.g. `PROPTEST_CASES=5000 cargo test --test robustness`).
 
+use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::marking::codel::{CodelMode, CodelParams, InvSqrt};
 use ecnlab_core::marking::dualq::{DualAqmParams, RedInstanceParams};
 use ecnlab_core::marking::ecn_sharp::{EcnSharpParams, Signal, Spacing};
@@ -37,7 +38,7 @@ use ecnlab_core::marking::threshold::{Hook, Scope, ThresholdParams};
 use ecnlab_core::marking::{
     BuildCtx, Decision, Marking, MarkingConfig, NonEctPolicy, PacketView, QueueState, Reason, SchemeName,
 };
-use ecnlab_core::port::{BufferPool, Port, PortConfig, PortPacket};
+use ecnlab_core::port::{Port, PortConfig, PortPacket};
 use ecnlab_core::sched::{QueueOcc, Sched, Scheduler, SchedulerConfig, SchedulerKind};
 use ecnlab_core::units::{ByteSize, Duration, Nanos};
 use proptest::prelude::*;

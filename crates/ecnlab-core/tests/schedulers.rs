@@ -5,9 +5,10 @@
 //! work conservation, FIFO order within a queue, DWRR's lag bound, 1..=32 queues, and
 //! MQ-ECN's round time (convergence per variant and decay after idle).
 
+use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::marking::mq_ecn::{MqEcnParams, RoundTimeVariant};
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
-use ecnlab_core::port::{BufferPool, Port, PortConfig, PortPacket};
+use ecnlab_core::port::{Port, PortConfig, PortPacket};
 use ecnlab_core::rng::Rng;
 use ecnlab_core::sched::{Scheduler, SchedulerConfig, SchedulerKind};
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};

@@ -17,8 +17,9 @@ use crate::topology::Net;
 use crate::traffic::{self, Arrivals, Probe};
 use crate::wire::{Link, Wire};
 use crate::workload::{self, HostInfo};
+use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
-use ecnlab_core::port::{BufferPool, Port, PortConfig};
+use ecnlab_core::port::{Port, PortConfig};
 use ecnlab_core::rng::Stream;
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
 

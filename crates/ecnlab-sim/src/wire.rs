@@ -33,8 +33,9 @@ use crate::event::EventQueue;
 use crate::packet::{Kind, Packet};
 use crate::sim::Ev;
 use crate::topology::LinkSpec;
+use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::pfc::{self, Pfc, PfcConfig};
-use ecnlab_core::port::{BufferPool, Port};
+use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use std::borrow::Cow;
 

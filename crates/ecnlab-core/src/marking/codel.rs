@@ -532,8 +532,9 @@ mod tests {
 
     #[test]
     fn drop_mode_through_the_port() {
+        use crate::buffer::BufferPool;
         use crate::marking::{MarkingConfig, SchemeName};
-        use crate::port::{BufferPool, Port, PortConfig, PortPacket};
+        use crate::port::{Port, PortConfig, PortPacket};
         #[derive(Clone, Copy)]
         struct P;
         impl PortPacket for P {

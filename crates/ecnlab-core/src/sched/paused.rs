@@ -11,8 +11,8 @@
 //! PFC existed, and a port with some takes the enum path.
 
 use super::{QueueOcc, Sched, Scheduler};
+use crate::buffer::MAX_QUEUES;
 use crate::marking::mq_ecn::MqEcnParams;
-use crate::port::MAX_QUEUES;
 use crate::units::Nanos;
 
 /// The port's scheduler while some of its queues are paused.
