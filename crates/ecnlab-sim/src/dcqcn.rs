@@ -52,7 +52,7 @@ pub use sender::{DcqcnSender, DcqcnStats, Stage};
 pub const NAK: u8 = 8;
 
 /// Pass to [`DcqcnSender::add_data`] for a long-lived flow that always has data.
-pub const UNLIMITED: u64 = u64::MAX / 2;
+pub use crate::transport::app::UNLIMITED;
 
 #[cfg(test)]
 mod tests;

@@ -24,9 +24,11 @@
 use super::config::DcqcnConfig;
 use super::NAK;
 use crate::packet::{flags, Ecn, Kind, Packet, ACK_BYTES};
+use crate::transport::app::Endpoints;
 use ecnlab_core::units::Nanos;
 
-/// Wire size of a CNP: header only, as ACKs (see the module doc on overheads).
+/// Wire size of a CNP: header only, as ACKs (see the module doc on overheads;
+/// `Endpoints::reply` builds both).
 pub const CNP_BYTES: u32 = ACK_BYTES;
 
 /// Counters of a receiver.
@@ -49,10 +51,7 @@ pub struct DcqcnReceiverStats {
 /// A DCQCN receiver for one flow.
 #[derive(Clone, Debug)]
 pub struct DcqcnReceiver {
-    flow: u32,
-    /// This host (source of ACKs and CNPs) and the data sender (their destination).
-    src: u16,
-    dst: u16,
+    ends: Endpoints,
     cnp_interval: Nanos,
     ack_every: u32,
     /// Next in-order byte expected (= bytes delivered).
@@ -74,9 +73,7 @@ impl DcqcnReceiver {
     /// `src` is the receiver host, `dst` the sender host.
     pub fn new(cfg: &DcqcnConfig, flow: u32, src: u16, dst: u16) -> Self {
         DcqcnReceiver {
-            flow,
-            src,
-            dst,
+            ends: Endpoints { flow, src: dst, dst: src },
             cnp_interval: cfg.cnp_interval.ns(),
             ack_every: cfg.ack_every.max(1),
             rcv_nxt: 0,
@@ -161,20 +158,7 @@ impl DcqcnReceiver {
         self.cnp_deadline = None;
         self.stats.cnps_sent += 1;
         let (echo, dscp) = self.cnp_echo;
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            seq: self.rcv_nxt,
-            tx_ns: echo,
-            payload: 0,
-            size: CNP_BYTES,
-            kind: Kind::Cnp,
-            ecn: Ecn::NotEct,
-            flags: 0,
-            dscp,
-            in_link: 0,
-        });
+        out.push(self.ends.reply(Kind::Cnp, self.rcv_nxt, echo, 0, Ecn::NotEct, 0, dscp));
     }
 
     fn send_ack(&mut self, echo: Nanos, dscp: u8, fl: u8, out: &mut Vec<Packet>) {
@@ -185,19 +169,6 @@ impl DcqcnReceiver {
         }
         // Cumulative (a NAK too): covers every in-order packet received so far.
         self.pending = 0;
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            seq: self.rcv_nxt,
-            tx_ns: echo,
-            payload: 0,
-            size: ACK_BYTES,
-            kind: Kind::Ack,
-            ecn: Ecn::NotEct,
-            flags: fl,
-            dscp,
-            in_link: 0,
-        });
+        out.push(self.ends.reply(Kind::Ack, self.rcv_nxt, echo, 0, Ecn::NotEct, fl, dscp));
     }
 }

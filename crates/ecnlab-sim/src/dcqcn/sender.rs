@@ -44,13 +44,10 @@
 
 use super::config::{DcqcnConfig, ResolvedRates};
 use super::NAK;
-use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
+use crate::packet::{Ecn, Kind, Packet, TCP_IP_HEADER};
+use crate::transport::app::{AppWrites, Endpoints};
 use ecnlab_core::units::Nanos;
 
-/// Data amounts at or above this are "unlimited" (a long-lived flow): no PSH is ever sent.
-const UNLIMITED_FROM: u64 = u64::MAX / 8;
-/// Cap of the application's total data, so that sequence arithmetic never overflows.
-const APP_CAP: u64 = u64::MAX / 2;
 /// Most rate-timer periods replayed one by one after an idle period; beyond it (only with
 /// absurdly small R_AI), the remaining periods are skipped.
 const MAX_REPLAY: u32 = 1_000_000;
@@ -127,9 +124,7 @@ pub struct DcqcnStats {
 #[derive(Clone, Debug)]
 pub struct DcqcnSender {
     // --- params (fixed at construction) ---
-    flow: u32,
-    src: u16,
-    dst: u16,
+    ends: Endpoints,
     dscp: u8,
     mss: u64,
     g: f64,
@@ -159,8 +154,7 @@ pub struct DcqcnSender {
     /// Data packets of this QP in its host's NIC queue (at most one: the arbiter).
     at_nic: u32,
     // --- go-back-N (bytes) ---
-    /// Total bytes the application has handed over.
-    app_limit: u64,
+    app: AppWrites,
     /// Oldest unacknowledged byte.
     snd_una: u64,
     /// Next byte to send (moved back by a NAK or a timeout).
@@ -178,9 +172,7 @@ impl DcqcnSender {
         let rates = cfg.resolve(line_rate_bps);
         let alpha = cfg.alpha_init.clamp(0.0, 1.0);
         let mut s = DcqcnSender {
-            flow,
-            src,
-            dst,
+            ends: Endpoints { flow, src, dst },
             dscp,
             mss: mss.max(1) as u64,
             g: cfg.g,
@@ -201,7 +193,7 @@ impl DcqcnSender {
             rate_deadline: 0,
             next_send: 0,
             at_nic: 0,
-            app_limit: 0,
+            app: AppWrites::default(),
             snd_una: 0,
             snd_nxt: 0,
             high_tx: 0,
@@ -216,7 +208,7 @@ impl DcqcnSender {
     /// flow, which never sends PSH). Nothing is sent, and `timer()` does not account for
     /// the new data, until the next [`poll`](Self::poll): call it right after.
     pub fn add_data(&mut self, bytes: u64) {
-        self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
+        self.app.add(bytes);
     }
 
     /// The DSCP stamped on subsequent data packets.
@@ -231,7 +223,7 @@ impl DcqcnSender {
         let mut t = self.rto_deadline;
         let mut take = |d: Nanos| t = Some(t.map_or(d, |x| x.min(d)));
         if self.started {
-            if self.snd_nxt < self.app_limit && self.at_nic == 0 {
+            if self.snd_nxt < self.app.added() && self.at_nic == 0 {
                 take(self.next_send); // else the NIC's departure wakes it (`nic_sent`)
             }
             if !self.is_idle() {
@@ -246,7 +238,7 @@ impl DcqcnSender {
 
     /// All data added so far is acknowledged.
     pub fn is_idle(&self) -> bool {
-        self.snd_una >= self.app_limit
+        self.snd_una >= self.app.added()
     }
 
     /// Bytes cumulatively acknowledged.
@@ -256,7 +248,7 @@ impl DcqcnSender {
 
     /// Total bytes the application has added.
     pub fn added_bytes(&self) -> u64 {
-        self.app_limit
+        self.app.added()
     }
 
     /// Bytes sent and not yet acknowledged, counting from `snd_nxt` (which go-back-N moves
@@ -275,7 +267,7 @@ impl DcqcnSender {
     }
 
     pub fn flow(&self) -> u32 {
-        self.flow
+        self.ends.flow
     }
 
     /// Its data packet left the host's NIC: the QP may hand the NIC its next one (the NIC's
@@ -289,10 +281,10 @@ impl DcqcnSender {
     /// the NIC (at most one per instant).
     pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.catch_up(now);
-        if self.snd_nxt < self.app_limit && now >= self.next_send && self.at_nic == 0 {
+        if self.snd_nxt < self.app.added() && now >= self.next_send && self.at_nic == 0 {
             self.at_nic += 1;
             let seq = self.snd_nxt;
-            let len = (self.app_limit - seq).min(self.mss);
+            let len = (self.app.added() - seq).min(self.mss);
             self.emit(now, seq, len, out);
             self.snd_nxt += len;
             self.high_tx = self.high_tx.max(self.snd_nxt);
@@ -443,10 +435,7 @@ impl DcqcnSender {
 
     fn emit(&mut self, now: Nanos, seq: u64, len: u64, out: &mut Vec<Packet>) {
         let size = len + TCP_IP_HEADER as u64;
-        let mut fl = 0u8;
-        if seq + len == self.app_limit && self.app_limit < UNLIMITED_FROM {
-            fl |= flags::PSH;
-        }
+        let fl = self.app.push_flag(seq, len);
         if seq < self.high_tx {
             self.stats.retransmitted_bytes += len.min(self.high_tx - seq);
         }
@@ -455,20 +444,7 @@ impl DcqcnSender {
         // Pacing at the current rate; at least 1 ns so one instant sends one packet.
         let gap = ((size * 8) as f64 * 1e9 / self.rc).ceil().max(1.0);
         self.next_send = now.saturating_add(gap as Nanos);
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            seq,
-            tx_ns: now,
-            payload: len as u32,
-            size: size as u32,
-            kind: Kind::Data,
-            ecn: Ecn::Ect0,
-            flags: fl,
-            dscp: self.dscp,
-            in_link: 0,
-        });
+        out.push(self.ends.data(now, seq, len as u32, Ecn::Ect0, fl, self.dscp));
         // The byte counter (QCN / DCQCN §3.1): one rate-increase event per B bytes sent.
         self.byte_acc += size;
         while self.byte_acc >= self.byte_counter {

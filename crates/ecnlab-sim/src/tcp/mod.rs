@@ -29,10 +29,10 @@ pub mod sender;
 
 pub use config::{CcKind, PartialAckRto, Profile, TcpConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
-pub use sender::{SenderStats, TcpSender};
+pub use sender::{Recovery, SenderStats, TcpSender};
 
 /// Pass to [`TcpSender::add_data`] for a long-lived flow that always has data.
-pub const UNLIMITED: u64 = u64::MAX / 2;
+pub use crate::transport::app::UNLIMITED;
 
 #[cfg(test)]
 mod tests;

@@ -19,7 +19,9 @@
 //! carries that segment's DSCP.
 
 use super::config::{CcKind, TcpConfig};
-use crate::packet::{flags, Ecn, Kind, Packet, ACK_BYTES};
+use crate::packet::{flags, Ecn, Kind, Packet};
+use crate::transport::app::Endpoints;
+use crate::transport::reassembly::Reassembly;
 use ecnlab_core::units::Nanos;
 
 /// Counters of a receiver.
@@ -49,18 +51,11 @@ enum EchoMode {
 /// A TCP receiver for one flow.
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
-    flow: u32,
-    /// This host (source of ACKs) and the data sender (their destination).
-    src: u16,
-    dst: u16,
+    ends: Endpoints,
     mode: EchoMode,
     ack_every: u32,
     delack_timeout: Nanos,
-    /// Next in-order byte expected (= bytes delivered in order).
-    rcv_nxt: u64,
-    /// Out-of-order data held above `rcv_nxt`: sorted, disjoint, non-adjacent [start, end)
-    /// intervals. A small Vec reused for the connection's life.
-    ooo: Vec<(u64, u64)>,
+    data: Reassembly,
     /// In-order segments received and not yet acknowledged.
     pending: u32,
     /// `tx_ns` and DSCP of the latest of them (echoed by the delayed ACK).
@@ -84,14 +79,11 @@ impl TcpReceiver {
             CcKind::Dctcp | CcKind::DctcpDualq => EchoMode::Dctcp,
         };
         TcpReceiver {
-            flow,
-            src,
-            dst,
+            ends: Endpoints { flow, src: dst, dst: src },
             mode,
             ack_every: cfg.delayed_ack.max(1),
             delack_timeout: cfg.delayed_ack_timeout.ns().max(1),
-            rcv_nxt: 0,
-            ooo: Vec::new(),
+            data: Reassembly::default(),
             pending: 0,
             pending_tx: 0,
             pending_dscp: 0,
@@ -104,7 +96,7 @@ impl TcpReceiver {
 
     /// In-order bytes received (cumulative).
     pub fn delivered_bytes(&self) -> u64 {
-        self.rcv_nxt
+        self.data.rcv_nxt()
     }
 
     /// Delayed-ACK deadline, if an ACK is being held back.
@@ -160,19 +152,19 @@ impl TcpReceiver {
 
         let start = pkt.seq;
         let end = pkt.seq + pkt.payload as u64;
-        if end <= self.rcv_nxt {
+        if end <= self.data.rcv_nxt() {
             // Duplicate (or empty): ACK at once so the sender learns where we are.
             self.stats.duplicates += 1;
             self.send_ack(pkt.tx_ns, pkt.dscp, out);
-        } else if start > self.rcv_nxt {
+        } else if start > self.data.rcv_nxt() {
             // Out of order: hold it and send a duplicate ACK at once (RFC 5681 §4.2).
             self.stats.out_of_order += 1;
-            self.insert_ooo(start, end);
+            self.data.insert(start, end);
             self.send_ack(pkt.tx_ns, pkt.dscp, out);
         } else {
-            let had_gap = !self.ooo.is_empty();
-            self.rcv_nxt = end;
-            self.absorb_ooo();
+            let had_gap = self.data.has_gap();
+            self.data.advance(end);
+            self.data.absorb();
             self.pending += 1;
             self.pending_tx = pkt.tx_ns;
             self.pending_dscp = pkt.dscp;
@@ -203,57 +195,15 @@ impl TcpReceiver {
         if ece {
             self.stats.ece_acks_sent += 1;
         }
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            seq: self.rcv_nxt,
-            tx_ns: echo,
-            payload: 0,
-            size: ACK_BYTES,
-            kind: Kind::Ack,
-            ecn: Ecn::NotEct,
-            flags: if ece { flags::ECE } else { 0 },
-            dscp,
-            in_link: 0,
-        });
+        let fl = if ece { flags::ECE } else { 0 };
+        out.push(self.ends.reply(Kind::Ack, self.data.rcv_nxt(), echo, 0, Ecn::NotEct, fl, dscp));
         // This ACK covers every segment received so far.
         self.pending = 0;
         self.delack_deadline = None;
     }
 
-    /// Adds [start, end) to the out-of-order set, merging overlapping or adjacent intervals.
-    fn insert_ooo(&mut self, mut start: u64, mut end: u64) {
-        // First interval that ends at or after `start` (candidates for merging).
-        let i = self.ooo.partition_point(|&(_, e)| e < start);
-        let mut j = i;
-        while j < self.ooo.len() && self.ooo[j].0 <= end {
-            start = start.min(self.ooo[j].0);
-            end = end.max(self.ooo[j].1);
-            j += 1;
-        }
-        if i == j {
-            self.ooo.insert(i, (start, end));
-        } else {
-            self.ooo[i] = (start, end);
-            self.ooo.drain(i + 1..j);
-        }
-    }
-
-    /// Moves `rcv_nxt` over buffered data that has become contiguous.
-    fn absorb_ooo(&mut self) {
-        let mut k = 0;
-        while k < self.ooo.len() && self.ooo[k].0 <= self.rcv_nxt {
-            self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].1);
-            k += 1;
-        }
-        if k > 0 {
-            self.ooo.drain(..k);
-        }
-    }
-
     #[cfg(test)]
     pub(crate) fn ooo_intervals(&self) -> &[(u64, u64)] {
-        &self.ooo
+        self.data.runs()
     }
 }

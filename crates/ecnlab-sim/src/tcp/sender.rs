@@ -30,13 +30,11 @@
 
 use super::cc::{AckInfo, Cc, SeqState, Window};
 use super::config::{PartialAckRto, TcpConfig};
-use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
+use crate::packet::{flags, Ecn, Kind, Packet};
+/// PIAS's levels, for the scenario's check (`host.pias_thresholds`).
+pub use crate::transport::app::MAX_PIAS_LEVELS;
+use crate::transport::app::{AppWrites, Endpoints, Tagging};
 use ecnlab_core::units::Nanos;
-
-/// Data amounts at or above this are "unlimited" (a long-lived flow): no PSH is ever sent.
-const UNLIMITED_FROM: u64 = u64::MAX / 8;
-/// Cap of the application's total data, so that sequence arithmetic never overflows.
-const APP_CAP: u64 = u64::MAX / 2;
 
 /// Counters and current values of a sender. Counters only grow; `cwnd`, `ssthresh`,
 /// `alpha`, `srtt_ns`, `rto_ns` are the values after the last event.
@@ -72,24 +70,11 @@ pub struct SenderStats {
     pub rto_ns: u64,
 }
 
-/// Most PIAS priority levels a sender tags (PIAS uses up to 8 priorities).
-pub const MAX_PIAS_LEVELS: usize = 7;
-
-/// A TCP sender for one flow.
+/// What `[transport]` sets for a sender, fixed at construction (bytes and nanoseconds).
 #[derive(Clone, Debug)]
-pub struct TcpSender {
-    // --- params (fixed at construction) ---
-    flow: u32,
-    src: u16,
-    dst: u16,
-    dscp: u8,
-    /// PIAS tagging (Bai et al., NSDI'15, as the TCN simulations use it: TCN §6.2): bytes of
-    /// the current message below `pias_thresholds[i]` (offset of the segment's first byte
-    /// from `pias_start`) go with DSCP i; the rest with `dscp` (the flow's service class).
-    pias_start: u64,
-    pias_thresholds: [u64; MAX_PIAS_LEVELS],
-    pias_levels: u8,
+struct SenderParams {
     mss: u64,
+    /// Initial window (and the restart window after idle).
     iw: u64,
     max_cwnd: u64,
     dupack_thresh: u32,
@@ -101,10 +86,62 @@ pub struct TcpSender {
     limited_transmit: bool,
     /// RFC 6582 §4 "Slow-but-Steady": every partial ACK restarts the retransmission timer.
     rto_every_partial_ack: bool,
+    /// The flavour uses ECN: ECT segments, ECE understood, CWR sent.
     ecn: bool,
+}
+
+impl SenderParams {
+    fn new(cfg: &TcpConfig, ecn: bool) -> Self {
+        let mss = cfg.mss.max(1) as u64;
+        let iw = cfg.init_cwnd.max(1) as u64 * mss;
+        SenderParams {
+            mss,
+            iw,
+            max_cwnd: (cfg.max_cwnd.max(1) as u64 * mss).max(iw),
+            dupack_thresh: cfg.dupack_thresh.max(1),
+            rto_min: cfg.rto_min.ns(),
+            rto_init: cfg.rto_init.ns(),
+            rto_max: cfg.rto_max.ns().max(1),
+            slow_start_restart: cfg.slow_start_restart,
+            limited_transmit: cfg.limited_transmit,
+            rto_every_partial_ack: cfg.partial_ack_rto == PartialAckRto::SlowButSteady,
+            ecn,
+        }
+    }
+}
+
+/// Where loss recovery stands (RFC 5681, RFC 6582, RFC 3465 §2.3), with what each state
+/// carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Slow start or congestion avoidance (cwnd against ssthresh says which).
+    Open,
+    /// The slow start that follows a retransmission timeout: ABC's L is 1·MSS (RFC 3465
+    /// §2.3: the cumulative ACK of the retransmission may cover a whole window the receiver
+    /// held, and the path has just shown it cannot take one) until cwnd reaches ssthresh or
+    /// another loss is detected.
+    AfterTimeout,
+    /// NewReno fast recovery (RFC 6582 §3.2) until `recover` is acknowledged; `partial_acked`:
+    /// a partial ACK has arrived (step 5: the first one restarts the timer in either
+    /// variant, later ones only under Slow-but-Steady).
+    Fast { partial_acked: bool },
+}
+
+/// The RFC 6298 §2 estimate, from the first RTT sample on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rtt {
+    srtt: u64,
+    rttvar: u64,
+}
+
+/// A TCP sender for one flow.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    p: SenderParams,
+    ends: Endpoints,
+    tag: Tagging,
+    app: AppWrites,
     // --- sequence state (bytes) ---
-    /// Total bytes the application has handed over.
-    app_limit: u64,
     /// Oldest unacknowledged byte.
     snd_una: u64,
     /// Next byte to send (moved back to `snd_una` by a timeout: go-back-N).
@@ -115,19 +152,13 @@ pub struct TcpSender {
     win: Window,
     /// Bytes acknowledged since the last congestion-avoidance increase (RFC 3465).
     ca_acc: u64,
-    /// In the slow start that follows a retransmission timeout: ABC's L is 1·MSS (RFC 3465
-    /// §2.3) until cwnd reaches ssthresh or another loss is detected.
-    rto_slow_start: bool,
     cc: Cc,
     // --- loss recovery (RFC 5681 / 6582) ---
+    recovery: Recovery,
     dupacks: u32,
-    in_recovery: bool,
-    /// RFC 6582 `recover`: high_tx when fast recovery (or the last timeout) began.
-    recover: u64,
-    /// A fast or partial-ACK retransmission of `snd_una` is due at the next `poll`.
-    rtx_pending: bool,
-    /// No partial ACK has arrived yet in the current fast recovery (RFC 6582 §3.2 step 5).
-    first_partial_ack: bool,
+    /// RFC 6582 `recover`: high_tx when the last fast recovery (or timeout) began; None
+    /// before the first.
+    recover: Option<u64>,
     // --- ECN (RFC 3168 §6.1.2) ---
     /// End of the current reduction window: a congestion signal about data below it
     /// (ECE on an ACK <= it, a loss starting below it) belongs to a window already reduced.
@@ -135,65 +166,39 @@ pub struct TcpSender {
     /// Set CWR on the next new data segment.
     send_cwr: bool,
     // --- RTO (RFC 6298) ---
-    srtt: u64,
-    rttvar: u64,
-    has_rtt: bool,
+    rtt: Option<Rtt>,
     backoff: u32,
     deadline: Option<Nanos>,
-    /// Time of the last segment sent (slow-start restart).
-    last_send: Nanos,
-    sent_any: bool,
+    /// Time of the last segment sent (slow-start restart); None before the first.
+    last_send: Option<Nanos>,
     stats: SenderStats,
 }
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig, flow: u32, src: u16, dst: u16, dscp: u8) -> Self {
-        let mss = cfg.mss.max(1) as u64;
-        let iw = cfg.init_cwnd.max(1) as u64 * mss;
-        let max_cwnd = (cfg.max_cwnd.max(1) as u64 * mss).max(iw);
         let cc = Cc::new(cfg);
-        let ecn = cc.ecn_capable();
+        let p = SenderParams::new(cfg, cc.ecn_capable());
+        let win = Window { cwnd: p.iw, ssthresh: u64::MAX, mss: p.mss, min_cwnd: cfg.min_cwnd.max(1) as u64 * p.mss };
         let mut s = TcpSender {
-            flow,
-            src,
-            dst,
-            dscp,
-            pias_start: 0,
-            pias_thresholds: [0; MAX_PIAS_LEVELS],
-            pias_levels: 0,
-            mss,
-            iw,
-            max_cwnd,
-            dupack_thresh: cfg.dupack_thresh.max(1),
-            rto_min: cfg.rto_min.ns(),
-            rto_init: cfg.rto_init.ns(),
-            rto_max: cfg.rto_max.ns().max(1),
-            slow_start_restart: cfg.slow_start_restart,
-            limited_transmit: cfg.limited_transmit,
-            rto_every_partial_ack: cfg.partial_ack_rto == PartialAckRto::SlowButSteady,
-            ecn,
-            app_limit: 0,
+            p,
+            ends: Endpoints { flow, src, dst },
+            tag: Tagging::new(dscp),
+            app: AppWrites::default(),
             snd_una: 0,
             snd_nxt: 0,
             high_tx: 0,
-            win: Window { cwnd: iw, ssthresh: u64::MAX, mss, min_cwnd: cfg.min_cwnd.max(1) as u64 * mss },
+            win,
             ca_acc: 0,
-            rto_slow_start: false,
             cc,
+            recovery: Recovery::Open,
             dupacks: 0,
-            in_recovery: false,
-            recover: 0,
-            rtx_pending: false,
-            first_partial_ack: false,
+            recover: None,
             cwr_until: 0,
             send_cwr: false,
-            srtt: 0,
-            rttvar: 0,
-            has_rtt: false,
+            rtt: None,
             backoff: 0,
             deadline: None,
-            last_send: 0,
-            sent_any: false,
+            last_send: None,
             stats: SenderStats::default(),
         };
         s.sync_stats();
@@ -206,32 +211,17 @@ impl TcpSender {
     /// so far has PSH set, so with a rate-limited application every write's end is flagged
     /// (like PSH) and the receiver ACKs it at once.
     pub fn add_data(&mut self, bytes: u64) {
-        self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
+        self.app.add(bytes);
     }
 
     /// The DSCP stamped on subsequent segments.
     pub fn set_dscp(&mut self, dscp: u8) {
-        self.dscp = dscp;
+        self.tag.set_dscp(dscp);
     }
 
-    /// Tag the message that starts at byte `start_seq` with PIAS priorities: its bytes at
-    /// offsets below `thresholds[i]` get DSCP i, the rest the flow's DSCP. An empty slice
-    /// turns tagging off. Thresholds beyond [`MAX_PIAS_LEVELS`] are ignored.
+    /// PIAS tagging of the message that starts at `start_seq` ([`Tagging::set_pias`]).
     pub fn set_pias(&mut self, start_seq: u64, thresholds: &[u64]) {
-        let n = thresholds.len().min(MAX_PIAS_LEVELS);
-        self.pias_start = start_seq;
-        self.pias_thresholds[..n].copy_from_slice(&thresholds[..n]);
-        self.pias_levels = n as u8;
-    }
-
-    #[inline]
-    fn segment_dscp(&self, seq: u64) -> u8 {
-        let off = seq.saturating_sub(self.pias_start);
-        // TCN-NS2 `piasPrio`: a segment whose offset is <= the threshold stays high.
-        match self.pias_thresholds[..self.pias_levels as usize].iter().position(|&t| off <= t) {
-            Some(level) => level as u8,
-            None => self.dscp,
-        }
+        self.tag.set_pias(start_seq, thresholds);
     }
 
     /// Next deadline (the retransmission timer), if armed.
@@ -241,7 +231,7 @@ impl TcpSender {
 
     /// All data added so far is acknowledged.
     pub fn is_idle(&self) -> bool {
-        self.snd_una >= self.app_limit
+        self.snd_una >= self.app.added()
     }
 
     /// Bytes cumulatively acknowledged.
@@ -251,7 +241,7 @@ impl TcpSender {
 
     /// Total bytes the application has added.
     pub fn added_bytes(&self) -> u64 {
-        self.app_limit
+        self.app.added()
     }
 
     /// Bytes sent and not yet acknowledged (counting from `snd_nxt`, which a timeout moves
@@ -270,9 +260,14 @@ impl TcpSender {
         self.snd_una <= self.cwr_until && self.cwr_until > 0
     }
 
+    /// Where loss recovery stands.
+    pub fn recovery(&self) -> Recovery {
+        self.recovery
+    }
+
     /// Fast recovery in progress.
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery
+        matches!(self.recovery, Recovery::Fast { .. })
     }
 
     pub fn stats(&self) -> &SenderStats {
@@ -280,42 +275,46 @@ impl TcpSender {
     }
 
     pub fn flow(&self) -> u32 {
-        self.flow
+        self.ends.flow
     }
 
-    /// Emits every segment the window allows now: a pending fast retransmission first,
-    /// then new data (or go-back-N retransmissions after a timeout).
+    /// Emits every segment the window allows now: new data (or go-back-N retransmissions
+    /// after a timeout).
     pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
-        if self.rtx_pending {
-            self.rtx_pending = false;
-            if self.snd_una < self.high_tx {
-                // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 5: retransmit the first
-                // unacknowledged segment regardless of the window.
-                let len = (self.high_tx - self.snd_una).min(self.mss);
-                self.emit(now, self.snd_una, len, out);
-            }
+        self.transmit(now, false, out);
+    }
+
+    /// As [`poll`](Self::poll), after a fast or partial-ACK retransmission of `snd_una`
+    /// first when `rtx_head`.
+    fn transmit(&mut self, now: Nanos, rtx_head: bool, out: &mut Vec<Packet>) {
+        let mss = self.p.mss;
+        if rtx_head && self.snd_una < self.high_tx {
+            // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 5: retransmit the first
+            // unacknowledged segment regardless of the window.
+            let len = (self.high_tx - self.snd_una).min(mss);
+            self.emit(now, self.snd_una, len, out);
         }
+        let app_limit = self.app.added();
         // RFC 5681 §4.1: restart from at most the initial window after an idle period
         // longer than the RTO.
-        if self.slow_start_restart
-            && self.sent_any
+        if self.p.slow_start_restart
             && self.snd_una == self.high_tx
-            && self.snd_nxt < self.app_limit
-            && now.saturating_sub(self.last_send) > self.current_rto()
+            && self.snd_nxt < app_limit
+            && self.last_send.is_some_and(|t| now.saturating_sub(t) > self.current_rto())
         {
-            self.win.cwnd = self.win.cwnd.min(self.iw);
+            self.win.cwnd = self.win.cwnd.min(self.p.iw);
             self.ca_acc = 0;
         }
-        let wnd = self.win.cwnd.min(self.max_cwnd);
+        let wnd = self.win.cwnd.min(self.p.max_cwnd);
         // RFC 3042 / RFC 5681 §3.2: after the first and second duplicate ACK (outside
         // recovery) the flight may exceed cwnd by that many segments of NEW data.
-        let lt = if self.limited_transmit && !self.in_recovery && self.dupacks < self.dupack_thresh {
-            self.dupacks.min(2) as u64 * self.mss
+        let lt = if self.p.limited_transmit && !self.in_recovery() && self.dupacks < self.p.dupack_thresh {
+            self.dupacks.min(2) as u64 * mss
         } else {
             0
         };
-        while self.snd_nxt < self.app_limit {
-            let len = (self.app_limit - self.snd_nxt).min(self.mss);
+        while self.snd_nxt < app_limit {
+            let len = (app_limit - self.snd_nxt).min(mss);
             let flight = self.snd_nxt - self.snd_una;
             let allowed = if self.snd_nxt >= self.high_tx { wnd + lt } else { wnd };
             if flight > 0 && flight + len > allowed {
@@ -346,7 +345,7 @@ impl TcpSender {
             self.poll(now, out);
             return;
         }
-        let ece = self.ecn && ack.has(flags::ECE);
+        let ece = self.p.ecn && ack.has(flags::ECE);
         if ece {
             self.stats.ece_acks += 1;
         }
@@ -366,7 +365,7 @@ impl TcpSender {
         }
 
         // ECN response (and DCTCP estimation) through the controller.
-        let info = AckInfo { acked, dup, ece, in_cwr: a <= self.cwr_until, in_recovery: self.in_recovery };
+        let info = AckInfo { acked, dup, ece, in_cwr: a <= self.cwr_until, in_recovery: self.in_recovery() };
         let seqs = SeqState { ack: a, snd_nxt: self.snd_nxt };
         let r = self.cc.on_ack(&info, seqs, &mut self.win);
         if r.enter_cwr {
@@ -381,32 +380,35 @@ impl TcpSender {
             self.ca_acc = 0;
         }
 
+        let mut rtx_head = false;
         if acked > 0 {
             // RFC 6298 §5.3 restarts the timer on every ACK of new data; RFC 6582 §3.2 step 5
             // only on the first partial ACK of a recovery.
             let mut restart_timer = true;
-            if self.in_recovery {
-                if a >= self.recover {
+            match self.recovery {
+                Recovery::Fast { .. } if self.recover.is_some_and(|r| a >= r) => {
                     // RFC 6582 §3.2 step 3 (full ACK), option 1: deflate to
                     // min(ssthresh, max(FlightSize, SMSS) + SMSS).
                     let flight = self.snd_nxt - self.snd_una;
-                    self.win.cwnd = self.win.ssthresh.min(flight.max(self.mss) + self.mss);
-                    self.in_recovery = false;
+                    self.win.cwnd = self.win.ssthresh.min(flight.max(self.p.mss) + self.p.mss);
+                    self.recovery = Recovery::Open;
                     self.dupacks = 0;
                     self.ca_acc = 0;
-                } else {
+                }
+                Recovery::Fast { partial_acked } => {
                     // Partial ACK (RFC 6582 §3.2 step 5): retransmit the next hole, deflate
                     // by the amount acknowledged, add back one SMSS if at least one was.
-                    self.rtx_pending = true;
-                    let add_back = if acked >= self.mss { self.mss } else { 0 };
-                    self.win.cwnd = (self.win.cwnd.saturating_sub(acked) + add_back).max(self.mss);
-                    restart_timer = self.first_partial_ack || self.rto_every_partial_ack;
-                    self.first_partial_ack = false;
+                    rtx_head = true;
+                    let add_back = if acked >= self.p.mss { self.p.mss } else { 0 };
+                    self.win.cwnd = (self.win.cwnd.saturating_sub(acked) + add_back).max(self.p.mss);
+                    restart_timer = !partial_acked || self.p.rto_every_partial_ack;
+                    self.recovery = Recovery::Fast { partial_acked: true };
                 }
-            } else {
-                self.dupacks = 0;
-                if r.allow_growth {
-                    self.grow(acked);
+                Recovery::Open | Recovery::AfterTimeout => {
+                    self.dupacks = 0;
+                    if r.allow_growth {
+                        self.grow(acked);
+                    }
                 }
             }
             // RFC 6298 §5.2 / §5.3.
@@ -417,18 +419,19 @@ impl TcpSender {
             }
         } else if dup {
             self.dupacks += 1;
-            if self.in_recovery {
+            if self.in_recovery() {
                 // RFC 5681 §3.2 step 4: inflate for the segment that left the network.
-                self.win.cwnd += self.mss;
-            } else if self.dupacks == self.dupack_thresh && (self.recover == 0 || a > self.recover) {
+                self.win.cwnd += self.p.mss;
+            } else if self.dupacks == self.p.dupack_thresh && self.recover.is_none_or(|r| a > r) {
                 // RFC 6582 §3.2 step 1 ("careful" variant, §4.1): fast retransmit only when
                 // the ACK covers more than `recover`, so duplicate ACKs caused by go-back-N
                 // resending data the receiver already holds do not start a second,
-                // spurious recovery (BSD: th_ack > snd_recover). `recover` = 0: never set.
+                // spurious recovery (BSD: th_ack > snd_recover).
                 self.enter_fast_recovery();
+                rtx_head = true;
             }
         }
-        self.poll(now, out);
+        self.transmit(now, rtx_head, out);
     }
 
     /// The retransmission timer fired (harmless if early or disarmed).
@@ -442,30 +445,29 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        let mss = self.p.mss;
         // RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS); when the
         // retransmission itself is lost (we are still backed off), keep ssthresh.
         if self.backoff == 0 {
             let flight = self.snd_nxt - self.snd_una;
-            let half = (flight / 2).max(2 * self.mss);
+            let half = (flight / 2).max(2 * mss);
             // A timeout inside fast recovery belongs to the loss episode that already set
             // ssthresh from the flight at its start; the flight has since grown by the data
             // the inflated window let out, so keep the smaller value (RFC 5681 §3.1 sets
             // ssthresh to "no more than" FlightSize/2; Linux keeps it, tcp_enter_loss).
-            self.win.ssthresh = if self.in_recovery { self.win.ssthresh.min(half) } else { half };
+            self.win.ssthresh = if self.in_recovery() { self.win.ssthresh.min(half) } else { half };
         }
         // Loss window of one segment, go-back-N from snd_una.
-        self.win.cwnd = self.mss;
+        self.win.cwnd = mss;
         self.ca_acc = 0;
-        self.rto_slow_start = true;
+        self.recovery = Recovery::AfterTimeout;
         self.snd_nxt = self.snd_una;
-        self.in_recovery = false;
-        self.rtx_pending = false;
         self.dupacks = 0;
         // RFC 6582 §3.2 step 4 (after a timeout, record recover) and RFC 3168 §6.1.2 (a
         // timeout is a reduction: no further one for this window, CWR on new data).
-        self.recover = self.high_tx;
+        self.recover = Some(self.high_tx);
         self.cwr_until = self.high_tx;
-        self.send_cwr = self.ecn;
+        self.send_cwr = self.p.ecn;
         self.cc.on_loss();
         // RFC 6298 §5.5-5.6: back off and restart the timer.
         self.backoff = (self.backoff + 1).min(63);
@@ -475,112 +477,97 @@ impl TcpSender {
 
     // ---------------------------------------------------------------------------------
 
+    /// RFC 6582 §3.2 steps 1-2; the caller retransmits the head.
     fn enter_fast_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
-        self.rto_slow_start = false;
+        let mss = self.p.mss;
         let a = self.snd_una;
         if a >= self.cwr_until {
             // RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 2.
             let flight = self.snd_nxt - self.snd_una;
-            self.win.ssthresh = (flight / 2).max(2 * self.mss);
+            self.win.ssthresh = (flight / 2).max(2 * mss);
         } else {
             // The lost segment was sent before the last ECN reduction: that window was
             // already reduced (RFC 3168 §6.1.2; Linux keeps ssthresh when entering
             // recovery from CWR). Recover from the reduced window.
-            self.win.ssthresh = self.win.ssthresh.min(self.win.cwnd).max(2 * self.mss);
+            self.win.ssthresh = self.win.ssthresh.min(self.win.cwnd).max(2 * mss);
         }
-        self.win.cwnd = self.win.ssthresh + self.dupack_thresh as u64 * self.mss;
+        self.win.cwnd = self.win.ssthresh + self.p.dupack_thresh as u64 * mss;
         self.ca_acc = 0;
-        self.in_recovery = true;
-        self.first_partial_ack = true;
-        self.recover = self.high_tx;
+        self.recovery = Recovery::Fast { partial_acked: false };
+        self.recover = Some(self.high_tx);
         self.cwr_until = self.cwr_until.max(self.high_tx);
-        self.send_cwr = self.ecn;
-        self.rtx_pending = true;
+        self.send_cwr = self.p.ecn;
         self.cc.on_loss();
     }
 
     /// RFC 5681 §3.1 / RFC 3465.
     fn grow(&mut self, acked: u64) {
+        let mss = self.p.mss;
         let w = &mut self.win;
         if w.cwnd < w.ssthresh {
-            let limit = if self.rto_slow_start { self.mss } else { 2 * self.mss };
+            let limit = if self.recovery == Recovery::AfterTimeout { mss } else { 2 * mss };
             w.cwnd += acked.min(limit);
             if w.cwnd >= w.ssthresh {
-                self.rto_slow_start = false;
+                self.recovery = Recovery::Open;
             }
         } else {
             self.ca_acc += acked;
             if self.ca_acc >= w.cwnd {
                 self.ca_acc -= w.cwnd;
-                w.cwnd += self.mss;
+                w.cwnd += mss;
             }
         }
-        if w.cwnd > self.max_cwnd {
-            w.cwnd = self.max_cwnd;
+        if w.cwnd > self.p.max_cwnd {
+            w.cwnd = self.p.max_cwnd;
         }
     }
 
     /// RFC 6298 §2.2-2.3 in integer nanoseconds.
     fn rtt_sample(&mut self, r: u64) {
-        if !self.has_rtt {
-            self.srtt = r;
-            self.rttvar = r / 2;
-            self.has_rtt = true;
-        } else {
-            let err = self.srtt.abs_diff(r);
-            self.rttvar = (3 * self.rttvar + err) / 4;
-            self.srtt = (7 * self.srtt + r) / 8;
-        }
+        self.rtt = Some(match self.rtt {
+            None => Rtt { srtt: r, rttvar: r / 2 },
+            Some(Rtt { srtt, rttvar }) => {
+                let err = srtt.abs_diff(r);
+                Rtt { srtt: (7 * srtt + r) / 8, rttvar: (3 * rttvar + err) / 4 }
+            }
+        });
     }
 
     /// RTO with backoff: max(rto_min, srtt + 4·rttvar) (rto_init before any sample),
     /// doubled per backoff step, capped at rto_max.
     fn current_rto(&self) -> Nanos {
-        let base = if self.has_rtt { (self.srtt + 4 * self.rttvar).max(self.rto_min) } else { self.rto_init };
+        let base = match self.rtt {
+            Some(Rtt { srtt, rttvar }) => (srtt + 4 * rttvar).max(self.p.rto_min),
+            None => self.p.rto_init,
+        };
         let shifted = if self.backoff >= 63 { u64::MAX } else { base.saturating_mul(1u64 << self.backoff) };
-        shifted.min(self.rto_max).max(1)
+        shifted.min(self.p.rto_max).max(1)
     }
 
     fn emit(&mut self, now: Nanos, seq: u64, len: u64, out: &mut Vec<Packet>) {
-        let mut fl = 0u8;
+        let mut fl = self.app.push_flag(seq, len);
         let new_data = seq >= self.high_tx;
         if new_data && self.send_cwr {
             // RFC 3168 §6.1.2: CWR on the first new data segment after a reduction.
             fl |= flags::CWR;
             self.send_cwr = false;
         }
-        if seq + len == self.app_limit && self.app_limit < UNLIMITED_FROM {
-            fl |= flags::PSH;
-        }
         if seq < self.high_tx {
             self.stats.retransmitted_bytes += len.min(self.high_tx - seq);
         }
         self.stats.sent_bytes += len;
         self.stats.sent_segments += 1;
-        self.last_send = now;
-        self.sent_any = true;
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            seq,
-            tx_ns: now,
-            payload: len as u32,
-            size: len as u32 + TCP_IP_HEADER,
-            kind: Kind::Data,
-            ecn: if self.ecn { Ecn::Ect0 } else { Ecn::NotEct },
-            flags: fl,
-            dscp: self.segment_dscp(seq),
-            in_link: 0,
-        });
+        self.last_send = Some(now);
+        let ecn = if self.p.ecn { Ecn::Ect0 } else { Ecn::NotEct };
+        out.push(self.ends.data(now, seq, len as u32, ecn, fl, self.tag.dscp_of(seq)));
     }
 
     fn sync_stats(&mut self) {
         self.stats.cwnd = self.win.cwnd;
         self.stats.ssthresh = self.win.ssthresh;
         self.stats.alpha = self.cc.alpha();
-        self.stats.srtt_ns = if self.has_rtt { self.srtt } else { 0 };
+        self.stats.srtt_ns = self.rtt.map_or(0, |r| r.srtt);
         self.stats.rto_ns = self.current_rto();
     }
 }

@@ -10,13 +10,15 @@
 //! - [`congestion_ops`] / [`LinuxCa`]: `transport.cc` to one of them, enum-dispatched.
 //! - [`receiver`]: the receiver (delayed ACKs with quick-ACK, SACK blocks, ECN echo).
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
-//! - [`sender`]: the sender (loss recovery, PRR, RTO), on the SACK [`scoreboard`].
+//! - [`sender`]: the sender (loss recovery, PRR, RTO), on the SACK [`scoreboard`]; its
+//!   state machine in `sender/episode.rs`, its RTT estimate in [`rtt`].
 
 pub mod ca;
 pub mod cubic;
 pub mod dctcp;
 pub mod dctcp_dualq;
 pub mod receiver;
+pub mod rtt;
 pub mod sack_option;
 pub mod scoreboard;
 pub mod sender;

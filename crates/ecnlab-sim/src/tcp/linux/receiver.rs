@@ -70,9 +70,11 @@
 use super::ca::CongestionOps;
 use super::congestion_ops;
 use super::sack_option::{SackBlocks, SackLog, MAX_SACK_BLOCKS};
-use crate::packet::{flags, Ecn, Kind, Packet, ACK_BYTES};
+use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::tcp::config::TcpConfig;
 use crate::tcp::receiver::ReceiverStats;
+use crate::transport::app::Endpoints;
+use crate::transport::reassembly::Reassembly;
 use ecnlab_core::units::Nanos;
 
 /// `TCP_MAX_QUICKACKS`.
@@ -96,10 +98,7 @@ enum EchoMode {
 /// [`sack_log`](Self::sack_log)).
 #[derive(Clone, Debug)]
 pub struct LinuxReceiver {
-    flow: u32,
-    /// This host (source of ACKs) and the data sender.
-    src: u16,
-    dst: u16,
+    ends: Endpoints,
     mode: EchoMode,
     /// `transport.delayed_ack = 2` (Linux's rule); 1 ACKs every segment, as a socket with
     /// `TCP_QUICKACK` set after every read.
@@ -113,12 +112,10 @@ pub struct LinuxReceiver {
     /// Largest segment the sender sends (`advmss`).
     advmss: u32,
 
-    /// Next in-order byte expected.
-    rcv_nxt: u64,
+    /// `rcv_nxt` and the out-of-order queue.
+    data: Reassembly,
     /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
     rcv_wup: u64,
-    /// Out-of-order data: sorted, disjoint, non-adjacent [start, end) runs (reused Vec).
-    ooo: Vec<(u64, u64)>,
     /// SACK blocks to report, most recent first (`selective_acks`).
     sacks: [(u64, u64); NUM_SACKS],
     num_sacks: usize,
@@ -161,18 +158,15 @@ impl LinuxReceiver {
             EchoMode::None
         };
         LinuxReceiver {
-            flow,
-            src,
-            dst,
+            ends: Endpoints { flow, src: dst, dst: src },
             mode,
             delayed: cfg.delayed_ack >= 2,
             sack: cfg.sack,
             ato_min: cfg.delayed_ack_timeout.ns().max(1),
             rto: cfg.rto_min.ns().max(1),
             advmss: cfg.mss,
-            rcv_nxt: 0,
+            data: Reassembly::default(),
             rcv_wup: 0,
-            ooo: Vec::new(),
             sacks: [(0, 0); NUM_SACKS],
             num_sacks: 0,
             rcv_mss: cfg.mss.min(MSS_DEFAULT),
@@ -195,7 +189,7 @@ impl LinuxReceiver {
 
     /// In-order bytes received.
     pub fn delivered_bytes(&self) -> u64 {
-        self.rcv_nxt
+        self.data.rcv_nxt()
     }
 
     /// Delayed-ACK deadline, if an ACK is being held back.
@@ -247,24 +241,24 @@ impl LinuxReceiver {
             }
         }
 
-        if end <= self.rcv_nxt {
+        if end <= self.data.rcv_nxt() {
             // A retransmission of data we hold: quick-ACK mode, ACK at once.
             self.stats.duplicates += 1;
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
-        } else if start > self.rcv_nxt {
+        } else if start > self.data.rcv_nxt() {
             // tcp_data_queue_ofo.
             self.stats.out_of_order += 1;
             self.ecn_check_ce(pkt, out);
-            let run = self.insert_ooo(start, end);
+            let run = self.data.insert(start, end);
             self.sack_new_block(run);
             self.ack_scheduled = true;
         } else {
-            self.rcv_nxt = end;
+            self.data.advance(end);
             self.event_data_recv(now, pkt, out);
-            if !self.ooo.is_empty() {
-                self.absorb_ooo();
-                if self.ooo.is_empty() {
+            if self.data.has_gap() {
+                self.data.absorb();
+                if !self.data.has_gap() {
                     // RFC 5681 §4.2: ACK at once when the last gap is filled.
                     self.ack_now = true;
                 }
@@ -371,14 +365,14 @@ impl LinuxReceiver {
                 // Acknowledge the segments before this one with the old CE state.
                 let (ack, ece) = (self.prior_rcv_nxt, self.ce_state);
                 self.push_ack(ack, ece, out);
-                if ack == self.rcv_nxt {
+                if ack == self.data.rcv_nxt() {
                     // An ordinary ACK after all (out-of-order arrival): it clears the timer.
                     self.ack_sent();
                 }
             }
             self.ack_now = true;
         }
-        self.prior_rcv_nxt = self.rcv_nxt;
+        self.prior_rcv_nxt = self.data.rcv_nxt();
         self.ce_state = ce;
         self.demand_cwr = ce;
     }
@@ -388,8 +382,8 @@ impl LinuxReceiver {
         if !self.ack_scheduled {
             return;
         }
-        let more_than_one_full = self.rcv_nxt - self.rcv_wup > self.rcv_mss as u64;
-        if !self.delayed || more_than_one_full || self.quick > 0 || self.ack_now || !self.ooo.is_empty() {
+        let more_than_one_full = self.data.rcv_nxt() - self.rcv_wup > self.rcv_mss as u64;
+        if !self.delayed || more_than_one_full || self.quick > 0 || self.ack_now || self.data.has_gap() {
             self.send_ack(out);
             return;
         }
@@ -410,7 +404,7 @@ impl LinuxReceiver {
     /// Sends an ACK of everything received (`tcp_send_ack` + `tcp_event_ack_sent`).
     fn send_ack(&mut self, out: &mut Vec<Packet>) {
         let ece = self.ece();
-        self.push_ack(self.rcv_nxt, ece, out);
+        self.push_ack(self.data.rcv_nxt(), ece, out);
         self.ack_sent();
     }
 
@@ -425,7 +419,7 @@ impl LinuxReceiver {
         self.ack_scheduled = false;
         self.ack_now = false;
         self.delack_deadline = None;
-        self.rcv_wup = self.rcv_nxt;
+        self.rcv_wup = self.data.rcv_nxt();
     }
 
     fn push_ack(&mut self, ack: u64, ece: bool, out: &mut Vec<Packet>) {
@@ -439,23 +433,12 @@ impl LinuxReceiver {
         if ece {
             self.stats.ece_acks_sent += 1;
         }
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            seq: ack,
-            tx_ns: self.ts_recent,
-            payload: tag,
-            size: ACK_BYTES,
-            kind: Kind::Ack,
-            // `tcp_ecn_send` clears ECT on pure ACKs only when the congestion control does
-            // not need ECN; DCTCP's sockets set ECT at the handshake (`tcp_ecn_send_syn`,
-            // `tcp_ecn_send_synack`), so its ACKs leave ECT(0), classic ECN's Not-ECT.
-            ecn: if self.mode == EchoMode::Dctcp { Ecn::Ect0 } else { Ecn::NotEct },
-            flags: if ece { flags::ECE } else { 0 },
-            dscp: self.dscp,
-            in_link: 0,
-        });
+        // `tcp_ecn_send` clears ECT on pure ACKs only when the congestion control does not
+        // need ECN; DCTCP's sockets set ECT at the handshake (`tcp_ecn_send_syn`,
+        // `tcp_ecn_send_synack`), so its ACKs leave ECT(0), classic ECN's Not-ECT.
+        let ecn = if self.mode == EchoMode::Dctcp { Ecn::Ect0 } else { Ecn::NotEct };
+        let fl = if ece { flags::ECE } else { 0 };
+        out.push(self.ends.reply(Kind::Ack, ack, self.ts_recent, tag, ecn, fl, self.dscp));
     }
 
     /// RFC 2018 §4: the run holding the new segment goes first; runs it absorbed leave.
@@ -478,42 +461,12 @@ impl LinuxReceiver {
     fn sack_remove(&mut self) {
         let mut n = 0;
         for i in 0..self.num_sacks {
-            if self.sacks[i].0 > self.rcv_nxt {
+            if self.sacks[i].0 > self.data.rcv_nxt() {
                 self.sacks[n] = self.sacks[i];
                 n += 1;
             }
         }
         self.num_sacks = n;
-    }
-
-    /// Adds [start, end) to the out-of-order runs; returns the run that now holds it.
-    fn insert_ooo(&mut self, mut start: u64, mut end: u64) -> (u64, u64) {
-        let i = self.ooo.partition_point(|&(_, e)| e < start);
-        let mut j = i;
-        while j < self.ooo.len() && self.ooo[j].0 <= end {
-            start = start.min(self.ooo[j].0);
-            end = end.max(self.ooo[j].1);
-            j += 1;
-        }
-        if i == j {
-            self.ooo.insert(i, (start, end));
-        } else {
-            self.ooo[i] = (start, end);
-            self.ooo.drain(i + 1..j);
-        }
-        (start, end)
-    }
-
-    /// `tcp_ofo_queue`: moves `rcv_nxt` over held data that became contiguous.
-    fn absorb_ooo(&mut self) {
-        let mut k = 0;
-        while k < self.ooo.len() && self.ooo[k].0 <= self.rcv_nxt {
-            self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].1);
-            k += 1;
-        }
-        if k > 0 {
-            self.ooo.drain(..k);
-        }
     }
 }
 

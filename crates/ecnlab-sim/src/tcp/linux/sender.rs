@@ -64,107 +64,81 @@
 //!   kernel's HZ ticks, and timestamp RTT samples have microsecond resolution.
 
 use super::ca::{ack_flags, AckSample, CaEvent, CaSock, CaState, CongestionOps, INFINITE_SSTHRESH};
+use super::rtt::RttEstimator;
 use super::sack_option::SackBlocks;
 use super::scoreboard::{AckDelta, Scoreboard};
 use super::{congestion_ops, LinuxCa};
-use crate::packet::{flags, Ecn, Kind, Packet, TCP_IP_HEADER};
+use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::tcp::config::TcpConfig;
-use crate::tcp::sender::{SenderStats, MAX_PIAS_LEVELS};
+use crate::tcp::sender::SenderStats;
+use crate::transport::app::{AppWrites, Endpoints, Tagging};
 use ecnlab_core::units::Nanos;
 
-const UNLIMITED_FROM: u64 = u64::MAX / 8;
-const APP_CAP: u64 = u64::MAX / 2;
+mod episode;
+
 const NS_PER_US: u64 = 1000;
 
-/// The RTO estimator of `tcp_rtt_estimator` / `tcp_set_rto`, in microseconds.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RttEstimator {
-    /// Smoothed RTT << 3 (`srtt_us`), 0 before the first sample.
-    pub srtt_us: u64,
-    /// Mean deviation << 2 (`mdev_us`), its maximum over the current round (`mdev_max_us`),
-    /// and the variance used by the RTO (`rttvar_us`).
-    pub mdev_us: u64,
-    pub mdev_max_us: u64,
-    pub rttvar_us: u64,
-    /// `rtt_seq`: the round ends when `snd_una` passes it.
-    pub rtt_seq: u64,
-    /// `rto_min` in microseconds (`tcp_rto_min_us`).
-    pub rto_min_us: u64,
+/// What `[transport]` sets for a `linux` sender, fixed at construction.
+#[derive(Clone, Debug)]
+struct SenderParams {
+    mss: u32,
+    /// `TCP_INIT_CWND` (the restart window after idle too).
+    init_cwnd: u32,
+    /// `tcp_reordering`: RFC 6675 DupThresh.
+    dupthresh: u32,
+    rto_max: Nanos,
+    /// `tcp_rto_min_us`.
+    rto_min_us: u64,
+    sack: bool,
+    prr: bool,
+    limited_transmit: bool,
+    slow_start_restart: bool,
+    /// ECN negotiated (`net.ipv4.tcp_ecn`): ECT on new data; `needs_ecn` adds retransmissions.
+    ecn: bool,
 }
 
-impl RttEstimator {
-    /// One RTT sample `m` (µs) on an ACK that moved `snd_una`; `snd_nxt` starts the next
-    /// round. Line by line `tcp_rtt_estimator`.
-    pub fn sample(&mut self, m_us: u64, snd_una: u64, snd_nxt: u64) {
-        let m = m_us.max(1) as i64;
-        if self.srtt_us != 0 {
-            let mut m = m - (self.srtt_us >> 3) as i64; // error in the estimate
-            let srtt = self.srtt_us as i64 + m; // srtt = 7/8 srtt + 1/8 new
-            let mdev = self.mdev_us as i64;
-            if m < 0 {
-                // RTT fell: a smaller gain (1/32) on mdev, so the RTO does not grow when
-                // the RTT drops (the kernel's comment: "similar to one of Eifel findings").
-                m = -m - (mdev >> 2);
-                if m > 0 {
-                    m >>= 3;
-                }
-            } else {
-                m -= mdev >> 2;
-            }
-            self.mdev_us = (mdev + m) as u64; // mdev = 3/4 mdev + 1/4 new
-            if self.mdev_us > self.mdev_max_us {
-                self.mdev_max_us = self.mdev_us;
-                if self.mdev_max_us > self.rttvar_us {
-                    self.rttvar_us = self.mdev_max_us;
-                }
-            }
-            if snd_una > self.rtt_seq {
-                // Once per round: rttvar decays towards the round's largest mdev, which
-                // restarts at rto_min (so rttvar, and RTO - srtt, never go below rto_min).
-                if self.mdev_max_us < self.rttvar_us {
-                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
-                }
-                self.rtt_seq = snd_nxt;
-                self.mdev_max_us = self.rto_min_us;
-            }
-            self.srtt_us = (srtt as u64).max(1);
-        } else {
-            self.srtt_us = ((m as u64) << 3).max(1);
-            self.mdev_us = (m as u64) << 1; // rto = 3 rtt
-            self.rttvar_us = self.mdev_us.max(self.rto_min_us);
-            self.mdev_max_us = self.rttvar_us;
-            self.rtt_seq = snd_nxt;
-        }
-    }
+/// PRR's counts over one reduction (RFC 6937 `prr_delivered`, `prr_out`; `tp.prior_cwnd` is
+/// RecoverFS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Prr {
+    delivered: u32,
+    out: u32,
+}
 
-    /// `__tcp_set_rto`: srtt + rttvar, µs.
-    pub fn rto_us(&self) -> u64 {
-        (self.srtt_us >> 3) + self.rttvar_us
+/// What the congestion state carries while it lasts: `tp.ca_state` names the state for the
+/// congestion controls, this holds its data (`Open` and `Disorder` carry none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Episode {
+    /// `Open` or `Disorder`: nothing being reduced or repaired.
+    None,
+    /// `CWR` after ECN-Echo: PRR towards ssthresh until data above `high_seq` is
+    /// acknowledged.
+    Cwr { high_seq: u64, prr: Prr },
+    /// `Recovery` (RFC 6675 with PRR) until `high_seq` (RecoveryPoint) is acknowledged;
+    /// `high_rxt` and `rescue_rxt` are RFC 6675's HighRxt and RescueRxt.
+    Recovery { high_seq: u64, prr: Prr, high_rxt: u64, rescue_rxt: Option<u64> },
+    /// `Loss` after an RTO, until `high_seq` is acknowledged.
+    Loss { high_seq: u64 },
+}
+
+impl Episode {
+    /// PRR's counts, in CWR and Recovery (`tcp_in_cwnd_reduction`).
+    fn prr_mut(&mut self) -> Option<&mut Prr> {
+        match self {
+            Episode::Cwr { prr, .. } | Episode::Recovery { prr, .. } => Some(prr),
+            Episode::None | Episode::Loss { .. } => None,
+        }
     }
 }
 
 /// A `linux` TCP sender for one flow.
 #[derive(Clone, Debug)]
 pub struct LinuxSender {
-    // --- params ---
-    flow: u32,
-    src: u16,
-    dst: u16,
-    dscp: u8,
-    pias_start: u64,
-    pias_thresholds: [u64; MAX_PIAS_LEVELS],
-    pias_levels: u8,
-    mss: u32,
-    init_cwnd: u32,
-    dupthresh: u32,
-    rto_max: Nanos,
-    sack: bool,
-    prr: bool,
-    limited_transmit: bool,
-    slow_start_restart: bool,
-    ecn: bool,
+    p: SenderParams,
+    ends: Endpoints,
+    tag: Tagging,
+    app: AppWrites,
     // --- sequence state ---
-    app_limit: u64,
     /// `snd_nxt`: the next new byte (never moves back; retransmissions come from the
     /// scoreboard).
     snd_nxt: u64,
@@ -174,16 +148,10 @@ pub struct LinuxSender {
     // --- congestion state ---
     tp: CaSock,
     ca: LinuxCa,
-    /// `high_seq`: `snd_nxt` when the current CWR / Recovery / Loss began.
-    high_seq: u64,
-    /// PRR (RFC 6937): `prr_delivered`, `prr_out`; `tp.prior_cwnd` is RecoverFS.
-    prr_delivered: u32,
-    prr_out: u32,
-    /// RFC 6675 HighRxt (end of the highest retransmission) and RescueRxt.
-    high_rxt: u64,
-    rescue_rxt: Option<u64>,
-    /// The reduction began on this ACK and nothing has been sent since: one segment may go
-    /// regardless of cwnd (PRR's "force fast retransmit" when `prr` is off).
+    episode: Episode,
+    /// A reduction began and nothing has been sent since: one segment may go regardless of
+    /// cwnd (PRR's "force fast retransmit" when `prr` is off). It outlives a reduction that
+    /// ends before anything was sent, as the segment it allows is still owed.
     force_one: bool,
     /// `TCP_ECN_QUEUE_CWR`: set CWR on the next new data segment.
     queue_cwr: bool,
@@ -192,13 +160,13 @@ pub struct LinuxSender {
     max_packets_out: u32,
     cwnd_usage_seq: u64,
     // --- RTO ---
-    rtt: RttEstimator,
+    rtt: Option<RttEstimator>,
     rto: Nanos,
     /// Consecutive timeouts without progress (`icsk_retransmits`).
     retransmits: u32,
     deadline: Option<Nanos>,
-    lsndtime: Nanos,
-    sent_any: bool,
+    /// Time of the last data transmission; None before the first.
+    lsndtime: Option<Nanos>,
     stats: SenderStats,
 }
 
@@ -215,46 +183,39 @@ impl LinuxSender {
             ..Default::default()
         };
         ca.init(&mut tp);
-        let mut s = LinuxSender {
-            flow,
-            src,
-            dst,
-            dscp,
-            pias_start: 0,
-            pias_thresholds: [0; MAX_PIAS_LEVELS],
-            pias_levels: 0,
+        let p = SenderParams {
             mss: cfg.mss.max(1),
             init_cwnd,
             dupthresh: cfg.dupack_thresh.max(1),
             rto_max: cfg.rto_max.ns().max(1),
+            rto_min_us: cfg.rto_min.ns() / NS_PER_US,
             sack: cfg.sack,
             prr: cfg.prr,
             limited_transmit: cfg.limited_transmit,
             slow_start_restart: cfg.slow_start_restart,
-            // ECN negotiated (net.ipv4.tcp_ecn): ECT on new data; `needs_ecn` adds retransmissions.
             ecn: cfg.cc.uses_ecn() || ca.needs_ecn(),
-            app_limit: 0,
+        };
+        let mut s = LinuxSender {
+            p,
+            ends: Endpoints { flow, src, dst },
+            tag: Tagging::new(dscp),
+            app: AppWrites::default(),
             snd_nxt: 0,
             sb: Scoreboard::default(),
             reno_sacked: 0,
             tp,
             ca,
-            high_seq: 0,
-            prr_delivered: 0,
-            prr_out: 0,
-            high_rxt: 0,
-            rescue_rxt: None,
+            episode: Episode::None,
             force_one: false,
             queue_cwr: false,
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
-            rtt: RttEstimator { rto_min_us: cfg.rto_min.ns() / NS_PER_US, ..Default::default() },
+            rtt: None,
             rto: cfg.rto_init.ns().min(cfg.rto_max.ns()).max(1),
             retransmits: 0,
             deadline: None,
-            lsndtime: 0,
-            sent_any: false,
+            lsndtime: None,
             stats: SenderStats::default(),
         };
         s.sync_stats();
@@ -265,36 +226,26 @@ impl LinuxSender {
 
     /// The application has `bytes` more to send (see `TcpSender::add_data`).
     pub fn add_data(&mut self, bytes: u64) {
-        self.app_limit = self.app_limit.saturating_add(bytes).min(APP_CAP);
+        self.app.add(bytes);
     }
     pub fn set_dscp(&mut self, dscp: u8) {
-        self.dscp = dscp;
+        self.tag.set_dscp(dscp);
     }
     /// PIAS tagging, as `TcpSender::set_pias`.
     pub fn set_pias(&mut self, start_seq: u64, thresholds: &[u64]) {
-        let n = thresholds.len().min(MAX_PIAS_LEVELS);
-        self.pias_start = start_seq;
-        self.pias_thresholds[..n].copy_from_slice(&thresholds[..n]);
-        self.pias_levels = n as u8;
-    }
-    fn segment_dscp(&self, seq: u64) -> u8 {
-        let off = seq.saturating_sub(self.pias_start);
-        match self.pias_thresholds[..self.pias_levels as usize].iter().position(|&t| off <= t) {
-            Some(level) => level as u8,
-            None => self.dscp,
-        }
+        self.tag.set_pias(start_seq, thresholds);
     }
     pub fn timer(&self) -> Option<Nanos> {
         self.deadline
     }
     pub fn is_idle(&self) -> bool {
-        self.tp.snd_una >= self.app_limit
+        self.tp.snd_una >= self.app.added()
     }
     pub fn acked_bytes(&self) -> u64 {
         self.tp.snd_una
     }
     pub fn added_bytes(&self) -> u64 {
-        self.app_limit
+        self.app.added()
     }
     pub fn stats(&self) -> &SenderStats {
         &self.stats
@@ -313,8 +264,9 @@ impl LinuxSender {
     pub fn rto(&self) -> Nanos {
         self.rto
     }
-    pub fn rtt_estimator(&self) -> &RttEstimator {
-        &self.rtt
+    /// The RTT estimate (None before the first sample).
+    pub fn rtt_estimator(&self) -> Option<&RttEstimator> {
+        self.rtt.as_ref()
     }
 
     /// Sends what NextSeg and the window allow.
@@ -338,7 +290,7 @@ impl LinuxSender {
             self.sync_stats();
             return;
         }
-        let ece = self.ecn && ack.has(flags::ECE);
+        let ece = self.p.ecn && ack.has(flags::ECE);
         if ece {
             self.stats.ece_acks += 1;
         }
@@ -348,7 +300,7 @@ impl LinuxSender {
 
         // tcp_sacktag_write_queue, then tcp_clean_rtx_queue.
         let mut d = AckDelta::default();
-        if self.sack {
+        if self.p.sack {
             if let Some(b) = sack {
                 for &(s, e) in b.as_slice() {
                     if e > a {
@@ -362,7 +314,7 @@ impl LinuxSender {
         let una_advanced = a > prior_una;
         let dupack = !una_advanced && d.sacked == 0 && prior_packets > 0;
         let mut delivered = d.acked + d.sacked;
-        if !self.sack {
+        if !self.p.sack {
             // tcp_remove_reno_sacks / tcp_add_reno_sack.
             if una_advanced {
                 delivered = d.acked.saturating_sub(self.reno_sacked).max(1);
@@ -392,11 +344,12 @@ impl LinuxSender {
             ca_rtt = rtt;
         }
         if let Some(r) = rtt {
-            self.rtt.sample((r / NS_PER_US).max(1), a, self.snd_nxt);
-            self.tp.srtt_us = self.rtt.srtt_us.min(u32::MAX as u64) as u32;
+            RttEstimator::update(&mut self.rtt, (r / NS_PER_US).max(1), a, self.snd_nxt, self.p.rto_min_us);
+            let est = self.rtt.as_ref().expect("just sampled");
+            self.tp.srtt_us = est.srtt_us.min(u32::MAX as u64) as u32;
             let ca_us = ca_rtt.map_or(u64::MAX, |c| (c / NS_PER_US).max(1));
             self.tp.min_rtt_us = self.tp.min_rtt_us.min(ca_us.min(u32::MAX as u64) as u32);
-            self.rto = (self.rtt.rto_us() * NS_PER_US).min(self.rto_max).max(1);
+            self.rto = (est.rto_us() * NS_PER_US).min(self.p.rto_max).max(1);
         }
         if una_advanced {
             self.retransmits = 0;
@@ -449,165 +402,12 @@ impl LinuxSender {
         // Retransmit the head now, then back the timer off (`inet_csk_rto_backoff`).
         self.transmit(now, out);
         self.retransmits += 1;
-        self.rto = self.rto.saturating_mul(2).min(self.rto_max);
+        self.rto = self.rto.saturating_mul(2).min(self.p.rto_max);
         self.deadline = Some(now + self.rto);
         self.sync_stats();
     }
 
-    // --- state machine ---
-
-    fn in_cwnd_reduction(&self) -> bool {
-        matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery)
-    }
-
-    fn set_state(&mut self, s: CaState) {
-        if self.tp.ca_state != s {
-            self.ca.set_state(&mut self.tp, s);
-            self.tp.ca_state = s;
-        }
-    }
-
-    /// `tcp_init_cwnd_reduction`: a CWR or Recovery episode begins.
-    fn init_cwnd_reduction(&mut self) {
-        self.high_seq = self.snd_nxt;
-        self.tp.prior_cwnd = self.tp.snd_cwnd;
-        self.tp.snd_cwnd_cnt = 0; // tcp_init_cwnd_reduction
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp);
-        self.queue_cwr = self.ecn;
-        self.force_one = true;
-        if !self.prr {
-            // Without PRR the window drops to ssthresh at once.
-            self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
-        }
-    }
-
-    /// `tcp_end_cwnd_reduction`.
-    fn end_cwnd_reduction(&mut self) {
-        if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
-            self.tp.snd_cwnd = self.tp.snd_ssthresh;
-        }
-        self.ca.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
-    }
-
-    /// `tcp_fastretrans_alert` without undo; returns the segments newly marked lost.
-    fn fastretrans_alert(&mut self, una_advanced: bool, dupack: bool, ece: bool) -> u32 {
-        let una = self.tp.snd_una;
-        // D. Exit conditions: the episode ends once high_seq is acknowledged.
-        match self.tp.ca_state {
-            CaState::Cwr if una > self.high_seq => {
-                self.end_cwnd_reduction();
-                self.set_state(CaState::Open);
-            }
-            CaState::Recovery if una >= self.high_seq => {
-                self.reno_sacked = 0;
-                self.set_state(CaState::Open);
-                self.end_cwnd_reduction();
-            }
-            CaState::Loss if una >= self.high_seq => {
-                self.set_state(CaState::Open);
-            }
-            _ => {}
-        }
-        // Loss detection: RFC 6675 IsLost over the scoreboard, or Reno emulation.
-        let mut newly_lost = if self.sack {
-            if self.sb.sacked_out > 0 {
-                self.sb.mark_lost(self.dupthresh)
-            } else {
-                0
-            }
-        } else {
-            let rec = self.tp.ca_state == CaState::Recovery;
-            if (!rec && self.reno_sacked >= self.dupthresh) || (rec && una_advanced) {
-                self.sb.mark_head_lost()
-            } else {
-                0
-            }
-        };
-        match self.tp.ca_state {
-            CaState::Recovery | CaState::Loss => {}
-            _ => {
-                // tcp_time_to_recover.
-                let sacked = if self.sack { self.sb.sacked_out } else { self.reno_sacked };
-                if self.sb.lost_out > 0 || sacked >= self.dupthresh {
-                    // tcp_enter_recovery: a reduction already under way (CWR) continues with
-                    // its high_seq (the recovery point), prior_cwnd and PRR counts.
-                    if !self.in_cwnd_reduction() {
-                        self.init_cwnd_reduction();
-                    }
-                    self.high_rxt = una;
-                    self.rescue_rxt = None;
-                    self.stats.fast_retransmits += 1;
-                    self.set_state(CaState::Recovery);
-                    if self.sb.lost_out == 0 {
-                        newly_lost += self.sb.mark_head_lost();
-                    }
-                } else {
-                    // tcp_try_to_open.
-                    if ece && self.tp.ca_state != CaState::Cwr {
-                        self.init_cwnd_reduction();
-                        self.stats.ecn_reductions += 1;
-                        self.set_state(CaState::Cwr);
-                    }
-                    if self.tp.ca_state != CaState::Cwr {
-                        let disorder = sacked > 0 || self.sb.retrans_out > 0 || (dupack && !self.sack);
-                        self.set_state(if disorder { CaState::Disorder } else { CaState::Open });
-                    }
-                }
-            }
-        }
-        newly_lost
-    }
-
-    /// `tcp_cwnd_reduction` (RFC 6937 PRR; Linux's bound selection).
-    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
-        if !self.prr || newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
-            return;
-        }
-        self.prr_delivered += newly_acked_sacked;
-        let pipe = self.pipe() as i64;
-        let ssthresh = self.tp.snd_ssthresh as i64;
-        let delta = ssthresh - pipe;
-        let mut sndcnt: i64 = if delta < 0 {
-            // Proportional part: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
-            let d = ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
-            (d / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
-        } else {
-            // Bounded part: PRR-CRB, or PRR-SSRB (+1) on an ACK that advances snd_una
-            // without new loss.
-            let mut n = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
-            if una_advanced && newly_lost == 0 {
-                n += 1;
-            }
-            n.min(delta)
-        };
-        // Force a fast retransmit upon entering the reduction.
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
-        self.tp.snd_cwnd = (pipe + sndcnt).max(1) as u32;
-    }
-
-    /// `tcp_enter_loss`.
-    fn enter_loss(&mut self) {
-        let una = self.tp.snd_una;
-        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder)
-            || self.high_seq <= una
-            || (self.tp.ca_state == CaState::Loss && self.retransmits == 0)
-        {
-            self.tp.prior_cwnd = self.tp.snd_cwnd;
-            self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp);
-            self.ca.cwnd_event(&mut self.tp, CaEvent::Loss);
-        }
-        self.reno_sacked = 0;
-        self.sb.mark_all_lost();
-        self.tp.snd_cwnd = self.pipe() + 1;
-        self.tp.snd_cwnd_cnt = 0;
-        self.set_state(CaState::Loss);
-        self.high_seq = self.snd_nxt;
-        self.high_rxt = una;
-        self.queue_cwr = self.ecn;
-        self.force_one = false;
-    }
+    // --- transmission ---
 
     /// `tcp_cwnd_validate` after a transmission round; `tcp_is_cwnd_limited` into `tp`.
     fn cwnd_validate(&mut self, limited_now: bool) {
@@ -628,13 +428,11 @@ impl LinuxSender {
             self.is_cwnd_limited || (self.tp.in_slow_start() && self.tp.snd_cwnd < 2 * self.max_packets_out);
     }
 
-    // --- transmission ---
-
     /// The window test of `tcp_cwnd_test` (pipe < cwnd), with the one segment a new
     /// reduction may always send; without Limited Transmit, SACKed segments count in the
     /// flight until recovery starts.
     fn may_send(&self) -> bool {
-        let flight = if !self.limited_transmit && self.tp.ca_state == CaState::Disorder {
+        let flight = if !self.p.limited_transmit && self.tp.ca_state == CaState::Disorder {
             self.sb.packets_out() - self.sb.lost_out + self.sb.retrans_out
         } else {
             self.pipe()
@@ -656,20 +454,19 @@ impl LinuxSender {
             sent = true;
         }
         // (2) New data (tcp_write_xmit), with the slow-start restart check first.
-        if !limited && self.snd_nxt < self.app_limit {
-            if self.slow_start_restart
-                && self.sent_any
-                && self.sb.packets_out() == 0
-                && now.saturating_sub(self.lsndtime) > self.rto
-            {
-                self.cwnd_restart(now - self.lsndtime);
+        let app_limit = self.app.added();
+        if !limited && self.snd_nxt < app_limit {
+            if let Some(last) = self.lsndtime {
+                if self.p.slow_start_restart && self.sb.packets_out() == 0 && now.saturating_sub(last) > self.rto {
+                    self.cwnd_restart(now - last);
+                }
             }
-            while self.snd_nxt < self.app_limit {
+            while self.snd_nxt < app_limit {
                 if !self.may_send() {
                     limited = true;
                     break;
                 }
-                let len = (self.app_limit - self.snd_nxt).min(self.mss as u64) as u32;
+                let len = (app_limit - self.snd_nxt).min(self.p.mss as u64) as u32;
                 let seq = self.snd_nxt;
                 if self.pipe() == 0 {
                     self.ca.cwnd_event(&mut self.tp, CaEvent::TxStart);
@@ -683,19 +480,22 @@ impl LinuxSender {
             }
         }
         // (3) and (4): RFC 6675 NextSeg's last rules, in Recovery with SACK only.
-        if !limited && self.sack && self.tp.ca_state == CaState::Recovery && self.snd_nxt >= self.app_limit {
-            while self.may_send() {
-                if let Some(i) = self.sb.next_unsacked_below_sack(self.high_rxt) {
+        if !limited && self.p.sack && self.snd_nxt >= app_limit {
+            while let Episode::Recovery { high_seq, high_rxt, rescue_rxt, .. } = self.episode {
+                if !self.may_send() {
+                    break;
+                }
+                if let Some(i) = self.sb.next_unsacked_below_sack(high_rxt) {
                     self.retransmit(now, i, out);
                     sent = true;
                 } else {
-                    if self.rescue_rxt.is_none_or(|r| self.tp.snd_una > r) {
+                    if rescue_rxt.is_none_or(|r| self.tp.snd_una > r) {
                         if let Some(i) = self.sb.highest_unsacked() {
                             // The rescue retransmission: HighRxt is not updated.
-                            let keep = self.high_rxt;
                             self.retransmit(now, i, out);
-                            self.high_rxt = keep;
-                            self.rescue_rxt = Some(self.high_seq);
+                            if let Episode::Recovery { high_rxt: h, rescue_rxt: r, .. } = &mut self.episode {
+                                (*h, *r) = (high_rxt, Some(high_seq));
+                            }
                             sent = true;
                         }
                     }
@@ -720,7 +520,7 @@ impl LinuxSender {
         if !self.in_cwnd_reduction() {
             self.tp.snd_ssthresh = self.tp.snd_ssthresh.max((cwnd >> 1) + (cwnd >> 2));
         }
-        let restart = self.init_cwnd.min(cwnd);
+        let restart = self.p.init_cwnd.min(cwnd);
         let mut c = cwnd;
         let mut delta = idle as i128;
         loop {
@@ -736,7 +536,9 @@ impl LinuxSender {
     fn retransmit(&mut self, now: Nanos, i: usize, out: &mut Vec<Packet>) {
         let s = self.sb.seg(i);
         self.sb.retransmitted(i, now);
-        self.high_rxt = self.high_rxt.max(s.end());
+        if let Episode::Recovery { high_rxt, .. } = &mut self.episode {
+            *high_rxt = (*high_rxt).max(s.end());
+        }
         if i == 0 {
             // Retransmitting the head restarts the timer.
             self.deadline = Some(now + self.rto);
@@ -749,48 +551,38 @@ impl LinuxSender {
         let mut fl = 0u8;
         // tcp_ecn_send: CWR on the first new data segment after a reduction; a
         // retransmission is ECT only for algorithms that need ECN (RFC 3168 §6.1.5).
-        let ect = self.ecn && (new_data || self.ca.needs_ecn());
+        let ect = self.p.ecn && (new_data || self.ca.needs_ecn());
         if new_data && self.queue_cwr {
             fl |= flags::CWR;
             self.queue_cwr = false;
         }
-        if seq + len as u64 == self.app_limit && self.app_limit < UNLIMITED_FROM {
-            fl |= flags::PSH;
-        }
-        if self.in_cwnd_reduction() {
-            self.prr_out += 1;
+        fl |= self.app.push_flag(seq, len as u64);
+        if let Some(prr) = self.episode.prr_mut() {
+            prr.out += 1;
         }
         self.force_one = false;
         self.stats.sent_bytes += len as u64;
         self.stats.sent_segments += 1;
-        self.lsndtime = now;
+        self.lsndtime = Some(now);
         // `tp->lsndtime`, after the TxStart event (CUBIC's epoch shift reads the idle time).
         self.tp.lsndtime = now;
-        self.sent_any = true;
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            seq,
-            tx_ns: now,
-            payload: len,
-            size: len + TCP_IP_HEADER,
-            kind: Kind::Data,
-            ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
-            flags: fl,
-            dscp: self.segment_dscp(seq),
-            in_link: 0,
-        });
+        let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
+        out.push(self.ends.data(now, seq, len, ecn, fl, self.tag.dscp_of(seq)));
     }
 
     fn sync_stats(&mut self) {
-        let mss = self.mss as u64;
+        let mss = self.p.mss as u64;
         self.stats.cwnd = self.tp.snd_cwnd as u64 * mss;
         self.stats.ssthresh =
             if self.tp.snd_ssthresh >= INFINITE_SSTHRESH { u64::MAX } else { self.tp.snd_ssthresh as u64 * mss };
         self.stats.alpha = self.ca.alpha();
-        self.stats.srtt_ns = (self.rtt.srtt_us >> 3) * NS_PER_US;
+        self.stats.srtt_ns = self.rtt.as_ref().map_or(0, |r| r.srtt() * NS_PER_US);
         self.stats.rto_ns = self.rto;
+        debug_assert_eq!(
+            self.episode == Episode::None,
+            matches!(self.tp.ca_state, CaState::Open | CaState::Disorder),
+            "the episode's data and ca_state agree"
+        );
     }
 }
 

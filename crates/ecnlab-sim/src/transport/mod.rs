@@ -1,5 +1,11 @@
 //! One driving interface over the transports (window-based TCP flavours and rate-based
-//! DCQCN), dispatched by enum so the event loop makes no virtual calls per packet.
+//! DCQCN), dispatched by enum so the event loop makes no virtual calls per packet; what
+//! their endpoints share is written once beneath it: [`app`] (the connection's hosts and
+//! packets, the application's writes, PSH, PIAS tagging) and [`reassembly`] (a TCP
+//! receiver's in-order point and out-of-order runs).
+
+pub mod app;
+pub mod reassembly;
 
 use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
 use crate::packet::Packet;
