@@ -31,6 +31,10 @@ pub const NS_PER_US: Nanos = 1_000;
 pub const NS_PER_MS: Nanos = 1_000_000;
 pub const NS_PER_S: Nanos = 1_000_000_000;
 
+/// The longest run (and any time in a scenario): 10^6 s, 11.6 days. Bounds on times keep
+/// every `now + delay` far from u64 overflow.
+pub const MAX_TIME_NS: Nanos = 1_000_000 * NS_PER_S;
+
 /// Time to serialize `bytes` on a link of `rate_bps`, rounded up to a whole nanosecond so
 /// that back-to-back packets never overlap. Saturates at `Nanos::MAX` (beyond 584 years,
 /// e.g. 4 GB at 1 bps) instead of wrapping.

@@ -73,8 +73,8 @@ pub(super) fn parse_trace(text: &str, path: &str, n_hosts: usize) -> Result<Vec<
         };
         let (s, loc) = at(0);
         let start_ns = parse_start(s).map_err(|e| format!("{loc}: {e}"))?;
-        if start_ns > crate::config::MAX_TIME_NS {
-            let longest = ecnlab_core::units::Duration(crate::config::MAX_TIME_NS);
+        if start_ns > ecnlab_core::units::MAX_TIME_NS {
+            let longest = ecnlab_core::units::Duration(ecnlab_core::units::MAX_TIME_NS);
             return Err(format!("{loc}: start {s} is later than the longest run, {longest}"));
         }
         let host = |k: usize| -> Result<u16, String> {

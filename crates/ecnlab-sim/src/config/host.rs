@@ -1,0 +1,44 @@
+//! `[host]`: the hosts' NICs, connections and tagging.
+
+use ecnlab_core::units::ByteSize;
+use serde::{Deserialize, Serialize};
+
+/// Host settings.
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostConfig {
+    /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking). Not under DCQCN,
+    /// whose hosts are RDMA NICs: a QP hands the NIC its next packet only once the previous
+    /// one has left, so the NIC holds a packet per QP and never drops.
+    pub nic_buffer: ByteSize,
+    /// Flows of `[[traffic]]` between the same two hosts reuse idle connections (a
+    /// persistent connection pool per host pair, as the TCN testbed's TrafficGenerator and
+    /// the TCN/MQ-ECN ns-2 scripts do); a flow that finds every connection busy opens a new
+    /// one. `false`: every flow gets a fresh connection (the ECN# ns-3 scripts).
+    pub persistent_connections: bool,
+    /// PIAS tagging at the sender (TCN §6.1.3/§6.2): a message's bytes below
+    /// `pias_thresholds[i]` carry DSCP i, the rest the flow's class. Empty = off.
+    pub pias_thresholds: Vec<ByteSize>,
+    /// DSCP of pure ACKs and DCQCN's CNPs (default: the DSCP of the data segment they
+    /// answer). TCN-NS2 sends every pure ACK at priority 0; RDMA NICs send ACKs and CNPs in a
+    /// high-priority class of their own.
+    pub ack_dscp: Option<u8>,
+    /// Apply the scenario's marking scheme at host NIC queues too. A sender whose own NIC is
+    /// its bottleneck (several flows from one host) otherwise builds an unmarked queue up to
+    /// `nic_buffer`; real Linux hosts avoid that with TCP Small Queues, and the TCN/MQ-ECN
+    /// ns-2 scripts install the switch's queue (with its marking) on host links too
+    /// (REFERENCE-IMPLEMENTATIONS §5, quirk 6).
+    pub nic_marking: bool,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            nic_buffer: ByteSize(4_000_000),
+            persistent_connections: true,
+            pias_thresholds: Vec::new(),
+            ack_dscp: None,
+            nic_marking: false,
+        }
+    }
+}

@@ -1,0 +1,51 @@
+use super::*;
+const HEAD: &str = "name = \"t\"\nduration = \"1ms\"\n";
+
+fn err(toml_text: &str) -> String {
+    Scenario::from_toml(toml_text).and_then(|s| s.validate().map(|_| s)).expect_err("must be rejected")
+}
+
+#[test]
+fn errors_inside_tagged_tables_name_the_field() {
+    let star = "[topology]\nkind = \"star\"\nhosts = 2\nlink_delay = \"1us\"\n";
+    let e = err(&format!("{HEAD}{star}link_rate = \"-1Gbps\"\n"));
+    assert!(e.starts_with("topology.link_rate: "), "{e}");
+    let e = err(&format!("{HEAD}{star}link_rate = \"1Gbps\"\n[[traffic]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nflows = \"many\"\n"));
+    assert!(e.starts_with("traffic[0].flows: invalid type"), "{e}");
+    let e = err(&format!(
+        "{HEAD}{star}link_rate = \"1Gbps\"\n[rtt_variation]\ndelay = {{ dist = \"fixed\", value = \"x\" }}\n"
+    ));
+    assert!(e.starts_with("rtt_variation.delay.value: "), "{e}");
+    let e = err(&format!("{HEAD}[topology]\nkind = \"stra\"\n"));
+    assert_eq!(e, "topology.kind: unknown variant `stra` (did you mean `star`?)");
+}
+
+#[test]
+fn tagged_tables_round_trip_through_json() {
+    let text = format!(
+        "{HEAD}[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\n\
+         link_rate = \"10Gbps\"\nhost_delay = \"1us\"\ncore_delay = \"1us\"\n\
+         [[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [1, 2]\nsize_min = \"1KB\"\nsize_max = \"2KB\"\nqueries = 1\n"
+    );
+    let s = Scenario::from_toml(&text).unwrap();
+    let json = serde_json::to_string(&s).unwrap();
+    assert!(json.contains("\"kind\":\"leaf_spine\"") && json.contains("\"kind\":\"incast\""), "{json}");
+    let back = Scenario::from_json(&json).unwrap();
+    assert_eq!(serde_json::to_string(&back).unwrap(), json);
+}
+
+#[test]
+fn a_threshold_above_the_buffer_is_rejected() {
+    let star = "[topology]\nkind = \"star\"\nhosts = 2\nlink_rate = \"1Gbps\"\nlink_delay = \"1us\"\n";
+    let e = err(&format!(
+        "{HEAD}{star}[switch]\nbuffer = \"50KB\"\n[marking]\nscheme = \"mq_ecn\"\n[marking.mq_ecn]\nk = \"60KB\"\n"
+    ));
+    assert!(e.starts_with("marking.mq_ecn.k: 60KB is not below the port buffer"), "{e}");
+    // The same K is fine when another scheme is chosen: only the active scheme's count.
+    assert!(Scenario::from_toml(&format!(
+        "{HEAD}{star}[switch]\nbuffer = \"50KB\"\n[marking.mq_ecn]\nk = \"60KB\"\n[[flows]]\nsrc = 0\ndst = 1\n"
+    ))
+    .unwrap()
+    .validate()
+    .is_ok());
+}
