@@ -109,6 +109,11 @@ impl QueueCounters {
     }
 }
 
+/// Bytes a port put on the wire: what its queues sent. Cold paths only: it sums the queues.
+pub fn tx_bytes<P: PortPacket>(port: &Port<P>) -> u64 {
+    (0..port.n_queues()).map(|q| port.queue_stats(q).deq_bytes).sum()
+}
+
 /// Counts by reason, named as summaries write them ([`Reason::name`]), zero counts left out.
 pub fn by_reason(counts: &[u64; Reason::COUNT]) -> BTreeMap<String, u64> {
     Reason::ALL

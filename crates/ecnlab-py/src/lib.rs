@@ -134,6 +134,7 @@ fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
 fn ideal_fct_us(scenario_json: &str, flows: Vec<(usize, usize, u64)>) -> PyResult<Vec<f64>> {
     let scn = parse(scenario_json)?;
     let net = ecnlab_sim::topology::Net::build(&scn.topology);
+    let routes = ecnlab_sim::routing::Routes::shortest_paths(&net);
     flows
         .iter()
         .map(|&(src, dst, size)| {
@@ -143,7 +144,7 @@ fn ideal_fct_us(scenario_json: &str, flows: Vec<(usize, usize, u64)>) -> PyResul
                     net.n_hosts
                 )));
             }
-            Ok(ecnlab_sim::metrics::ideal_fct_ns(&net, src, dst, size, scn.transport.mss) as f64 / 1e3)
+            Ok(ecnlab_sim::metrics::ideal_fct_ns(&net, &routes, src, dst, size, scn.transport.mss) as f64 / 1e3)
         })
         .collect()
 }

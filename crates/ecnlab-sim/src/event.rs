@@ -1,4 +1,5 @@
-//! The event queue: events ordered by (time, insertion number).
+//! The simulator's events ([`Ev`]) and the event queue: events ordered by (time, insertion
+//! number).
 //!
 //! The insertion number breaks ties between equal-time events in FIFO order, so the order
 //! of events, and with it every result, is a function of the scenario and the seed alone
@@ -53,7 +54,54 @@
 //! before every wheel event of time t. Popping the heap first on a tie therefore keeps the
 //! insertion order exactly (the property test checks it against a sorted model).
 
+use crate::packet::Packet;
 use ecnlab_core::Nanos;
+
+// ---- the simulator's events ----
+//
+// The vocabulary the event loop (`crate::sim`), the wire (`crate::wire`) and the hosts
+// (`crate::hosts`) schedule in: here, below all three, so that none imports another for it.
+
+/// What the event loop schedules.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    TxDone(u32),
+    /// A packet reaches the far end (a node) of the link it was sent on. The packet rides
+    /// in the event itself: a link keeps no queue of packets in propagation, and an
+    /// arrival reads nothing of the link it crossed (one cache line less per packet-hop).
+    Arrive(u32, Packet),
+    /// As `Arrive`, for a packet whose link had more packets waiting when it started: the
+    /// link (its index here; the node is the link's far end) is owed its next dequeue,
+    /// at the end of this packet's transmission, which is before this arrival. See
+    /// [`crate::wire::Wire::catch_up`].
+    ArriveResume(u32, Packet),
+    /// A connection endpoint's deadline (RTO, delayed ACK, DCQCN timers).
+    Timer(u32, End),
+    /// A listed flow (`[[flows]]`) starts.
+    FlowStart(u32),
+    /// A listed long-lived flow's application stops; its connection is torn down.
+    FlowStop(u32),
+    AppTick(u32),
+    /// A PFC frame reaches the sender of a link: (link, priority, PAUSE or RESUME).
+    Pfc(u32, u8, bool),
+    /// A data packet of a connection left (or was dropped at) its sender's NIC: DCQCN's
+    /// NIC arbiter hands the NIC that QP's next packet.
+    NicSent(u32),
+    /// The next generated flow (`[[traffic]]`) arrives; at most one such event is pending.
+    NextArrival,
+    ProbeSend(u32),
+    Sample,
+    Warmup,
+}
+
+/// The two ends of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    Sender = 0,
+    Receiver = 1,
+}
+
+// ---- the event queue ----
 
 /// Arity of the far heap: a 4-ary heap is shallower than a binary one and its children
 /// share a cache line.

@@ -10,9 +10,9 @@
 
 use crate::config::{RttVariation, RttVariationMode, Scenario};
 use crate::dcqcn::{DcqcnReceiver, DcqcnSender};
-use crate::event::EventQueue;
+use crate::event::{End, Ev, EventQueue};
+use crate::flow::Flow;
 use crate::packet::Packet;
-use crate::sim::Ev;
 use crate::tcp::linux::{LinuxReceiver, LinuxSender};
 use crate::tcp::{Profile, TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Receiver, Sender};
@@ -21,13 +21,6 @@ use crate::workload::FlowArrival;
 use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use std::collections::HashMap;
-
-/// The two ends of a connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum End {
-    Sender = 0,
-    Receiver = 1,
-}
 
 /// A transport connection between two hosts. It carries one long-lived flow, or a
 /// sequence of messages (flows) one after another (persistent connections).
@@ -60,66 +53,6 @@ impl Conn {
             End::Sender => self.sender.timer(),
             End::Receiver => self.receiver.timer(),
         }
-    }
-}
-
-/// A flow (message): `size` bytes on a connection, or a long-lived flow (`size` None).
-pub(crate) struct Flow {
-    pub conn: u32,
-    /// `[[flows]]` index, or `flows.len() + [[traffic]] index` for generated flows.
-    pub spec: u32,
-    pub src: u16,
-    pub dst: u16,
-    pub class: u8,
-    pub size: Option<u64>,
-    pub start: Nanos,
-    /// Sequence range of the message on its connection.
-    seq_start: u64,
-    pub finish: Option<Nanos>,
-    timeouts_at_start: u64,
-    rtx_at_start: u64,
-    /// Timeouts before the flow finished (each a stall of at least `rto_min`).
-    pub timeouts: u64,
-    /// Timeouts after it finished at its receiver, while its last ACK was delayed: spurious,
-    /// they stall nothing of this flow (the sender's window collapses for the next one).
-    pub late_timeouts: u64,
-    pub retransmits: u64,
-}
-
-impl Flow {
-    fn new(conn: u32, spec: u32, src: u16, dst: u16, class: u8, size: Option<u64>, start: Nanos) -> Flow {
-        Flow {
-            conn,
-            spec,
-            src,
-            dst,
-            class,
-            size,
-            start,
-            seq_start: 0,
-            finish: None,
-            timeouts_at_start: 0,
-            rtx_at_start: 0,
-            timeouts: 0,
-            late_timeouts: 0,
-            retransmits: 0,
-        }
-    }
-
-    pub(crate) fn seq_start(&self) -> u64 {
-        self.seq_start
-    }
-
-    /// Its timeouts and fast retransmissions: the sender's since the flow began counting.
-    fn count(&mut self, sender: &Sender) {
-        self.timeouts = sender.timeouts() - self.timeouts_at_start;
-        self.retransmits = sender.fast_retransmits() - self.rtx_at_start;
-    }
-
-    /// Count from here on (what the sender did before was for an earlier message's bytes).
-    fn count_from(&mut self, sender: &Sender) {
-        self.timeouts_at_start = sender.timeouts();
-        self.rtx_at_start = sender.fast_retransmits();
     }
 }
 
@@ -265,7 +198,7 @@ impl Hosts {
             closed: false,
             pooled: false,
         });
-        self.conn_ecmp.push(Stream::ConnEcmp(id as u64).seed(self.seed));
+        self.conn_ecmp.push(crate::routing::conn_key(self.seed, id));
         wire.set_conn_delay(id as usize, extra_delay_ns);
         id
     }

@@ -1,8 +1,9 @@
 //! # ecnlab-sim
 //!
 //! A deterministic discrete-event packet simulator built on `ecnlab-core`: the scenario
-//! ([`config`]) becomes a network of hosts and switches ([`topology`]) whose egress ports
-//! are `ecnlab_core::Port`s, driven by one event loop ([`sim`]); hosts run sans-IO TCP
+//! ([`config`]) becomes a network of hosts and switches ([`topology`], routed by
+//! [`routing`]) whose egress ports are `ecnlab_core::Port`s, driven by one event loop
+//! ([`sim`]); hosts run sans-IO TCP
 //! ([`tcp`]); [`metrics`] turns the run into per-queue, per-flow and probe results, and
 //! [`summary`] into `summary.json`.
 //!
@@ -14,11 +15,13 @@ pub mod config;
 pub mod dcqcn;
 pub mod de;
 pub mod event;
+pub mod flow;
 pub mod hosts;
 pub mod metrics;
 pub mod packet;
 pub mod pcap;
 pub mod recorder;
+pub mod routing;
 pub mod schema;
 pub mod sim;
 pub mod summary;

@@ -4,9 +4,10 @@
 //! Results are computed from a [`RunView`], a read-only view of a finished run that the
 //! simulator hands over (`Simulator::view`): this module does not know the simulator.
 
-use crate::hosts::Flow;
+use crate::flow::Flow;
 use crate::packet::Packet;
 use crate::packet::TCP_IP_HEADER;
+use crate::routing::Routes;
 use crate::summary::{
     FlowOutcome, Measurements, NicSummary, PausedQueue, PfcSummary, PortUtilization, ProbeSamples, QueueSummary,
     ReasonCounts, Summary,
@@ -14,7 +15,7 @@ use crate::summary::{
 use crate::topology::Net;
 use crate::traffic::Probe;
 use crate::workload::FlowArrival;
-use ecnlab_core::measure::by_reason;
+use ecnlab_core::measure::{by_reason, tx_bytes};
 use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
@@ -26,6 +27,9 @@ pub use crate::summary::Counting;
 /// What the results of a finished run are computed from, read-only.
 pub(crate) struct RunView<'a> {
     pub net: &'a Net,
+    pub routes: &'a Routes,
+    /// Each connection's ECMP key ([`crate::routing::conn_key`]).
+    pub conn_keys: &'a [u64],
     /// End of the run, and of the warm-up (the measurement window is between).
     pub end: Nanos,
     pub warmup: Nanos,
@@ -97,30 +101,32 @@ pub struct FlowRecord {
     pub slowdown: Option<f64>,
     pub acked_bytes: u64,
     pub timeouts: u64,
-    /// Timeouts after the flow finished ([`crate::hosts::Flow::late_timeouts`]).
+    /// Timeouts after the flow finished ([`crate::flow::Flow::late_timeouts`]).
     pub timeouts_after_finish: u64,
     pub retransmits: u64,
 }
 
 /// The FCT of a flow alone in the network, measured as ecnlab measures FCT (from the
-/// application's write to the ACK of the last byte): one base RTT (propagation both ways
-/// plus store-and-forward of one full segment on each hop and of an ACK back) plus the
-/// remaining bytes at the path's bottleneck rate. Window growth (slow start) is not
-/// included, so large flows approach it and small flows exceed it by their extra RTTs.
-pub fn ideal_fct_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32) -> Nanos {
-    ideal_fct_to_ns(net, src, dst, size, mss, true)
+/// application's write to the ACK of the last byte), over the first shortest path each way
+/// ([`Routes::first_path`]; a flow's own ECMP path is [`ideal_fct_along`]'s): for flows
+/// measured outside the simulator.
+pub fn ideal_fct_ns(net: &Net, routes: &Routes, src: usize, dst: usize, size: u64, mss: u32) -> Nanos {
+    let (fwd, rev) = (routes.first_path(net, src, dst), routes.first_path(net, dst, src));
+    ideal_fct_along(net, &fwd, &rev, size, mss, true)
 }
 
-/// [`ideal_fct_ns`], or without the ACK's way back (`to_ack` false) for stacks whose FCT
-/// ends when the receiver holds the last byte (the `linux` profile,
+/// The FCT of a flow alone on the links `fwd` (its data's path) and `rev` (its ACKs'): one
+/// base RTT (propagation both ways plus store-and-forward of one full segment on each hop
+/// and of an ACK back) plus the remaining bytes at the path's bottleneck rate. Window growth
+/// (slow start) is not included, so large flows approach it and small flows exceed it by
+/// their extra RTTs. `to_ack` false leaves out the ACK's way back, for stacks whose FCT ends
+/// when the receiver holds the last byte (the `linux` profile,
 /// `transport::Receiver::completion_bytes`).
-pub fn ideal_fct_to_ns(net: &Net, src: usize, dst: usize, size: u64, mss: u32, to_ack: bool) -> Nanos {
-    let fwd = net.path(src, dst);
-    let rev = net.path(dst, src);
+pub fn ideal_fct_along(net: &Net, fwd: &[u32], rev: &[u32], size: u64, mss: u32, to_ack: bool) -> Nanos {
     let seg = (size.min(mss as u64) + TCP_IP_HEADER as u64).max(1);
     let mut t: Nanos = 0;
     let mut bottleneck = u64::MAX;
-    for &li in &fwd {
+    for &li in fwd {
         let l = &net.links[li as usize];
         t = t.saturating_add(l.delay_ns).saturating_add(tx_time_ns(seg, l.rate_bps));
         bottleneck = bottleneck.min(l.rate_bps);
@@ -139,10 +145,15 @@ impl FlowRecord {
         let fct = f.finish.map(|t| t.saturating_sub(f.start));
         let conn = &run.conns[f.conn as usize];
         let to_ack = conn.completes_on_ack;
-        let ideal = f.size.map(|s| ideal_fct_to_ns(run.net, f.src as usize, f.dst as usize, s, run.mss, to_ack));
+        // Over the flow's own path (its data there, its ACKs back: the same key).
+        let ideal = f.size.map(|s| {
+            let (src, dst, key) = (f.src as usize, f.dst as usize, run.conn_keys[f.conn as usize]);
+            let (fwd, rev) = (run.routes.path(run.net, src, dst, key), run.routes.path(run.net, dst, src, key));
+            ideal_fct_along(run.net, &fwd, &rev, s, run.mss, to_ack)
+        });
         let conn_acked = conn.acked_bytes;
         let acked = match f.size {
-            Some(s) => conn_acked.saturating_sub(f.seq_start()).min(s),
+            Some(s) => conn_acked.saturating_sub(f.seq_start).min(s),
             None => conn_acked,
         };
         FlowRecord {
@@ -364,12 +375,6 @@ pub(crate) fn summary(
         counting: Some(run.counting),
         pfc,
     })
-}
-
-/// Bytes a port put on the wire: what its queues sent (the end-of-run check holds the
-/// packet counts of port and link equal). Cold paths only: it sums the queues.
-pub(crate) fn tx_bytes(port: &Port<Packet>) -> u64 {
-    (0..port.n_queues()).map(|q| port.queue_stats(q).deq_bytes).sum()
 }
 
 /// "s0->h3": a switch port named by its two ends.

@@ -7,9 +7,8 @@
 //! the same scenario and seed simulate the same packets whatever is recorded
 //! (tests/observation.rs). [`crate::metrics`] turns what it kept into results.
 
-use crate::metrics::tx_bytes;
 use crate::wire::Wire;
-use ecnlab_core::measure::{QueueCounters, TimeSeries};
+use ecnlab_core::measure::{tx_bytes, QueueCounters, TimeSeries};
 use ecnlab_core::units::Nanos;
 use std::borrow::Cow;
 

@@ -8,11 +8,12 @@
 //! allocated per packet once those have grown to their high-water marks.
 
 use crate::config::Scenario;
-use crate::event::EventQueue;
-use crate::hosts::{End, Hosts};
+use crate::event::{End, Ev, EventQueue};
+use crate::hosts::Hosts;
 use crate::metrics::{ConnView, Counting, PortView, RunView};
 use crate::packet::{Kind, Packet};
 use crate::recorder::Recorder;
+use crate::routing::Routes;
 use crate::topology::Net;
 use crate::traffic::{self, Arrivals, Probe};
 use crate::wire::{Link, Wire};
@@ -23,41 +24,11 @@ use ecnlab_core::port::{Port, PortConfig};
 use ecnlab_core::rng::Stream;
 use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
 
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Ev {
-    TxDone(u32),
-    /// A packet reaches the far end (a node) of the link it was sent on. The packet rides
-    /// in the event itself: a link keeps no queue of packets in propagation, and an
-    /// arrival reads nothing of the link it crossed (one cache line less per packet-hop).
-    Arrive(u32, Packet),
-    /// As `Arrive`, for a packet whose link had more packets waiting when it started: the
-    /// link (its index here; the node is the link's far end) is owed its next dequeue,
-    /// at the end of this packet's transmission, which is before this arrival. See
-    /// [`Wire::catch_up`].
-    ArriveResume(u32, Packet),
-    /// A connection endpoint's deadline (RTO, delayed ACK, DCQCN timers).
-    Timer(u32, End),
-    /// A listed flow (`[[flows]]`) starts.
-    FlowStart(u32),
-    /// A listed long-lived flow's application stops; its connection is torn down.
-    FlowStop(u32),
-    AppTick(u32),
-    /// A PFC frame reaches the sender of a link: (link, priority, PAUSE or RESUME).
-    Pfc(u32, u8, bool),
-    /// A data packet of a connection left (or was dropped at) its sender's NIC: DCQCN's
-    /// NIC arbiter hands the NIC that QP's next packet.
-    NicSent(u32),
-    /// The next generated flow (`[[traffic]]`) arrives; at most one such event is pending.
-    NextArrival,
-    ProbeSend(u32),
-    Sample,
-    Warmup,
-}
-
 pub struct Simulator {
     pub(crate) now: Nanos,
     events: EventQueue<Ev>,
     pub(crate) net: Net,
+    pub(crate) routes: Routes,
     pub(crate) wire: Wire,
     /// `run_until` has taken the initial snapshot.
     started: bool,
@@ -77,7 +48,8 @@ impl Simulator {
     pub fn new(scn: &Scenario, seed: u64) -> Result<Simulator, String> {
         scn.validate()?;
         let net = Net::build(&scn.topology);
-        if let Some(&(s, d)) = net.unreachable_pairs().first() {
+        let routes = Routes::shortest_paths(&net);
+        if let Some(&(s, d)) = routes.unreachable_pairs().first() {
             return Err(format!("topology: host {s} cannot reach host {d}"));
         }
         // DCQCN's hosts are RDMA NICs whose arbiter serves the QPs in turn (dcqcn/sender.rs):
@@ -165,6 +137,7 @@ impl Simulator {
             events: EventQueue::new(event_horizon),
             wire,
             net,
+            routes,
             started: false,
             hosts: Hosts::new(scn, seed, hosts.access_rate_bps, arrivals.len()),
             arrivals: Arrivals::new(arrivals),
@@ -353,22 +326,11 @@ impl Simulator {
         }
     }
 
-    /// Send `pkt` out of `node` towards its destination (per-flow ECMP).
+    /// Send `pkt` out of `node` towards its destination (per-flow ECMP, [`crate::routing`]).
     #[inline]
     fn forward(&mut self, node: usize, pkt: Packet) {
-        if !self.net.is_switch(node) {
-            if let Some(li) = self.net.host_uplink(node) {
-                return self.enqueue(li as usize, pkt);
-            }
-        }
-        let hops = self.net.next_hops(node, pkt.dst as usize);
-        let li = if hops.len() == 1 {
-            hops[0]
-        } else {
-            let h = self.ecmp_key(&pkt) ^ (node as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            hops[self.net.ecmp_rem(mix64(h), hops.len())]
-        } as usize;
-        self.enqueue(li, pkt);
+        let li = self.routes.next_hop(node, pkt.dst as usize, || self.ecmp_key(&pkt));
+        self.enqueue(li as usize, pkt);
     }
 
     fn ecmp_key(&self, pkt: &Packet) -> u64 {
@@ -478,6 +440,8 @@ impl Simulator {
             .collect();
         RunView {
             net: &self.net,
+            routes: &self.routes,
+            conn_keys: &self.hosts.conn_ecmp,
             end: self.end,
             warmup: self.warmup,
             events: self.events(),
@@ -511,13 +475,6 @@ impl Simulator {
         }
         Ok(())
     }
-}
-
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -771,7 +728,7 @@ mod tests {
                 sim.host_send(p);
             }
         };
-        let nic = sim.net.host_uplink(0).unwrap() as usize;
+        let nic = sim.routes.host_uplink(0).unwrap() as usize;
         let switch = sim.wire.links[nic].to;
         let (mut frames, mut at_switch) = (vec![], vec![]);
         send(&mut sim, 0..6);

@@ -8,7 +8,6 @@
 use crate::config::ProbeSpec;
 use crate::packet::{Ecn, Kind, Packet};
 use crate::workload::FlowArrival;
-use ecnlab_core::rng::Stream;
 use ecnlab_core::units::Nanos;
 
 /// The generated flow arrivals, sorted by time, and the next one to hand out.
@@ -69,7 +68,7 @@ impl Probe {
             stop: p.stop.map(|s| s.0),
             sent: 0,
             rtts_ns: Vec::new(),
-            ecmp: Stream::ProbeEcmp(i as u64).seed(seed),
+            ecmp: crate::routing::probe_key(seed, i),
         }
     }
 

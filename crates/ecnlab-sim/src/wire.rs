@@ -29,9 +29,8 @@
 //! the priority's queue ([`Wire::pfc_frame`]). A switch port that counts for PFC dequeues on
 //! time (a `TxDone` event), as a port on a shared pool does: its dequeues send RESUMEs.
 
-use crate::event::EventQueue;
+use crate::event::{Ev, EventQueue};
 use crate::packet::{Kind, Packet};
-use crate::sim::Ev;
 use crate::topology::LinkSpec;
 use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::pfc::{self, Pfc, PfcConfig};
@@ -73,7 +72,7 @@ pub(crate) struct Link {
     own_pool: BufferPool,
     /// Packets put on the wire (packet-hops). Bytes are counted by the port's queues
     /// ([`QueueStats`](ecnlab_core::port::QueueStats), payload apart): see
-    /// [`crate::metrics::tx_bytes`].
+    /// [`ecnlab_core::measure::tx_bytes`].
     pub tx_pkts: u64,
     /// `spec.to`: the node at the far end.
     pub to: u32,
@@ -400,7 +399,7 @@ impl Wire {
     fn start_tx(&mut self, events: &mut EventQueue<Ev>, now: Nanos, li: usize, at: Nanos) {
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
         let dropped = &mut self.dropped;
-        // Drops at dequeue (CoDel, ...). A PFC-counted port has none (`config.rs` refuses a
+        // Drops at dequeue (CoDel, ...). A PFC-counted port has none (`config/validate.rs` refuses a
         // scheme that drops at dequeue with PFC; the audit would catch a leak).
         let next = port.dequeue_with(at, pool, |_, _, _| *dropped += 1);
         #[cfg(debug_assertions)]

@@ -1,0 +1,63 @@
+//! A flow (message) as the hosts carry it and the results read it: its endpoints, size,
+//! start and finish, and the timeouts and fast retransmissions of its connection's sender
+//! that resent its bytes. Here, apart from the hosts ([`crate::hosts`]) that update it, so
+//! that the results ([`crate::metrics`]) read flows without importing the hosts.
+
+use crate::transport::Sender;
+use ecnlab_core::units::Nanos;
+
+/// A flow (message): `size` bytes on a connection, or a long-lived flow (`size` None).
+pub(crate) struct Flow {
+    pub conn: u32,
+    /// `[[flows]]` index, or `flows.len() + [[traffic]] index` for generated flows.
+    pub spec: u32,
+    pub src: u16,
+    pub dst: u16,
+    pub class: u8,
+    pub size: Option<u64>,
+    pub start: Nanos,
+    /// Sequence range of the message on its connection.
+    pub seq_start: u64,
+    pub finish: Option<Nanos>,
+    timeouts_at_start: u64,
+    rtx_at_start: u64,
+    /// Timeouts before the flow finished (each a stall of at least `rto_min`).
+    pub timeouts: u64,
+    /// Timeouts after it finished at its receiver, while its last ACK was delayed: spurious,
+    /// they stall nothing of this flow (the sender's window collapses for the next one).
+    pub late_timeouts: u64,
+    pub retransmits: u64,
+}
+
+impl Flow {
+    pub(crate) fn new(conn: u32, spec: u32, src: u16, dst: u16, class: u8, size: Option<u64>, start: Nanos) -> Flow {
+        Flow {
+            conn,
+            spec,
+            src,
+            dst,
+            class,
+            size,
+            start,
+            seq_start: 0,
+            finish: None,
+            timeouts_at_start: 0,
+            rtx_at_start: 0,
+            timeouts: 0,
+            late_timeouts: 0,
+            retransmits: 0,
+        }
+    }
+
+    /// Its timeouts and fast retransmissions: the sender's since the flow began counting.
+    pub(crate) fn count(&mut self, sender: &Sender) {
+        self.timeouts = sender.timeouts() - self.timeouts_at_start;
+        self.retransmits = sender.fast_retransmits() - self.rtx_at_start;
+    }
+
+    /// Count from here on (what the sender did before was for an earlier message's bytes).
+    pub(crate) fn count_from(&mut self, sender: &Sender) {
+        self.timeouts_at_start = sender.timeouts();
+        self.rtx_at_start = sender.fast_retransmits();
+    }
+}
