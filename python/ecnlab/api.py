@@ -216,5 +216,10 @@ def run(
     summary = {k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order}
     # scenario.json records the seed that ran (the file's, or the one given here).
     ran = doc | {"seed": summary["seed"]}
+    # Is the run a sound test of the switch (ecnlab.soundness)? Read from what was measured;
+    # recording it changes nothing that was simulated.
+    from .soundness import Run, assess
+
+    summary["soundness"] = assess(Run.from_result(summary, ran, out["flows"], out["timeseries"])).as_dict()
     return RunResult(ran, summary, out["flows"], out["probes"], out["timeseries"],
                      pcaps={name: data for name, data, _ in caps}, pcap_truncated=truncated)

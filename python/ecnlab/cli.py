@@ -44,6 +44,11 @@ def _print_summary(s: dict, out: Path) -> None:
     r = s.get("probe_rtt", {})
     if r.get("count"):
         print(f"  probe RTT: n={r['count']} avg {r['avg_us']:.1f} us, p50 {r['p50_us']:.1f} us, p99 {r['p99_us']:.1f} us")
+    sound = s.get("soundness")
+    if sound and not sound["sound"]:  # ecnlab.soundness: the run may not test the switch
+        print(f"  not sound ({len(sound['flags'])} flags, summary.json's soundness):")
+        for f in sound["flags"][:5]:
+            print(f"    {f['rule']}: {f['text']}")
     print(f"  results in {out}/")
 
 

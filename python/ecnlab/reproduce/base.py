@@ -82,11 +82,15 @@ class Experiment:
     notes: list[str] = field(default_factory=list)
     seeds: dict[str, int] = field(default_factory=lambda: {"quick": 3, "paper": 3})
     scale_notes: dict[str, str] = field(default_factory=dict)
-    #: Guard kinds (``guard.KINDS``) that are what this experiment measures, so not a flaw
-    #: of its runs (an incast's drops and timeouts).
+    #: Soundness rules (``ecnlab.soundness.RULE_NAMES``) whose findings are what this
+    #: experiment measures, so not a flaw of its runs (an incast's timeouts).
     guard_expected: tuple[str, ...] = ()
 
     def __post_init__(self):
+        from ..soundness import RULE_NAMES
+
+        if set(self.guard_expected) - set(RULE_NAMES):
+            raise ValueError(f"{self.id}: guard_expected names no soundness rule: {sorted(set(self.guard_expected) - set(RULE_NAMES))}")
         if (self.analyze is None) == (self.tables is None):
             raise ValueError(f"{self.id}: give either tables (and draw) or analyze")
         if self.analyze is None:
@@ -357,7 +361,7 @@ class Claim:
     per_seed: list[dict[str, Any]] | None = None
     #: The runs the claim rests on, as params -> allowed values (None: every run).
     rests_on: dict[str, list[Any]] | None = None
-    #: What makes the runs it rests on unsound baselines (``guard``), one line each.
+    #: What makes the runs it rests on unsound baselines (``ecnlab.soundness``), one line each.
     unsound: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import soundness
 from ..report.page import environment, fmt, render
 from .reasons import WHY
 
@@ -105,6 +106,7 @@ def write_report(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any
     return render(out / "report.html", "experiment.html.j2", title=f"ecnlab: {m['id']}", m=m, grid=grid_text(m),
                   runs_here=(out / "runs").is_dir(), claims=_claims(claims),
                   guard=[{**f, "params": json.dumps(f["params"])} for f in m.get("guard", [])],
+                  soundness_rules=soundness.described(),
                   figures=figures,
                   failures=[{"params": json.dumps(f["params"]), "error": f["error"]} for f in m.get("failures", [])],
                   notes=list(m.get("notes", [])) + list(m.get("analysis_notes", [])))
@@ -176,11 +178,8 @@ def reproduction_markdown(manifests: list[dict[str, Any]], claims: list[dict[str
               f"{len(claims)} claims: {n['shown']} shown, {n['not shown']} not shown, {n['not evaluated']} not "
               f"evaluated, {n['not run']} not run.", "",
               f"⚠: the claim rests on a run that is not a sound baseline ({sum(1 for c in claims if c.get('unsound'))} "
-              "claims; the note says which run and why): a flow bound by its own NIC, a weighted queue served more "
-              "than 10 % below what its scheduler owes it while it is backlogged, flows cut by the run's duration, "
-              "an RTO storm (timeouts x rto_min at least 10 % of the flows' time), or a DCQCN run that drops "
-              "(DCQCN assumes a lossless fabric: `switch.pfc`); "
-              "`python/ecnlab/reproduce/guard.py` says why each is unsound.", ""]
+              f"claims; the note says which run and why): {soundness.described()}; `python/ecnlab/soundness.py` says "
+              "why each is unsound.", ""]
     if committed:
         lines += ["Each claim not shown (or not evaluated) leads its note with why, from `results/reasons.toml`: the "
                   "paper's claim cannot hold as stated, the paper leaves the set-up it depends on unstated, a "

@@ -20,7 +20,8 @@ from typing import Any, Sequence
 from ..api import engine_id
 from ..scenario import ScenarioError
 from ..sweep import run_points
-from . import guard, report
+from .. import soundness
+from . import report
 from .base import CATALOG, SCALES, Context, Experiment, not_run_claims
 
 
@@ -212,19 +213,32 @@ def _judge_per_seed(exp: Experiment, out: Path, results: Any, scale: str, seed_l
         c.per_seed = per_seed[cid]
 
 
+def run_soundness(run_dir: Path, skip: tuple[str, ...] = ()) -> soundness.Soundness:
+    """A stored run's soundness (``ecnlab.soundness``): the verdict its ``summary.json`` carries,
+    or, for a run recorded before ecnlab wrote one, the guard's rules on its files; the rules
+    of ``skip`` set aside."""
+    from ..outdir import read_json
+
+    stored = soundness.from_summary(read_json(run_dir / "summary.json"))
+    if stored is None:
+        stored = soundness.assess(soundness.Run.from_dir(run_dir))
+    return stored.without(skip)
+
+
 def _guard(exp: Experiment, out: Path, ctx: Context, param_names: list[str]) -> list[dict[str, Any]]:
-    """The guard's facts for every ok run (``guard.run_facts``), and each claim marked with
-    those of the runs it rests on. Returns the runs that have facts, for the report."""
+    """The soundness flags of every ok run (``run_soundness``), and each claim marked with
+    those of the runs it rests on. Returns the runs that have flags, for the report."""
     flagged = []
     for _, r in ctx.df.iterrows():
         try:
-            facts = guard.run_facts(ctx.run_dir(r["key"]), skip=exp.guard_expected)
+            flags = [f.as_dict() for f in run_soundness(ctx.run_dir(r["key"]), exp.guard_expected).flags]
         except (OSError, ValueError, KeyError) as e:  # a run without its files: say so, do not guess
-            facts = {"files": [f"guard could not read the run: {type(e).__name__}: {e}"]}
-        if facts:
+            flags = [{"rule": "files", "at": "run", "text": f"the guard could not read the run: {type(e).__name__}: {e}",
+                      "numbers": {}}]
+        if flags:
             params = {k: _py(r[k]) for k in param_names if k in r}
-            flagged.append({"key": r["key"], "params": params, "seed": _py(r["seed"]),
-                            "facts": [f for v in facts.values() for f in v]})
+            flagged.append({"key": r["key"], "params": params, "seed": _py(r["seed"]), "flags": flags,
+                            "facts": [f["text"] for f in flags]})
     for c in ctx.claims.values():
         if c.status not in ("shown", "not shown"):
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ..sweep import override
-from . import guard
+from ..soundness import Run as _SoundRun
 from .base import (At, ClaimDef, Experiment, Near, Over, Quote, Unavailable, UpTo, Verdict, Within, axis, cases, grid,
                    pct_lower, quotes_of, register, rule_near)
 from .plots import cdf_xy, fct_vs_load, style
@@ -664,7 +664,7 @@ def _small_flows(ctx, key):
         return None
     f = f[f["size"].notna()]
     f = f[f["size"].astype(float) <= 100_000]
-    rto_us = guard.rto_min_s(json.loads((ctx.run_dir(key) / "scenario.json").read_text())) * 1e6
+    rto_us = _SoundRun({}, json.loads((ctx.run_dir(key) / "scenario.json").read_text())).rto_s() * 1e6
     return len(f), int(f["timeouts"].fillna(0).sum()), float(f["fct_us"].mean()), rto_us
 
 
