@@ -8,11 +8,11 @@ STAMP  := $(VENV)/.deps-installed
 
 .PHONY: run test build venv bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2" "pytest>=7" "pandas>=2.0" "matplotlib>=3.7" "dask[distributed]"
-	$(PIP) install -q "jinja2>=3.1" "tomli-w>=1.0" "jsonschema>=4.18" "tqdm>=4.64"
+	$(PIP) install -q "jinja2>=3.1" "tomli-w>=1.0" "jsonschema>=4.18" "tqdm>=4.64" "hypothesis>=6.80"
 	touch $(STAMP)
 
 venv: $(STAMP)

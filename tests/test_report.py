@@ -97,7 +97,7 @@ def test_a_damaged_summary_is_one_line_naming_the_file(tmp_path, text, says):
 @pytest.mark.parametrize("name, text, says", [
     ("flows.csv", "id,start_s\n1,\"unclosed\n", "not a CSV file ecnlab wrote"),
     ("timeseries.csv", "t_s,port\n0.1,s0->h0\n", "has no column 'queue'"),
-    ("flows.csv", b"\xff\xfe\x00bad", "not a CSV file ecnlab wrote"),
+    ("flows.csv", b"\xff\xfe\x00bad", "not UTF-8 text"),
 ])
 def test_a_damaged_csv_is_one_line_naming_the_file(run_dir, tmp_path, name, text, says):
     d = tmp_path / "damaged"

@@ -407,7 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _sigterm_as_interrupt() -> None:
-    """Let `kill` stop a sweep as Ctrl-C does: workers terminated, finished runs kept."""
+    """Let `kill` stop a command as Ctrl-C does: a sweep's workers terminated, finished runs
+    kept, temporary directories removed (outdir.py), exit 130."""
     import signal
 
     def handler(signum, frame):
@@ -458,8 +459,7 @@ def _main(argv: list[str] | None = None) -> int:
         args = argparse.Namespace(cmd="advise", func=_cmd_advise, rest=argv[1:])
     else:
         args = build_parser().parse_args(argv)
-    if args.cmd in ("sweep", "reproduce"):
-        _sigterm_as_interrupt()
+    _sigterm_as_interrupt()
     try:
         return args.func(args)
     except BaseException as e:  # noqa: BLE001 - one line and a status for everything (exits.py)

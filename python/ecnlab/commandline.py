@@ -20,7 +20,9 @@ class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line, ``ecnlab: error: ...``, exit 2."""
 
     def error(self, message: str) -> None:
-        sys.stderr.write(f"ecnlab: error: {message}\n")
+        from ._core import clip  # the user's words are echoed: escaped and bounded as every error line
+
+        sys.stderr.write(f"ecnlab: error: {clip(message)}\n")
         sys.exit(2)
 
 

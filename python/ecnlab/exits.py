@@ -5,7 +5,12 @@ status, decided here for `run`, `sweep`, `reproduce`, `advise`, `emulate` and `v
 emulator cannot use: ``EmulationError``); 130: Ctrl-C; 143: SIGTERM or SIGHUP during an
 emulation; 0: the reader of our output went away (``ecnlab list | head -1``); 1: ecnlab's own
 fault, named as an internal error (a Rust panic arrives as ``PanicException``, a
-``BaseException``). A message never exceeds a few hundred characters (``_core.clip``)."""
+``BaseException``). A storage fault (a full or read-only file system, no permission, a path
+through a file) is the user's to fix: 2, naming the path, whichever command met it
+(``outdir.storage_error``; the writers name their ``--out``). A message never exceeds a few
+hundred characters, and its control and bidirectional formatting characters are escaped
+(``_core.clip``, the core's ``de::clip_message``): a file name echoed in it cannot reorder
+or hide the rest of the line on a terminal."""
 
 from __future__ import annotations
 
@@ -19,6 +24,18 @@ from .scenario import ScenarioError
 class EmulationError(RuntimeError):
     """Something the user can fix (environment, scenario outside what emulation supports).
     The message is one line."""
+
+
+def _storage_line(e: OSError) -> str | None:
+    """A storage fault no writer named (see ``outdir.storage``), as its one line."""
+    from .outdir import STORAGE_ERRNOS
+
+    if e.errno not in STORAGE_ERRNOS:
+        return None
+    name = e.filename2 if e.filename2 is not None else e.filename
+    if isinstance(name, (str, bytes, os.PathLike)):
+        return f"{os.fsdecode(name)}: {e.strerror}"
+    return f"cannot write: {e.strerror}"
 
 
 class Terminated(BaseException):
@@ -55,6 +72,9 @@ def exit_status(e: BaseException, cleanup: str = "") -> int:
         return 143
     if isinstance(e, BrokenPipeError):
         return stdout_closed()
+    if isinstance(e, OSError) and (line := _storage_line(e)):
+        sys.stderr.write(f"ecnlab: error: {clip(line)}\n")
+        return 2
     if isinstance(e, SimulationError):
         sys.stderr.write(f"ecnlab: internal error: {clip(str(e))}\n")
         return 1

@@ -8,41 +8,119 @@ it is complete (``result_dir``). A failed or interrupted command therefore leave
 earlier result or nothing, never a mix of two runs, and no temporary directory.
 
 ``--out`` may be absent, an empty directory, or an earlier ecnlab result (a directory
-holding one of ``MARKERS``): that one is replaced whole, so no file of the earlier run
-(its captures, its report) survives beside the new one. A directory holding anything else
-is refused before anything runs: ecnlab never deletes files it did not write.
+holding one of ``MARKERS``, and nothing but what ecnlab writes in a result,
+``RESULT_ENTRIES``): that one is replaced whole, in one step where Linux can
+(``renameat2`` with ``RENAME_EXCHANGE``), so no file of the earlier run (its captures, its
+report) survives beside the new one. A directory holding anything else, an earlier
+result with files of the user's among its own included, is refused before anything runs:
+ecnlab never deletes files it did not write.
 
 The renames run with SIGINT, SIGTERM and SIGHUP held back (``signals_held``), so Ctrl-C
-lands before them or after them, never between. A SIGKILL there can leave a temporary
-directory (``.<name>.ecnlab-<pid>-...``); the next command writing beside it removes it. One kind of
-work outlives a failed command: a run store (``advise``'s ``validation/``) is moved to
-``.<name>.ecnlab-kept/`` and the next command writing ``<name>`` starts from it.
+lands before them or after them, never between. A SIGKILL leaves a temporary directory
+(``.<name>.ecnlab-<pid>-...``); the next command writing beside it finds its writer dead
+and removes it. One kind of work outlives a failed or killed command: a run store
+(``advise``'s ``validation/``, the ``keep`` of ``result_dir``) is moved to
+``.<name>.ecnlab-kept/``, by the failing command itself (an exception, Ctrl-C, SIGTERM) or,
+after a SIGKILL, by the next command writing ``<name>`` before it removes the dead one's
+temporary directory; that command starts from it.
 
-A sweep's directory is a store that grows run by run and is not replaced: each of its run
-directories is written whole by ``sweep/store.py``. ``ecnlab report DIR`` replaces only the
-report (``report.html`` and ``figures/``) the same way, inside DIR (``replace_entries``).
+A store that grows run by run (a sweep's ``--out``, the catalog's) is not replaced:
+``open_store`` checks it as ``--out`` is checked (new, empty, or an earlier store by
+``STORE_MARKERS``; other files refused) and each of its run directories is written whole
+by ``sweep/store.py``. ``ecnlab report DIR`` replaces only the report (``report.html`` and
+``figures/``) the same way, inside DIR (``replace_entries``).
+
+A storage fault (a full or read-only file system, no permission, a path through a file)
+is the user's to fix: ``StorageError``, one line naming the directory, exit status 2,
+raised by every writer here (``storage``); ``exits.py`` gives any that escapes elsewhere
+the same line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
-import json
+import fnmatch
 import os
 import secrets
 import shutil
 import signal
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
-from .scenario import ScenarioError
+from .inputs import ScenarioError
 
 # The file each kind of result directory is recognised by: run and emulate, advise,
 # validate.
 MARKERS = ("summary.json", "advice.json", "validate.json")
+# Every entry a command writes in a result directory (names, or fnmatch patterns): run
+# (and --report), emulate, advise, validate. An earlier result holding anything else is
+# not replaced (those are the user's files). A test runs each command against this list.
+RESULT_ENTRIES = ("summary.json", "flows.csv", "timeseries.csv", "probes.csv", "scenario.json", "pcap",
+                  "report.html", "figures",
+                  "emulation", "port-*.pcap",
+                  "advice.json", "scenario.toml", "config", "validation",
+                  "validate.json", "validate.md", "validate.png", "emulated", "emulated-*", "simulated")
+# What a store that grows run by run is recognised by (a sweep's --out: sweep/store.py; its
+# report, or the catalog's figures of another entry sharing it).
+STORE_MARKERS = ("runs", "results.csv", "figures")
 _TAG = ".ecnlab-"
 KEPT = "kept"  # ``.<name>.ecnlab-kept``: the stores an interrupted command leaves for the next
+
+# The faults of a file system the user must fix.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM,
+                            errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP, errno.EMLINK})
+# Those that are always the file system's, whichever file they name (a write that does not
+# fit names no file at all).
+_FULL_OR_READ_ONLY = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+
+
+class StorageError(ScenarioError):
+    """ecnlab cannot write where it was told to (a full or read-only file system, no
+    permission, ...): one line naming the directory (``label``, e.g. ``--out DIR``)."""
+
+    def __init__(self, label: str, reason: str):
+        super().__init__(f"{label}: cannot write there: {reason}")
+        self.label, self.reason = label, reason
+
+    def __reduce__(self):  # a sweep's run process hands it to the driver pickled
+        return (StorageError, (self.label, self.reason))
+
+
+def storage_error(e: BaseException, label: str, under: tuple[Path, ...] = ()) -> StorageError | None:
+    """``e`` as the one line of a storage fault writing ``label`` (``--out DIR``), if it is
+    one: a full or read-only file system whatever it names, else a storage errno on a path
+    ``under`` one of the directories being written (not a file the command only reads)."""
+    if not isinstance(e, OSError) or e.errno not in STORAGE_ERRNOS:
+        return None
+    if e.errno not in _FULL_OR_READ_ONLY:
+        names = [os.fspath(f) for f in (e.filename, e.filename2) if f is not None]
+        if not names or not any(_inside(n, d) for n in names for d in under):
+            return None
+    return StorageError(label, e.strerror or str(e))
+
+
+def _inside(name: str, d: Path) -> bool:
+    try:
+        return os.path.commonpath([os.path.abspath(name), os.path.abspath(d)]) == os.path.abspath(d)
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def storage(label: str, *under: Path) -> Iterator[None]:
+    """Storage faults inside the block as ``StorageError`` (``storage_error``)."""
+    try:
+        yield
+    except StorageError as e:  # met by an inner writer (advise's sweep): named by the outermost
+        raise StorageError(label, e.reason) from None
+    except OSError as e:
+        err = storage_error(e, label, under)
+        if err is None:
+            raise
+        raise err from None
 
 
 def open_new_file(path: Path) -> tuple[int, str]:
@@ -105,15 +183,48 @@ def check_out(out: str | os.PathLike) -> Path:
             raise ScenarioError(f"--out {given}: holds files that are not an ecnlab result ({names[0]}"
                                 f"{', ...' if len(names) > 1 else ''}); give a new or empty directory, or an "
                                 f"earlier result to replace")
+        foreign = [n for n in names if not any(fnmatch.fnmatchcase(n, e) for e in RESULT_ENTRIES)]
+        if names and foreign:
+            raise ScenarioError(f"--out {given}: an earlier ecnlab result, but it also holds files ecnlab did not "
+                                f"write ({foreign[0]}{', ...' if len(foreign) > 1 else ''}), which replacing it "
+                                f"would delete; move them, or give another --out")
     return target
+
+
+def open_store(out: str | os.PathLike, markers: tuple[str, ...] = STORE_MARKERS) -> Path:
+    """The directory of a store that grows run by run (a sweep's ``--out``), created if
+    absent: new, empty, or an earlier store (one of ``markers``); a directory holding other
+    files is refused (ScenarioError), as one that cannot be written (StorageError), before
+    anything runs."""
+    given = Path(out)
+    label = f"--out {given}"
+    if given.exists() or given.is_symlink():
+        if not given.is_dir():
+            raise ScenarioError(f"{label}: exists and is not a directory")
+        try:
+            names = sorted(os.listdir(given))
+        except OSError as e:
+            raise ScenarioError(f"{label}: cannot read it: {e.strerror or e}") from None
+        if names and not any(m in names for m in markers):
+            raise ScenarioError(f"{label}: holds files that are not an ecnlab store ({names[0]}"
+                                f"{', ...' if len(names) > 1 else ''}); give a new or empty directory, or an earlier "
+                                f"one to add to")
+    with storage(label, given.resolve().parent):
+        given.mkdir(parents=True, exist_ok=True)
+        probe = given / f"{_TAG}probe-{os.getpid()}-{secrets.token_hex(4)}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    return given
 
 
 def _tmp_path(target: Path, suffix: str = "") -> Path:
     return target.parent / f".{target.name}{_TAG}{os.getpid()}-{secrets.token_hex(4)}{suffix}"
 
 
-def _clear_stale(target: Path) -> None:
-    """Remove the temporary directories of ``target`` that a killed ecnlab left."""
+def _clear_stale(target: Path, keep: tuple[str, ...] = ()) -> None:
+    """Remove the temporary directories of ``target`` that a killed ecnlab left, after
+    moving the stores among them (``keep``) aside as a failing command does (``_keep_store``):
+    a SIGKILL loses no finished run either."""
     prefix = f".{target.name}{_TAG}"
     try:
         names = os.listdir(target.parent)
@@ -132,7 +243,10 @@ def _clear_stale(target: Path) -> None:
             pass  # malformed, or its writer is gone
         except PermissionError:
             continue  # alive, someone else's
-        shutil.rmtree(target.parent / name, ignore_errors=True)
+        stale = target.parent / name
+        if keep and stale.is_dir() and not stale.is_symlink():
+            _keep_store(stale, _kept_path(target), keep)
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def _make_parents(parent: Path, given: Path) -> list[Path]:
@@ -147,7 +261,7 @@ def _make_parents(parent: Path, given: Path) -> list[Path]:
             parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         _remove_empty(created)
-        raise ScenarioError(f"--out {given}: cannot write there: {e.strerror or e}") from None
+        raise StorageError(f"--out {given}", e.strerror or str(e)) from None
     return created
 
 
@@ -160,16 +274,41 @@ def _remove_empty(dirs: list[Path]) -> None:
 
 
 def _replace(tmp: Path, target: Path) -> None:
+    """``tmp`` becomes ``target``; an earlier result there is removed. Both steps are
+    single renames, so ``target`` holds one result whole at every moment, even if a SIGKILL
+    comes between them (a system without ``RENAME_EXCHANGE``: two renames)."""
     try:
         os.rename(tmp, target)  # absent, or an empty directory: one step
         return
     except OSError as e:
         if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
             raise
+    if _exchange(tmp, target):  # tmp now holds the earlier result, named for this (live) writer
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
     old = _tmp_path(target, "-old")
     os.rename(target, old)
     os.rename(tmp, target)
     shutil.rmtree(old, ignore_errors=True)
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one step (Linux ``renameat2(..., RENAME_EXCHANGE)``); False
+    where the C library, the kernel or the file system cannot."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(b))
 
 
 @contextlib.contextmanager
@@ -180,26 +319,28 @@ def result_dir(out: str | os.PathLike, keep: tuple[str, ...] = ()) -> Iterator[P
     ``keep``: subdirectories of an earlier result to start from, hard-linked (a sweep's
     run store, which only ever gains directories written whole)."""
     given = Path(out)
+    label = f"--out {given}"
     target = check_out(given)
     created = _make_parents(target.parent, given)
-    _clear_stale(target)
+    _clear_stale(target, keep)
     tmp = _tmp_path(target)
     try:
         tmp.mkdir()
     except OSError as e:
         _remove_empty(created)
-        raise ScenarioError(f"--out {given}: cannot write there: {e.strerror or e}") from None
+        raise StorageError(label, e.strerror or str(e)) from None
     kept = _kept_path(target)
     try:
-        for sub in keep:  # the earlier result's store, then what an interrupted command kept
-            for src in (target / sub, kept / sub):
-                if src.is_dir():
-                    with contextlib.suppress(OSError):  # a filesystem without hard links: start afresh
-                        shutil.copytree(src, tmp / sub, copy_function=_link_new, dirs_exist_ok=True)
-        yield tmp
-        with signals_held():
-            _replace(tmp, target)
-            shutil.rmtree(kept, ignore_errors=True)  # its runs are in the result now
+        with storage(label, tmp, target):
+            for sub in keep:  # the earlier result's store, then what an interrupted command kept
+                for src in (target / sub, kept / sub):
+                    if src.is_dir():
+                        with contextlib.suppress(OSError):  # a filesystem without hard links: start afresh
+                            shutil.copytree(src, tmp / sub, copy_function=_link_new, dirs_exist_ok=True)
+            yield tmp
+            with signals_held():
+                _replace(tmp, target)
+                shutil.rmtree(kept, ignore_errors=True)  # its runs are in the result now
     except BaseException:
         with signals_held():
             _keep_store(tmp, kept, keep)
@@ -228,8 +369,10 @@ def _keep_store(tmp: Path, kept: Path, keep: tuple[str, ...]) -> None:
             continue
         with contextlib.suppress(OSError):
             kept.mkdir(exist_ok=True)
-            shutil.rmtree(kept / sub, ignore_errors=True)
-            os.rename(tmp / sub, kept / sub)
+            if (kept / sub).is_dir():  # another command's, kept meanwhile: add to it
+                shutil.copytree(tmp / sub, kept / sub, copy_function=_link_new, dirs_exist_ok=True)
+            else:
+                os.rename(tmp / sub, kept / sub)
 
 
 @contextlib.contextmanager
@@ -242,10 +385,11 @@ def replace_entries(d: Path, names: tuple[str, ...]) -> Iterator[Path]:
     try:
         stage.mkdir()
     except OSError as e:
-        raise ScenarioError(f"{d}: cannot write there: {e.strerror or e}") from None
+        raise StorageError(str(d), e.strerror or str(e)) from None
     try:
-        yield stage
-        with signals_held():
+        with storage(str(d), d):
+            yield stage
+        with signals_held(), storage(str(d), d):
             old = stage / ".old"
             old.mkdir()
             for name in names:
@@ -256,41 +400,3 @@ def replace_entries(d: Path, names: tuple[str, ...]) -> Iterator[Path]:
     finally:
         with signals_held():
             shutil.rmtree(stage, ignore_errors=True)
-
-
-def read_csv(path: Path, columns: tuple[str, ...] = ()):
-    """A CSV file ecnlab wrote as a pandas DataFrame (empty if the file is absent), or one
-    line saying why it cannot be read or which of ``columns`` it lacks (ScenarioError)."""
-    import pandas as pd
-
-    if not path.is_file():
-        return pd.DataFrame()
-    try:
-        df = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        return pd.DataFrame()
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ScenarioError(f"{path}: not a CSV file ecnlab wrote ({first[:120]}): damaged or cut short; "
-                            f"rerun the command that wrote it") from None
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read: {e.strerror or e}") from None
-    missing = [c for c in columns if c not in df.columns]
-    if missing and not df.empty:
-        raise ScenarioError(f"{path}: has no column {missing[0]!r}: damaged, or written by another tool")
-    return df
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file ecnlab wrote, or one line saying why it cannot be read (ScenarioError)."""
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not a text file (damaged?)") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ScenarioError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}): damaged or "
-                            f"cut short; rerun the command that wrote it") from None

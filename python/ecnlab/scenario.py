@@ -10,20 +10,17 @@ so the same rules hold for the CLI, the Python API and sweeps.
 from __future__ import annotations
 
 import copy
-import datetime
 import difflib
 import json
-import math
-import os
-import stat
 import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-
-class ScenarioError(ValueError):
-    """A scenario (or an override) is wrong. The message is one line naming what."""
+# The error of every wrong input, and the readers' limits (inputs.py), under the names
+# this module has always given them.
+from .inputs import TOO_DEEP, ScenarioError, check_plain  # noqa: F401
+from .inputs import parse_json, parse_toml, read_text
 
 
 def _builtin_dir() -> Path:
@@ -42,7 +39,11 @@ def builtin_path(name: str) -> Path:
 def load(name_or_path: str | Path) -> dict[str, Any]:
     """Read a scenario from a file path or a built-in name."""
     p = Path(name_or_path)
-    if not p.exists():
+    try:
+        exists = p.exists() or p.is_symlink()  # a dangling or looping link: the reader says which
+    except (OSError, ValueError):  # a name too long for a path, a NUL byte: no such file
+        exists = False
+    if not exists:
         name = str(name_or_path)
         if name in builtin_names():
             p = builtin_path(name)
@@ -50,56 +51,19 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
             near = difflib.get_close_matches(name, builtin_names(), n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else f" (built-in: {', '.join(builtin_names())})"
             raise ScenarioError(f"no scenario file or built-in scenario named '{name}'{hint}")
-    text = read_text_file(p, "scenario")
+    text = read_text(p, "scenario")
     if p.suffix == ".json":  # a run's scenario.json, to run again: the same document as the TOML gives
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ScenarioError(f"{p}: not valid JSON: {e}") from None
-        except RecursionError:
-            raise ScenarioError(f"{p}: {TOO_DEEP}") from None
+        doc = parse_json(text, str(p))
         if not isinstance(doc, dict):
             raise ScenarioError(f"{p}: a scenario is a JSON object (a table), not {type(doc).__name__}")
     else:
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{p}: not valid TOML: {e}") from None
-        except RecursionError:
-            raise ScenarioError(f"{p}: {TOO_DEEP}") from None
+        doc = parse_toml(text, str(p))
     try:
         check_plain(doc)
     except ValueError as e:
         raise ScenarioError(f"{p}: {e}") from None
     _resolve_paths(doc, p.resolve().parent)
     return doc
-
-
-MAX_FILE_BYTES = 64 * 1024 * 1024
-"""The largest scenario or sweep file read (CDF and trace files: the core's own bound)."""
-
-
-def read_text_file(p: Path, what: str) -> str:
-    """The text of a scenario or sweep file: a regular file of bounded size, never a FIFO,
-    a device such as /dev/zero or a directory (reading those blocks or never ends)."""
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such {what} file") from None
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ScenarioError(f"{p}: is a directory, not a {what} file")
-    if not stat.S_ISREG(st.st_mode):
-        raise ScenarioError(f"{p}: is not a regular file (a FIFO, socket or device), not a {what} file")
-    if st.st_size > MAX_FILE_BYTES:
-        raise ScenarioError(f"{p}: {st.st_size >> 20} MB, larger than a {what} file can be ({MAX_FILE_BYTES >> 20} MB)")
-    try:
-        return p.read_text()
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not a text file") from None
 
 
 def _resolve_paths(doc: dict[str, Any], base: Path) -> None:
@@ -180,31 +144,6 @@ def with_overrides(doc: dict[str, Any], assignments: Iterable[str]) -> dict[str,
     for a in assignments:
         set_key(out, a)
     return out
-
-
-MAX_DEPTH = 16
-"""Tables and arrays nested deeper than this are refused (a scenario's deepest key is 4)."""
-TOO_DEEP = f"nested more than {MAX_DEPTH} tables or arrays deep; no scenario key is"
-
-
-def check_plain(doc: Any, path: str = "") -> None:
-    """What TOML (or JSON) can hold and a scenario cannot: dates and times, ``nan`` and
-    ``inf``, nesting deeper than ``MAX_DEPTH``. Raises ValueError ``"path: what"``, the
-    core's form, so that callers name the file and the ``--set`` as for the core's own."""
-    stack = [(doc, path, 0)]
-    while stack:  # not recursive: a value nested 1,000 deep is refused, not a RecursionError
-        v, at, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise ValueError(f"{at}: {TOO_DEEP}")
-        if isinstance(v, dict):
-            stack += [(x, f"{at}.{k}" if at else str(k), depth + 1) for k, x in v.items()]
-        elif isinstance(v, list):
-            stack += [(x, f"{at}[{i}]", depth + 1) for i, x in enumerate(v)]
-        elif isinstance(v, (datetime.date, datetime.time)):
-            raise ValueError(f"{at or 'value'}: `{v.isoformat()}` is a TOML date or time, which no key takes "
-                             f"(a time is a number and a unit, e.g. `10ms`)")
-        elif isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"{at or 'value'}: `{v}` is not a finite number")
 
 
 def to_json(doc: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
-from .outdir import read_csv, read_json
+from .inputs import read_csv, read_json
 
 __all__ = ["Flag", "Run", "Rule", "Soundness", "RULES", "RULE_NAMES", "assess", "described", "from_summary"]
 

@@ -162,6 +162,19 @@ fn summary_from_measurements(measurements_json: &str) -> PyResult<String> {
     serde_json::to_string(&ecnlab_sim::summary::Summary::build(m)).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// Whether `summary.json` text reads as the summary both engines write
+/// (`ecnlab_sim::summary::Summary`); else ValueError, `field.path: what`. `ecnlab report`
+/// reads a run's summary through it (`ecnlab.inputs.read_summary`): the schema is the type,
+/// written once.
+#[pyfunction]
+fn check_summary(summary_json: &str) -> PyResult<()> {
+    let de = &mut serde_json::Deserializer::from_str(summary_json);
+    serde_path_to_error::deserialize::<_, ecnlab_sim::summary::Summary>(de).map(|_| ()).map_err(|e| {
+        let at = ecnlab_sim::de::path_string(e.path());
+        value_error(if at.is_empty() { e.inner().to_string() } else { format!("{at}: {}", e.inner()) })
+    })
+}
+
 /// The FCT size classes of `summary.json` (`ecnlab_sim::summary::FCT_CLASSES`), in report
 /// order: `(name, above, up_to)`, flows of `above < size <= up_to` bytes (None: no bound).
 #[pyfunction]
@@ -233,6 +246,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(clip, m)?)?;
     m.add_function(wrap_pyfunction!(summary_from_measurements, m)?)?;
+    m.add_function(wrap_pyfunction!(check_summary, m)?)?;
     m.add_function(wrap_pyfunction!(fct_classes, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     // What the core was built from (build.rs): the key of every stored sweep run.

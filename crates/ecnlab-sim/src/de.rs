@@ -319,12 +319,15 @@ pub const MAX_MESSAGE_CHARS: usize = 400;
 /// and the whole to [`MAX_MESSAGE_CHARS`]. Every message that leaves the core passes here,
 /// so no message echoes a 1 MB value (the unit parser already bounds its own echoes).
 /// Control characters a value carried (a newline in a string) are escaped (`\n`): a
-/// message is one line.
+/// message is one line; so are the characters that would reorder or hide it on a
+/// terminal (`disguises`).
 pub fn clip_message(msg: &str) -> String {
     const LONG: usize = 60;
     const KEEP: usize = 40;
-    let chars: Vec<char> =
-        msg.chars().flat_map(|c| if c.is_control() { c.escape_default().collect() } else { vec![c] }).collect();
+    let chars: Vec<char> = msg
+        .chars()
+        .flat_map(|c| if c.is_control() || disguises(c) { c.escape_default().collect() } else { vec![c] })
+        .collect();
     let mut out = String::with_capacity(msg.len().min(MAX_MESSAGE_CHARS * 4));
     let mut i = 0;
     while i < chars.len() {
@@ -358,6 +361,14 @@ pub fn clip_message(msg: &str) -> String {
     out
 }
 
+/// Characters that reorder or hide the text around them on a terminal: Unicode's
+/// bidirectional formatting characters (UAX #9: embeddings, overrides, isolates, marks) and
+/// the invisible ones. A name echoed in an error line must not rewrite the rest of the
+/// line ("Trojan Source", CVE-2021-42574); they are written escaped, as control characters.
+fn disguises(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
 #[cfg(test)]
 mod clip_tests {
     use super::*;
@@ -386,5 +397,8 @@ mod clip_tests {
         assert_eq!(clip_message(two), two);
         assert!(clip_message(&"y".repeat(5000)).chars().count() <= MAX_MESSAGE_CHARS);
         assert_eq!(clip_message("name: `a\nb\tc\r` is bad"), "name: `a\\nb\\tc\\r` is bad");
+        // A right-to-left override and an isolate would reorder the line on a terminal.
+        assert_eq!(clip_message("name: `a\u{202e}b\u{2066}c` is bad"), "name: `a\\u{202e}b\\u{2066}c` is bad");
+        assert_eq!(clip_message("x\u{200f}\u{feff}y é"), "x\\u{200f}\\u{feff}y é");
     }
 }

@@ -17,7 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import _core
-from ..scenario import ScenarioError
+from ..inputs import ScenarioError, read_text
+
+MAX_RTT_FILE_BYTES = 16 * 1024 * 1024  # a million ping reply lines and more
 
 _PING = re.compile(r"time[=<]\s*([0-9.]+)\s*(ns|us|µs|ms|s)\b")
 
@@ -55,10 +57,7 @@ def _quantile(sorted_v: list[float], q: float) -> float:
 
 def from_file(path: str | Path) -> RttProfile:
     p = Path(path)
-    try:
-        lines = p.read_text().splitlines()
-    except OSError as e:
-        raise ScenarioError(f"{p}: cannot read the RTT file: {e.strerror}") from None
+    lines = read_text(p, "RTT", MAX_RTT_FILE_BYTES).splitlines()
     v: list[float] = []
     for i, line in enumerate(lines, 1):
         s = line.split("#", 1)[0].strip()
@@ -91,6 +90,8 @@ def from_percentiles(text: str) -> RttProfile:
             raise ScenarioError(f"--rtt: `{part}` is not NAME=VALUE (e.g. p50=30us)")
         k, val = (x.strip() for x in part.split("=", 1))
         us = _us(val, f"--rtt: {k}")
+        if us <= 0:  # advice from it would set thresholds of 0, which ecnlab run refuses
+            raise ScenarioError(f"--rtt: {k}={val}: an RTT is positive")
         if k == "mean":
             if mean is not None:
                 raise ScenarioError("--rtt: mean is given twice")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..outdir import read_csv
+from ..inputs import read_csv
 from .figures import Figures
 from .page import render
 
@@ -66,7 +66,7 @@ def draw_run(figs: Figures, d: Path, summary: dict[str, Any], prefix: str = "") 
                      "by size bucket (summary.json fct).") as (fig, ax):
         present = [b for b in BUCKETS if (fct.get(b) or {}).get("count")]
         _bars(ax[0][0], [f"{BUCKET_LABEL[b]}\nn={fct[b]['count']}" for b in present],
-              {"avg": [fct[b]["avg_us"] for b in present], "p99": [fct[b]["p99_us"] for b in present]}, "FCT (µs)")
+              {"avg": [fct[b].get("avg_us") for b in present], "p99": [fct[b].get("p99_us") for b in present]}, "FCT (µs)")
 
     by = summary.get("fct_by_class") or {}
     with figs.figure(f"{prefix}fct_by_queue", "FCT by queue and by class",
@@ -78,12 +78,13 @@ def draw_run(figs: Figures, d: Path, summary: dict[str, Any], prefix: str = "") 
             if not keys:
                 continue
             _bars(a, [f"{label} {k}" for k in keys],
-                  {"small avg": [g[k]["small"]["avg_us"] for k in keys],
-                   "small p99": [g[k]["small"]["p99_us"] for k in keys],
-                   "all avg": [g[k]["all"]["avg_us"] for k in keys]}, "FCT (µs)")
+                  {"small avg": [g[k]["small"].get("avg_us") for k in keys],
+                   "small p99": [g[k]["small"].get("p99_us") for k in keys],
+                   "all avg": [g[k]["all"].get("avg_us") for k in keys]}, "FCT (µs)")
 
     flows_csv = d / "flows.csv"
-    flows = read_csv(flows_csv, ("start_s", "size", "class", "slowdown"))
+    cols = ("start_s", "size", "class", "slowdown")
+    flows = read_csv(flows_csv, cols, numeric=cols)
     if not flows.empty and "slowdown" in flows:
         warm = summary.get("measure_from_s", 0.0) or 0.0
         fl = flows[flows["slowdown"].notna() & (flows["start_s"] >= warm)]
@@ -115,7 +116,8 @@ def draw_run(figs: Figures, d: Path, summary: dict[str, Any], prefix: str = "") 
                     a.legend(fontsize=7)
 
     ts_csv = d / "timeseries.csv"
-    ts = read_csv(ts_csv, ("t_s", "port", "queue", "avg_qlen_bytes", "goodput_bps"))
+    ts = read_csv(ts_csv, ("t_s", "port", "queue", "avg_qlen_bytes", "goodput_bps"),
+                  numeric=("t_s", "queue", "avg_qlen_bytes", "goodput_bps"))
     queues = busiest_queues(summary)
     if not ts.empty and queues:
         with figs.figure(f"{prefix}queues_over_time", "Queue length and goodput over time",
@@ -158,16 +160,16 @@ def run_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
     sections = [{
         "id": "fct", "title": "Flow completion times", "figures": [],
         "table": {"header": ["size bucket", "flows", "avg (µs)", "p50 (µs)", "p99 (µs)"],
-                  "rows": [{"cells": [BUCKET_LABEL[b], fct[b]["count"], fct[b]["avg_us"], fct[b]["p50_us"],
-                                      fct[b]["p99_us"]]} for b in BUCKETS if b in fct]},
+                  "rows": [{"cells": [BUCKET_LABEL[b], fct[b]["count"], fct[b].get("avg_us"), fct[b].get("p50_us"),
+                                      fct[b].get("p99_us")]} for b in BUCKETS if b in fct]},
     }]
     by = summary.get("fct_by_class") or {}
     rows = []
     for group in ("queue", "class"):
         for k in sorted(by.get(group, {}), key=int):
             g = by[group][k]
-            rows.append({"cells": [f"{group} {k}", g["all"]["count"], g["all"]["avg_us"], g["small"]["count"],
-                                   g["small"]["avg_us"], g["small"]["p99_us"], g["large"]["avg_us"]]})
+            rows.append({"cells": [f"{group} {k}", g["all"]["count"], g["all"].get("avg_us"), g["small"]["count"],
+                                   g["small"].get("avg_us"), g["small"].get("p99_us"), g["large"].get("avg_us")]})
     if rows:
         sections.append({"id": "fct_by_class", "title": "FCT by queue and by class", "figures": [],
                          "table": {"header": ["", "flows", "avg (µs)", "small flows", "small avg (µs)",
@@ -202,10 +204,10 @@ def run_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 def write_run_report(d: Path, dest: Path | None = None) -> Path:
     """The report of the run in ``d``, written into ``dest`` (default ``d``)."""
-    from ..outdir import read_json
+    from ..inputs import read_summary
 
     dest = d if dest is None else dest
-    summary = read_json(d / "summary.json")
+    summary = read_summary(d / "summary.json")
     figs = Figures(dest)
     draw_run(figs, d, summary)
     sections = run_tables(summary)

@@ -60,7 +60,8 @@ def param_columns(columns: Sequence[str]) -> list[str]:
 
 
 def aggregate(rows: Sequence[dict[str, Any]], params: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per distinct parameter combination, over the rows with status ok."""
+    """One row per distinct parameter combination, over the rows with status ok (a run,
+    by its ``key``, once)."""
     ok = [r for r in rows if r.get("status", "ok") == "ok"]
     metrics: list[str] = []
     seen = set(params) | _NOT_METRICS
@@ -72,8 +73,13 @@ def aggregate(rows: Sequence[dict[str, Any]], params: Sequence[str]) -> list[dic
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(tuple(str(r.get(p, "")) for p in params), [])
+    counted: set[tuple] = set()
     for r in ok:
-        groups[tuple(str(r.get(p, "")) for p in params)].append(r)
+        g = tuple(str(r.get(p, "")) for p in params)
+        if r.get("key") and (g, r["key"]) in counted:  # one run listed twice is one sample, not two seeds
+            continue
+        counted.add((g, r.get("key")))
+        groups[g].append(r)
     out = []
     for g, rs in groups.items():
         row: dict[str, Any] = dict(zip(params, g))

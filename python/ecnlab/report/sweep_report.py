@@ -42,9 +42,10 @@ def _f(x: Any) -> float | None:
 
 
 def read_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    with open(path, newline="") as f:
-        r = csv.DictReader(f)
-        return list(r), list(r.fieldnames or [])
+    """A sweep's ``results.csv``: its rows and header, within the readers' limits."""
+    from ..inputs import csv_rows
+
+    return csv_rows(path, "results")
 
 
 def draw_sweep(figs: Figures, agg: Sequence[dict[str, Any]], params: Sequence[str],

@@ -8,11 +8,10 @@ whose claim is now shown, so that the file cannot silently go stale. The pages
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..scenario import ScenarioError
+from ..inputs import ScenarioError, parse_toml, read_text
 
 REASONS = "reasons.toml"
 # Why a claim is not shown: the categories issue 17 asks every such claim to carry.
@@ -28,15 +27,20 @@ def load_reasons(root: str | Path) -> dict[tuple[str, str, str], dict[str, str]]
     """``root/reasons.toml`` as {(entry, claim, scale): {"category", "text"}} (empty if the
     file does not exist); a malformed entry raises ScenarioError naming it."""
     path = Path(root) / REASONS
-    if not path.is_file():
+    if not path.exists():
         return {}
-    try:
-        doc = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"{path}: {e}") from None
+    doc = parse_toml(read_text(path, "reasons"), str(path))
+    unknown = [k for k in doc if k != "reason"]
+    if unknown:
+        raise ScenarioError(f"{path}: unknown key `{unknown[0]}`: the file holds [[reason]] tables only")
+    reasons = doc.get("reason", [])
+    if not isinstance(reasons, list):
+        raise ScenarioError(f"{path}: reason: expected [[reason]] tables, found a single value or table")
     out = {}
-    for i, r in enumerate(doc.get("reason", [])):
+    for i, r in enumerate(reasons):
         where = f"{path}: reason[{i}]"
+        if not isinstance(r, dict):
+            raise ScenarioError(f"{where}: expected a table (entry, claim, scale, category, text)")
         missing = [k for k in ("entry", "claim", "scale", "category", "text") if not isinstance(r.get(k), str)]
         if missing:
             raise ScenarioError(f"{where}: missing or not text: {', '.join(missing)}")

@@ -98,7 +98,7 @@ def load(root: str | Path, exp_id: str, scale: str) -> tuple[dict[str, Any], lis
     d = Path(root) / scale / exp_id
     if not (d / "experiment.json").is_file() or not (d / "claims.json").is_file():
         return None
-    from ..outdir import read_json  # a damaged file: one line naming it, not an internal error
+    from ..inputs import read_json  # a damaged file: one line naming it, not an internal error
 
     return read_json(d / "experiment.json"), read_json(d / "claims.json")
 

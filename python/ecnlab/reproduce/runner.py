@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..api import engine_id
+from ..outdir import STORE_MARKERS, open_store, write_text_atomic
 from ..scenario import ScenarioError
 from ..sweep import run_points
 from .. import soundness
@@ -217,7 +218,7 @@ def run_soundness(run_dir: Path, skip: tuple[str, ...] = ()) -> soundness.Soundn
     """A stored run's soundness (``ecnlab.soundness``): the verdict its ``summary.json`` carries,
     or, for a run recorded before ecnlab wrote one, the guard's rules on its files; the rules
     of ``skip`` set aside."""
-    from ..outdir import read_json
+    from ..inputs import read_json
 
     stored = soundness.from_summary(read_json(run_dir / "summary.json"))
     if stored is None:
@@ -262,8 +263,8 @@ def _py(v: Any) -> Any:
 
 
 def _finish(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any]]) -> None:
-    (out / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
-    (out / "experiment.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    write_text_atomic(out / "claims.json", json.dumps(claims, indent=2) + "\n")
+    write_text_atomic(out / "experiment.json", json.dumps(manifest, indent=2, default=str) + "\n")
     report.write_report(out, manifest, claims)
 
 
@@ -334,7 +335,9 @@ def reproduce(
             exp = CATALOG[i]
             if not (exp.requires and exp.requires()):
                 select(exp, exp.points(scale, list(range(1, (seeds or exp.seeds.get(scale, 1)) + 1))), where, scale)
-    out = Path(out)
+    # A store that grows (outdir.open_store): new, empty, or a reproduction's; other files refused.
+    out = open_store(out, STORE_MARKERS + ("experiment.json", "claims.json", "index.html", "claims.csv",
+                                         "report.html", *CATALOG))
     _check_layout(out, id_list, single)
     command = _command(None if ids is None else id_list, out, scale, seeds, str(markdown) if markdown else None,
                        where)

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..outdir import StorageError, open_store, storage
 from .progress import Progress
 from .spec import DEFAULT_RETRIES, MAX_POINTS, Limits, Point, load_sweep, override, points_from_spec, time_limit_s
 from .store import (Resolved, SweepResult, clear_stale, commit, point_key, record_failure, resolve_point,
@@ -45,11 +46,17 @@ def run_points(points: Iterable[Point], out: str | os.PathLike, jobs: int | None
     ``timeout``: a per-run wall-clock limit in seconds; ``retries``: how many more times a
     run whose process died is tried (default 2); a point's own of either wins.
     ``retry_failed=False`` keeps the recorded failures instead of running them again."""
-    out = Path(out)
+    resolved = [resolve_point(p) for p in points]
+    out = open_store(out)  # a new, empty or earlier store, writable; other files refused
+    with storage(f"--out {out}", out):
+        return _run_resolved(resolved, out, jobs, cluster, progress, label, retry_failed, timeout, retries)
+
+
+def _run_resolved(resolved: list[Resolved], out: Path, jobs: int | None, cluster: Any, progress: bool, label: str,
+                  retry_failed: bool, timeout: float | None, retries: int | None) -> SweepResult:
     runs = out / "runs"
     failed_dir = out / "failed"
-    resolved = [resolve_point(p) for p in points]
-    runs.mkdir(parents=True, exist_ok=True)
+    runs.mkdir(exist_ok=True)
     clear_stale(runs)
     # Unique work: several points may share a key (same resolved scenario and seed).
     todo: dict[str, Resolved] = {}
@@ -79,6 +86,8 @@ def run_points(points: Iterable[Point], out: str | os.PathLike, jobs: int | None
             (failed_dir / f"{r.key}.json").unlink(missing_ok=True)
             status[r.key] = ("ok", "")
             ran += 1
+        elif isinstance(payload, StorageError):  # the run could not write its files: nor will the others
+            raise payload
         else:
             record_failure(failed_dir, r, payload, attempt)
             status[r.key] = ("failed", payload)

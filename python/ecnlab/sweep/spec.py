@@ -38,14 +38,13 @@ import itertools
 import json
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import tomli_w
 
-from ..scenario import ScenarioError, read_text_file
+from ..inputs import ScenarioError, parse_toml, read_text
 
 
 @dataclass
@@ -205,11 +204,7 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     """Read a SWEEP.toml file into a spec dict (see the module docs). Errors in the
     points it describes are found by ``points_from_spec``, and name this file."""
     p = Path(path)
-    try:
-        data = tomllib.loads(read_text_file(p, "sweep"))
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{p}: not valid TOML: {e}") from None
-    spec = _SweepSpec(data)
+    spec = _SweepSpec(parse_toml(read_text(p, "sweep"), str(p)))
     spec.path = str(p)
     spec.setdefault("name", p.stem)
     scen = spec.get("scenario")
@@ -260,6 +255,11 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
             if not 0 <= s < 2**64:
                 raise _spec_error(spec, f"seeds[{i}]", f"{s} is not in 0..2^64")
         seed_list = list(seeds)
+        first = {}
+        for i, sd in enumerate(seeds):  # a seed listed twice would run once and count twice
+            if sd in first:
+                raise _spec_error(spec, f"seeds[{i}]", f"{sd} is listed twice (also seeds[{first[sd]}]): a seed runs once")
+            first[sd] = i
     try:
         timeout = time_limit_s(spec["timeout"]) if spec.get("timeout") is not None else None
     except ValueError as e:
@@ -286,6 +286,7 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
                 axis.append((v, [(f"{_field('grid', k)}[{i}]", override(k, v))]))
             except ScenarioError as e:
                 raise _spec_error(spec, f"{_field('grid', k)}[{i}]", str(e)) from None
+        _no_repeats(spec, axis, lambda i: f"{_field('grid', k)}[{i}]")
         axes.append((k, axis))
     zipped = spec.get("zip")
     if zipped is not None:
@@ -303,7 +304,10 @@ def points_from_spec(spec: dict[str, Any], validate: bool = True) -> list[Point]
             raise _spec_error(spec, _field("cases", ax), "an empty table: the axis has no cases")
         if ax in grid:
             raise _spec_error(spec, _field("cases", ax), "the axis name is also a grid key")
-        axes.append((ax, [(name, _overrides_of(spec, ov, _field("cases", ax, name))) for name, ov in named.items()]))
+        axis = [(name, _overrides_of(spec, ov, _field("cases", ax, name))) for name, ov in named.items()]
+        _no_repeats(spec, axis, lambda i: _field("cases", ax, axis[i][0]))
+        axes.append((ax, axis))
+    _one_axis_per_key(spec, axes)
     fixed_ovs = [o for _, o in fixed]
     points = []
     n_points = math.prod(len(vals) for _, vals in axes) * len(seed_list)
@@ -352,7 +356,46 @@ def _zip_axis(spec: dict[str, Any], zipped: Any, grid: dict[str, Any]) -> list[t
             except ScenarioError as e:
                 raise _spec_error(spec, f"{_field('zip', k)}[{i}]", str(e)) from None
         axis.append(({k: vals[i] for k, vals in zipped.items()}, ovs))
+    _no_repeats(spec, axis, lambda i: f"zip (point {i}: {', '.join(f'{_field(k)}[{i}]' for k in zipped)})")
     return axis
+
+
+def _no_repeats(spec: dict[str, Any], axis: list[tuple[Any, list[tuple[str, str]]]], where) -> None:
+    """Refuse an axis value given twice (the same overrides): it would run once and count
+    as two points, two seeds in ``summary.csv``. ``where(i)`` names the i-th value."""
+    first: dict[tuple[str, ...], int] = {}
+    for i, (_, entries) in enumerate(axis):
+        ovs = tuple(sorted(_normal(o) for _, o in entries))
+        if ovs in first:
+            raise _spec_error(spec, "", f"{where(i)}: the same as {where(first[ovs])}: each value runs once")
+        first[ovs] = i
+
+
+def _normal(assignment: str) -> str:
+    k, v = assignment.split("=", 1)
+    return f"{_key(assignment)}={v.strip()}"
+
+
+def _key(assignment: str) -> str:
+    """The key an override sets, as ``--set`` reads it."""
+    return assignment.split("=", 1)[0].strip()
+
+
+def _one_axis_per_key(spec: dict[str, Any], axes: list[tuple[str, list[tuple[Any, list[tuple[str, str]]]]]]) -> None:
+    """Refuse a key (or a table and a key inside it) set by two axes: the later override
+    would run while ``results.csv`` labels the row with the earlier axis's value."""
+    owner: list[tuple[str, str, int]] = []  # (key, field path, axis index)
+    for n, (_, axis) in enumerate(axes):
+        for _, entries in axis:
+            for where, o in entries:
+                k = _key(o)
+                for k0, where0, n0 in owner:
+                    if n0 != n and (k == k0 or k.startswith(k0 + ".") or k0.startswith(k + ".")):
+                        also = "it" if k == k0 else k0
+                        raise _spec_error(spec, where, f"sets {k}, and {where0} also sets {also}: one axis per key, "
+                                                       f"or a row's label would not say what ran")
+                if not any(k == k0 and n0 == n for k0, _, n0 in owner):
+                    owner.append((k, where, n))
 
 
 def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str, str]],
@@ -394,7 +437,13 @@ def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str,
     base_err = error_of(base, [])
     if base_err is not None and not axes:
         blame_base(base_err)
-    seen: set[str] = set()
+    def label(combo) -> str:
+        params: dict[str, Any] = {}
+        for (name, _), (value, _) in zip(axes, combo):
+            params.update(value if name == _ZIP else {name: value})
+        return "point " + json.dumps(params, default=str)
+
+    seen: dict[str, Any] = {}  # the canonical document -> the combination that gives it
     for combo in combos:
         ovs = [o for _, ovs_ in combo for _, o in ovs_]
         try:
@@ -403,9 +452,10 @@ def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str,
             doc = None
         if doc is not None:
             h = _canonical(doc)
-            if h in seen:
-                continue
-            seen.add(h)
+            if h in seen:  # one run, two labels: it would count twice in summary.csv
+                raise _spec_error(spec, label(combo), f"runs the very scenario of {label(seen[h])}: each point "
+                                                      f"must differ")
+            seen[h] = combo
         err = error_of(base, ovs)
         if err is None:
             continue
@@ -417,9 +467,6 @@ def _validate_combos(spec: dict[str, Any], scenario: Any, fixed: list[tuple[str,
                     alone[where] = error_of(base, [o])
                 if alone[where] is not None and alone[where] != base_err:
                     raise _spec_error(spec, where, alone[where])
-        params: dict[str, Any] = {}
-        for (name, _), (label, _) in zip(axes, combo):
-            params.update(label if name == _ZIP else {name: label})
-        raise _spec_error(spec, "point " + json.dumps(params, default=str), err)
+        raise _spec_error(spec, label(combo), err)
 
 

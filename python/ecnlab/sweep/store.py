@@ -91,7 +91,7 @@ def resolve_point(p: Point) -> Resolved:
 
     try:
         doc = resolve(p.scenario, list(p.overrides))
-        seed = int(p.seed) if p.seed is not None else int(doc["seed"])  # resolved: the core filled it in
+        seed = int(p.seed) if p.seed is not None else _default_seed(doc)
         if not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: {seed} is not in 0..2^64")
         return Resolved(p, point_key(doc, seed), doc, seed)
@@ -99,6 +99,16 @@ def resolve_point(p: Point) -> Resolved:
         ident = {"scenario": p.scenario, "overrides": list(p.overrides), "seed": p.seed}
         key = "bad-" + hashlib.sha256(_canonical(ident).encode()).hexdigest()[:12]
         return Resolved(p, key, None, p.seed, _one_line(e))
+
+
+def _default_seed(doc: dict[str, Any]) -> int:
+    """The seed a document runs with when no seed is given: its ``seed``, or the core's
+    default for a file without one (a user's scenario need not have the key)."""
+    from ..scenario import to_json
+
+    if "seed" in doc:
+        return int(doc["seed"])
+    return int(json.loads(_core.resolve_json(to_json(doc)))["seed"])
 
 
 _FCT = tuple(name for name, _, _ in _core.fct_classes())  # summary.json's FCT size classes

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..outdir import storage_error
 from ..parent_death import die_with_parent
 from .spec import _one_line
 from .store import write_run
@@ -125,7 +126,9 @@ def execute(doc: dict[str, Any], seed: int, tmp_dir: str | None = None, meta: di
         write_run(Path(tmp_dir), res, meta or {})
     except OSError as e:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-        return False, f"cannot write results: {_one_line(e)}"
+        # A full or read-only store stops the sweep (the driver raises it), with one line.
+        runs = Path(tmp_dir).parent
+        return False, storage_error(e, f"--out {runs.parent}", (runs,)) or f"cannot write results: {_one_line(e)}"
     return True, None
 
 

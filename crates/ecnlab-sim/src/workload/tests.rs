@@ -520,6 +520,8 @@ fn bad_trace_rows_are_named_by_line_and_column() {
         ("start,src,dst,size,class\n0,1,2,5,64\n", "line 2, column 5 (class): class '64' is not a DSCP value"),
         ("start,src,size\n", "line 1: the header has no 'dst' column"),
         ("start,src,dst,bytes\n", "line 1, column 4: unknown column 'bytes'"),
+        ("start,src,dst,size\n", "line 1: a header and no flow"),
+        ("# flows\nstart,src,dst,size\n\n# none yet\n", "line 2: a header and no flow"),
     ];
     for (text, msg) in cases {
         let f = TempFile::new("bad.csv", text);

@@ -8,8 +8,8 @@
 //! * `class` — DSCP 0..=63 (default 0).
 //!
 //! Blank lines and lines starting with `#` are skipped; fields may be wrapped in double
-//! quotes (no embedded commas). Rows need not be sorted. Every error names the file, the
-//! line and the column.
+//! quotes (no embedded commas). Rows need not be sorted; at least one is needed. Every
+//! error names the file, the line and the column.
 
 use ecnlab_core::units::{ByteSize, Duration};
 
@@ -115,6 +115,12 @@ pub(super) fn parse_trace(text: &str, path: &str, n_hosts: usize) -> Result<Vec<
             }
         };
         rows.push(TraceRow { start_ns, src, dst, size, class });
+    }
+    if rows.is_empty() {
+        // Replayed, a header alone is a run with no traffic whose result looks complete.
+        return Err(format!(
+            "'{path}' line {header_line}: a header and no flow; a trace lists at least one flow after its header"
+        ));
     }
     Ok(rows)
 }
