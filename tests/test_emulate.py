@@ -326,7 +326,12 @@ interval = "10ms"
     else:
         p.kill()
         raise AssertionError("the emulation did not start in 30 s")
-    time.sleep(1.0)
+    # Then until the hosts' traffic agents run (their command lines name their specs there).
+    while not set(processes_mentioning(writing(out))) & set(processes_mentioning(" --agent ")):
+        if p.poll() is not None:
+            raise AssertionError(f"run ended early: {p.stderr.read()}")
+        assert time.time() < deadline + 30, "no traffic agent started"
+        time.sleep(0.05)
     return p, out
 
 

@@ -86,6 +86,26 @@ def _done(out):
         if runs.exists() else {}
 
 
+def _run_processes(driver: int) -> list[int]:
+    """The driver's run processes (``sweep/worker.py``), by their command line."""
+    out = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            ppid = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == driver and b"_worker_main" in Path(f"/proc/{d}/cmdline").read_bytes():
+                out.append(int(d))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_killed_sweep_resumes_without_repeating_finished_runs(tmp_path):
     spec = _write(tmp_path / "slow.toml", SLOW)
     out = tmp_path / "out"
@@ -96,9 +116,13 @@ def test_killed_sweep_resumes_without_repeating_finished_runs(tmp_path):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "no run finished in 60 s"
         time.sleep(0.02)
+    workers = _run_processes(proc.pid)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its worker processes, mid-sweep
     proc.wait()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers):  # its run processes die with it
+        assert time.monotonic() < deadline, "run processes outlived the driver"
+        time.sleep(0.02)
     before = _done(out)
     assert 3 <= len(before) < 12, f"{len(before)} runs finished before the kill; the test needs a partial sweep"
     assert not (out / "results.csv").exists()  # it died before writing the table

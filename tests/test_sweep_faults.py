@@ -106,20 +106,26 @@ def _sweep_cli(spec, out, *args, env=None):
                             start_new_session=True)
 
 
-def _wait_for_run_in_flight(proc, min_age: float = 0.3, timeout: float = 60) -> list[int]:
-    """Pids of run processes that have been computing for at least ``min_age`` seconds,
-    youngest first (the furthest from writing its result)."""
-    first_seen: dict[int, float] = {}
+def _progress(pid: int) -> int | None:
+    """How far a run process's run is, in percent of its simulated time: the name it gives
+    itself (``ecnlab-run 42%``, ``sweep/worker.py``); None before it says."""
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+    return int(comm[len("ecnlab-run "):-1]) if comm.startswith("ecnlab-run ") and comm.endswith("%") else None
+
+
+def _wait_for_run_in_flight(proc, min_progress: int = 20, count: int = 1, timeout: float = 60) -> list[int]:
+    """Pids of the run processes (at least ``count``) whose run is ``min_progress`` percent
+    or more done, by their progress marker: the least advanced first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
-        now = time.monotonic()
-        pids = _run_processes(proc.pid)
-        for p in pids:
-            first_seen.setdefault(p, now)
-        old = [p for p in pids if now - first_seen[p] >= min_age]
-        if old:
-            return sorted(old, key=lambda p: -first_seen[p])
+        done = {p: _progress(p) for p in _run_processes(proc.pid)}
+        ready = [p for p, pct in done.items() if pct is not None and pct >= min_progress]
+        if len(ready) >= count:
+            return sorted(ready, key=lambda p: done[p])
         time.sleep(0.02)
     raise AssertionError("no run in flight")
 
@@ -139,7 +145,7 @@ def test_local_worker_killed_mid_run_is_retried_and_results_are_identical(refere
     spec, ref = reference
     out = tmp_path / "out"
     proc = _sweep_cli(spec, out, "--jobs", "2")
-    victim = _wait_for_run_in_flight(proc, min_age=0.15)[0]
+    victim = _wait_for_run_in_flight(proc, min_progress=20)[0]
     os.kill(victim, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr
@@ -165,10 +171,8 @@ def test_dask_worker_killed_mid_run_is_retried_and_results_are_identical(referen
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "no run in flight on the Dask workers"
             busy = [w for w, keys in client.processing().items() if any("ecnlab-run-" in str(k) for k in keys)]
-            if busy:
-                time.sleep(0.15)  # well into the run (about half a second)
-                busy = [w for w, keys in client.processing().items() if any("ecnlab-run-" in str(k) for k in keys)]
-                victim = busy[0] if busy else None
+            if busy:  # computing a run: a kill now is a death mid-run, whatever its moment
+                victim = busy[0]
             else:
                 time.sleep(0.02)
         os.kill(pids[victim], signal.SIGKILL)
@@ -233,7 +237,7 @@ def test_killed_driver_leaves_no_partial_run_and_resumes_without_repeats(referen
     while len(_done(out)) < 2:  # some runs finished ...
         assert proc.poll() is None and time.monotonic() < deadline, "the sweep ended too soon"
         time.sleep(0.02)
-    in_flight = _wait_for_run_in_flight(proc, min_age=0.2)  # ... and some in flight
+    in_flight = _wait_for_run_in_flight(proc, min_progress=20)  # ... and some in flight
     os.kill(proc.pid, signal.SIGKILL)  # the driver alone, as the OOM killer or `kill -9` would
     proc.communicate()
     # Its run processes do not go on computing for nobody.
@@ -273,9 +277,7 @@ def test_a_killed_driver_takes_long_runs_with_it(tmp_path):
     spec.write_text(LONG_RUNS)
     out = tmp_path / "out"
     proc = _sweep_cli(spec, out, "--jobs", "2")
-    _wait_for_run_in_flight(proc, min_age=1.0)
-    time.sleep(0.5)
-    in_flight = _run_processes(proc.pid)
+    in_flight = _wait_for_run_in_flight(proc, min_progress=1, count=2)
     assert len(in_flight) == 2
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()
@@ -283,7 +285,7 @@ def test_a_killed_driver_takes_long_runs_with_it(tmp_path):
     while any(_alive(p) for p in in_flight):
         assert time.monotonic() - t0 < 1.0, "run processes outlived the driver"
         time.sleep(0.02)
-    time.sleep(2)
+    # Gone, so nothing can write there any more: the store holds nothing of them.
     assert [d.name for d in (out / "runs").iterdir()] == []
 
 
@@ -291,7 +293,7 @@ def test_sigterm_stops_the_sweep_at_once_and_cleans_up(reference, tmp_path):
     spec, _ = reference
     out = tmp_path / "out"
     proc = _sweep_cli(spec, out, "--jobs", "2")
-    in_flight = _wait_for_run_in_flight(proc, min_age=0.2)
+    in_flight = _wait_for_run_in_flight(proc, min_progress=20)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "ecnlab: interrupted" in stderr
@@ -308,10 +310,10 @@ def test_ctrl_c_on_a_dask_sweep_is_one_line(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text('scenario = "tcn-isolation"\nseeds = [1, 2, 3, 4]\nset = { "traffic.0.flows" = 20000 }\n')
     proc = _sweep_cli(spec, tmp_path / "out", "--cluster", "local", "--jobs", "2")
-    deadline = time.monotonic() + 60
-    while not list((tmp_path / "out").glob("runs/*")) and time.monotonic() < deadline:
-        time.sleep(0.2)  # the cluster is up once the store has its first (temporary) run directory
-    time.sleep(2)
+    deadline = time.monotonic() + 120
+    while not list((tmp_path / "out").glob("runs/[!.]*/summary.json")):  # a run is back: the others in flight
+        assert proc.poll() is None and time.monotonic() < deadline, "no run finished on the cluster"
+        time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and stderr.strip().splitlines()[-1] == "ecnlab: interrupted", stderr
@@ -342,10 +344,10 @@ def _poison_env(tmp_path: Path) -> dict[str, str]:
         "if os.environ.get('ECNLAB_TEST_POISON_SEED'):\n"
         "    import ecnlab.api\n"
         "    _run = ecnlab.api.run\n"
-        "    def run(scenario, seed=None, overrides=()):\n"
+        "    def run(scenario, seed=None, overrides=(), **kw):\n"
         "        if seed == int(os.environ['ECNLAB_TEST_POISON_SEED']):\n"
         "            os.kill(os.getpid(), signal.SIGKILL)\n"
-        "        return _run(scenario, seed, overrides)\n"
+        "        return _run(scenario, seed, overrides, **kw)\n"
         "    ecnlab.api.run = run\n")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(hook)] + [p for p in [env.get("PYTHONPATH")] if p])

@@ -10,6 +10,8 @@ the driver only, which stops it) and dies with the driver: ``PR_SET_PDEATHSIG`` 
 even when the driver is SIGKILLed, so no run computes for nobody or writes a temporary
 directory after its driver is gone. Linux sends that signal when the *thread* that started
 the process ends; the driver's threads outlive the processes they start (``local.py``).
+While it runs, the process is named ``ecnlab-run N%`` (``ps``, ``top``): how far its run
+has got in simulated time (``_show_progress``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..outdir import storage_error
-from ..parent_death import die_with_parent
+from ..parent_death import die_with_parent, set_name
 from .spec import _one_line
 from .store import write_run
 
@@ -108,14 +110,15 @@ def _death(code: int | None) -> str:
     return f"worker process exited with status {code}"
 
 
-def execute(doc: dict[str, Any], seed: int, tmp_dir: str | None = None, meta: dict[str, Any] | None = None):
+def execute(doc: dict[str, Any], seed: int, tmp_dir: str | None = None, meta: dict[str, Any] | None = None,
+            progress=None):
     """Run one point in this process. With ``tmp_dir`` the run's files are written there
     (the driver shares the disk) and it returns (True, None); without, (True, RunResult) for
     the driver to write. A failure returns (False, one-line error)."""
     from .. import api  # looked up at call time: tests replace api.run in run processes
 
     try:
-        res = api.run(doc, seed=seed)
+        res = api.run(doc, seed=seed, progress=progress)
     except BaseException as e:  # noqa: BLE001 - a Rust panic arrives as PanicException
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
@@ -142,13 +145,20 @@ def _die_with_driver(parent: int) -> None:
         os._exit(1)
 
 
+def _show_progress(now_ns: int, end_ns: int, _done: int, _started: int) -> None:
+    """The run's progress as this process's name (``ps``, ``top``; tests wait for it):
+    ``ecnlab-run 42%`` of the simulated time."""
+    set_name(f"ecnlab-run {min(100, 100 * now_ns // end_ns) if end_ns else 100}%")
+
+
 def _worker_main() -> None:
     """The run process: exactly one run, its outcome pickled on stdout."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     parent, doc, seed, tmp_dir, meta = pickle.load(sys.stdin.buffer)
     _die_with_driver(parent)
+    set_name("ecnlab-run 0%")
     try:
-        outcome = execute(doc, seed, tmp_dir, meta)
+        outcome = execute(doc, seed, tmp_dir, meta, _show_progress)
     except BaseException as e:  # noqa: BLE001
         outcome = (False, _one_line(e))
     sys.stdout.buffer.write(pickle.dumps(outcome))
