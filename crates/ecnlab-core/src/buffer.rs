@@ -57,16 +57,25 @@ pub struct Fill {
     pub limit: u64,
 }
 
-/// The admission rule: may a packet of `size` bytes join a queue (its fill: `queue()`, read
-/// only when the port has room, so that a packet the port refuses costs no read of its
-/// queue) of a port filled to `port`, drawing from `pool`? `Err` names the first limit it
-/// would pass.
+/// What admission reads of a port, read as the rule needs it: a packet the port's buffer
+/// refuses costs no read of its queue's lines (the port implements it over its books, every
+/// read inlined).
+pub trait Occupancy {
+    /// The port's buffer: the bytes its queues hold, and its size.
+    fn port(&self) -> Fill;
+    /// Queue `q`: the bytes it holds, and its limit (`u64::MAX`: none).
+    fn queue(&self, q: usize) -> Fill;
+}
+
+/// The admission rule: may a packet of `size` bytes join queue `q` of the port `o`, drawing
+/// from `pool`? `Err` names the first limit it would pass.
 #[inline(always)]
-pub fn admit(port: Fill, queue: impl FnOnce() -> Fill, pool: &BufferPool, size: u64) -> Result<(), Reason> {
+pub fn admit(o: &impl Occupancy, q: usize, pool: &BufferPool, size: u64) -> Result<(), Reason> {
+    let port = o.port();
     if port.used + size > port.limit {
         return Err(Reason::BufferFull);
     }
-    let queue = queue();
+    let queue = o.queue(q);
     if queue.used + size > queue.limit {
         return Err(Reason::QueueLimit);
     }
@@ -80,16 +89,28 @@ pub fn admit(port: Fill, queue: impl FnOnce() -> Fill, pool: &BufferPool, size: 
 mod tests {
     use super::*;
 
+    /// A port of one queue: (its fill, the queue's fill).
+    struct One(Fill, Fill);
+    impl Occupancy for One {
+        fn port(&self) -> Fill {
+            self.0
+        }
+        fn queue(&self, _: usize) -> Fill {
+            self.1
+        }
+    }
+
     #[test]
     fn the_first_limit_passed_is_named() {
         let fill = |used, limit| Fill { used, limit };
         let pool = BufferPool::new(10_000);
-        assert_eq!(admit(fill(3_000, 4_500), || fill(0, u64::MAX), &pool, 1_500), Ok(()));
-        assert_eq!(admit(fill(3_001, 4_500), || fill(0, 1), &pool, 1_500), Err(Reason::BufferFull));
-        assert_eq!(admit(fill(0, 4_500), || fill(1_000, 2_000), &pool, 1_500), Err(Reason::QueueLimit));
+        assert_eq!(admit(&One(fill(3_000, 4_500), fill(0, u64::MAX)), 0, &pool, 1_500), Ok(()));
+        assert_eq!(admit(&One(fill(3_001, 4_500), fill(0, 1)), 0, &pool, 1_500), Err(Reason::BufferFull));
+        assert_eq!(admit(&One(fill(0, 4_500), fill(1_000, 2_000)), 0, &pool, 1_500), Err(Reason::QueueLimit));
         let full = BufferPool { limit_bytes: 10_000, used_bytes: 9_000 };
-        assert_eq!(admit(fill(0, 4_500), || fill(0, u64::MAX), &full, 1_500), Err(Reason::PoolFull));
-        assert_eq!(admit(fill(0, 4_500), || fill(0, u64::MAX), &BufferPool::unlimited(), 1_500), Ok(()));
+        assert_eq!(admit(&One(fill(0, 4_500), fill(0, u64::MAX)), 0, &full, 1_500), Err(Reason::PoolFull));
+        let unlimited = BufferPool::unlimited();
+        assert_eq!(admit(&One(fill(0, 4_500), fill(0, u64::MAX)), 0, &unlimited, 1_500), Ok(()));
         assert_eq!(BufferPool::unlimited().free_bytes(), u64::MAX);
         assert_eq!(full.free_bytes(), 1_000);
     }

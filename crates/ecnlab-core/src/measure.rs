@@ -1,5 +1,5 @@
-//! Measuring a port: its queues' cumulative counters at one instant ([`QueueCounters`]),
-//! what the difference of two such snapshots says over the window between them (time-averaged
+//! Measuring a port: what the difference of two snapshots of its queues' counters
+//! ([`QueueStats`], `Port::stats`) says over the window between them (time-averaged
 //! queue length, mean sojourn, payload goodput, marks and drops by reason), and the
 //! per-queue time series made of such windows ([`TimeSeries`]).
 //!
@@ -14,67 +14,24 @@ use crate::units::Nanos;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The cumulative counters of one queue ([`QueueStats`] without its peaks, which do not
-/// subtract). A snapshot at one instant, or, from [`QueueCounters::since`], the counts of a
-/// window.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueCounters {
-    pub enq_pkts: u64,
-    pub enq_bytes: u64,
-    pub deq_pkts: u64,
-    pub deq_bytes: u64,
-    /// Transport payload sent ([`QueueStats::deq_payload_bytes`]).
-    pub payload_bytes: u64,
-    /// Integral of the queue's length over time (byte x ns).
-    pub byte_ns: u128,
-    /// Sum of the sojourn times of the packets sent (ns).
-    pub sojourn_sum_ns: u128,
-    pub marks: [u64; Reason::COUNT],
-    pub drops: [u64; Reason::COUNT],
-    pub unmarkable: [u64; Reason::COUNT],
-    /// Time paused by PFC (ns), and pauses ([`QueueStats::paused_ns`]).
-    pub paused_ns: u64,
-    pub pauses: u64,
-    /// Time backlogged (ns, [`QueueStats::busy_ns`]).
-    pub busy_ns: u64,
-}
-
-impl QueueCounters {
-    pub fn of(s: &QueueStats) -> QueueCounters {
-        QueueCounters {
-            enq_pkts: s.enq_pkts,
-            enq_bytes: s.enq_bytes,
-            deq_pkts: s.deq_pkts,
-            deq_bytes: s.deq_bytes,
-            payload_bytes: s.deq_payload_bytes,
-            byte_ns: s.byte_ns,
-            sojourn_sum_ns: s.sojourn_sum_ns,
-            marks: s.marks,
-            drops: s.drops,
-            unmarkable: s.unmarkable,
-            paused_ns: s.paused_ns,
-            pauses: s.pauses,
-            busy_ns: s.busy_ns,
-        }
-    }
-
-    /// Every queue of `port`, as its counters stand (bring its clock to the instant first:
-    /// `byte_ns` runs with time, `Port::advance_clock`).
-    pub fn of_port<P: PortPacket>(port: &Port<P>) -> Vec<QueueCounters> {
-        (0..port.n_queues()).map(|q| QueueCounters::of(&port.queue_stats(q))).collect()
-    }
-
-    /// The counts between the snapshot `start` and this later one.
-    pub fn since(&self, start: &QueueCounters) -> QueueCounters {
+/// What the difference of two snapshots of a queue says: the window's counts, and the
+/// figures computed from them.
+impl QueueStats {
+    /// The counts between the snapshot `start` and this later one. The peaks
+    /// (`max_bytes`, `sojourn_max_ns`) do not subtract: they are this snapshot's, the
+    /// window's own when the port's peak was reset at its start (`Port::reset_peak`).
+    pub fn since(&self, start: &QueueStats) -> QueueStats {
         let sub = |a: &[u64; Reason::COUNT], b: &[u64; Reason::COUNT]| std::array::from_fn(|i| a[i] - b[i]);
-        QueueCounters {
+        QueueStats {
             enq_pkts: self.enq_pkts - start.enq_pkts,
             enq_bytes: self.enq_bytes - start.enq_bytes,
             deq_pkts: self.deq_pkts - start.deq_pkts,
             deq_bytes: self.deq_bytes - start.deq_bytes,
-            payload_bytes: self.payload_bytes - start.payload_bytes,
+            deq_payload_bytes: self.deq_payload_bytes - start.deq_payload_bytes,
             byte_ns: self.byte_ns - start.byte_ns,
             sojourn_sum_ns: self.sojourn_sum_ns - start.sojourn_sum_ns,
+            sojourn_max_ns: self.sojourn_max_ns,
+            max_bytes: self.max_bytes,
             marks: sub(&self.marks, &start.marks),
             drops: sub(&self.drops, &start.drops),
             unmarkable: sub(&self.unmarkable, &start.unmarkable),
@@ -82,13 +39,6 @@ impl QueueCounters {
             pauses: self.pauses - start.pauses,
             busy_ns: self.busy_ns - start.busy_ns,
         }
-    }
-
-    pub fn marks_total(&self) -> u64 {
-        self.marks.iter().sum()
-    }
-    pub fn drops_total(&self) -> u64 {
-        self.drops.iter().sum()
     }
 
     // The three window figures below are the simulator's summary and time series since
@@ -101,7 +51,7 @@ impl QueueCounters {
     }
     /// Payload sent over a window of `window_ns`, as a rate.
     pub fn goodput_bps(&self, window_ns: Nanos) -> f64 {
-        self.payload_bytes as f64 * 8e9 / window_ns as f64
+        self.deq_payload_bytes as f64 * 8e9 / window_ns as f64
     }
     /// Mean sojourn of the packets sent (None when none was).
     pub fn avg_sojourn_us(&self) -> Option<f64> {
@@ -172,11 +122,11 @@ impl TimeSeries {
         name: &str,
         port: &Port<P>,
         rate_bps: u64,
-        last: &mut Vec<QueueCounters>,
+        last: &mut Vec<QueueStats>,
         interval_ns: Nanos,
     ) {
         let occ = port.queue_occ();
-        let cur = QueueCounters::of_port(port);
+        let cur = port.stats();
         let prev = std::mem::replace(last, cur);
         for (q, c) in last.iter().enumerate() {
             let w = c.since(&prev.get(q).copied().unwrap_or_default());
@@ -188,8 +138,8 @@ impl TimeSeries {
             self.avg_qlen_bytes.push(w.avg_qlen_bytes(interval_ns));
             self.sojourn_us.push(w.avg_sojourn_us());
             self.busy_fraction.push(if interval_ns > 0 { w.busy_ns as f64 / interval_ns as f64 } else { 0.0 });
-            self.marks.push(w.marks_total());
-            self.drops.push(w.drops_total());
+            self.marks.push(w.total_marks());
+            self.drops.push(w.total_drops());
             self.est_rate_bps.push(capacity_estimate_bps(port, rate_bps, q));
         }
     }
@@ -240,16 +190,16 @@ mod tests {
         port.enqueue(0, Pkt(1000), &mut pool).unwrap();
         port.dequeue(1_000, &mut pool).unwrap();
         port.advance_clock(1_000);
-        let mut start = QueueCounters::of_port(&port);
+        let mut start = port.stats();
         port.dequeue(3_000, &mut pool).unwrap();
         port.advance_clock(5_000);
-        let w = QueueCounters::of_port(&port)[0].since(&start[0]);
-        let end = QueueCounters::of_port(&port);
-        assert_eq!((w.enq_pkts, w.deq_pkts, w.deq_bytes, w.payload_bytes), (0, 1, 1000, 960));
+        let w = port.stats()[0].since(&start[0]);
+        let end = port.stats();
+        assert_eq!((w.enq_pkts, w.deq_pkts, w.deq_bytes, w.deq_payload_bytes), (0, 1, 1000, 960));
         assert_eq!(w.avg_qlen_bytes(4_000), 500.0);
         assert_eq!(w.goodput_bps(4_000), 1.92e9);
         assert_eq!(w.avg_sojourn_us(), Some(3.0));
-        assert_eq!(QueueCounters::default().avg_sojourn_us(), None);
+        assert_eq!(QueueStats::default().avg_sojourn_us(), None);
         let mut ts = TimeSeries::default();
         ts.record(5_000, "p", &port, 1_000_000_000, &mut start, 4_000);
         assert_eq!((ts.len(), ts.avg_qlen_bytes[0], ts.qlen_bytes[0], ts.sojourn_us[0]), (1, 500.0, 0, Some(3.0)));

@@ -518,7 +518,7 @@ impl Harness {
         let port = &mut self.ports[p];
         let q = port.classify(dscp);
         assert!(q < self.cfg.queues);
-        let before = port.stats()[q].clone();
+        let before = port.stats()[q];
         let drops_before = port.total_drops();
         let occ = port.queue_occ()[q];
         let fits_buffer = port.bytes() + size as u64 <= self.cfg.buffer.0;

@@ -26,7 +26,7 @@ use crate::frame::{Frame, FramePool};
 use crate::shaper::TokenBucket;
 use crate::wire::{self, parse_mac, ParseError, L3};
 use ecnlab_core::buffer::BufferPool;
-use ecnlab_core::measure::{by_reason, QueueCounters, TimeSeries};
+use ecnlab_core::measure::{by_reason, TimeSeries};
 use ecnlab_core::port::{Port, QueueStats};
 use ecnlab_core::rng::Stream;
 use ecnlab_core::Nanos;
@@ -187,7 +187,7 @@ pub struct Switch {
     pub window_start: Option<Snapshot>,
     pub window_end: Option<Snapshot>,
     /// Each port's queue counters at the previous time-series sample, and its time.
-    last_sample: Vec<Vec<QueueCounters>>,
+    last_sample: Vec<Vec<QueueStats>>,
     last_sample_ns: Nanos,
 }
 
@@ -226,7 +226,7 @@ impl Switch {
             fib.add_static(parse_mac(&s.mac)?, s.port as u8);
         }
         let peak_before = ports.iter().map(|p| vec![0; p.port.n_queues()]).collect();
-        let last_sample = ports.iter().map(|p| vec![QueueCounters::default(); p.port.n_queues()]).collect();
+        let last_sample = ports.iter().map(|p| vec![QueueStats::default(); p.port.n_queues()]).collect();
         Ok(Switch {
             ports,
             pool: FramePool::new(frames, SLOT_SIZE),
@@ -542,7 +542,7 @@ impl Switch {
                 let queues: Vec<Value> = (0..pb.queues.len())
                     .map(|q| {
                         let (sa, sb) = (&pa.queues[q], &pb.queues[q]);
-                        let w = QueueCounters::of(sb).since(&QueueCounters::of(sa));
+                        let w = sb.since(sa);
                         let max_q = if whole_run { sb.max_bytes.max(self.peak_before[i][q]) } else { sb.max_bytes };
                         let mut v = json!({
                             "queue": q,
@@ -550,10 +550,10 @@ impl Switch {
                             "enq_bytes": w.enq_bytes,
                             "deq_pkts": w.deq_pkts,
                             "deq_bytes": w.deq_bytes,
-                            "payload_bytes": w.payload_bytes,
+                            "payload_bytes": w.deq_payload_bytes,
                             "goodput_bps": w.goodput_bps(dt),
-                            "marks": w.marks_total(),
-                            "drops": w.drops_total(),
+                            "marks": w.total_marks(),
+                            "drops": w.total_drops(),
                             "marks_by_reason": by_reason(&w.marks),
                             "drops_by_reason": by_reason(&w.drops),
                             "unmarkable_by_reason": by_reason(&w.unmarkable),

@@ -19,6 +19,7 @@ pub mod flow;
 pub mod hosts;
 pub mod metrics;
 pub mod packet;
+mod paths;
 pub mod pcap;
 pub mod recorder;
 pub mod routing;

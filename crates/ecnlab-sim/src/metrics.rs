@@ -59,7 +59,7 @@ pub(crate) struct PortView<'a> {
     /// Packets its link sent.
     pub tx_pkts: u64,
     pub port: &'a Port<Packet>,
-    pub snapshot: &'a [QueueCounters],
+    pub snapshot: &'a [QueueStats],
     pub snapshot_tx_bytes: u64,
 }
 
@@ -74,9 +74,9 @@ pub(crate) struct ConnView {
     pub completes_on_ack: bool,
 }
 
-/// The per-queue time series, and the window counters it and the summary are computed
+/// The per-queue time series, and the queue counters it and the summary are computed
 /// from: the core's, which the emulated switch measures with too.
-pub use ecnlab_core::measure::{QueueCounters, TimeSeries};
+pub use ecnlab_core::{measure::TimeSeries, port::QueueStats};
 
 /// One flow's outcome.
 #[derive(Clone, Debug, Serialize)]
@@ -255,7 +255,7 @@ pub(crate) fn summary(
         // that carried traffic.
         let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
         for (q, s) in l.port.stats().iter().enumerate() {
-            let w = QueueCounters::of(s).since(&l.snapshot.get(q).copied().unwrap_or_default());
+            let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
             counters.push(ReasonCounts {
                 marks_by_reason: by_reason(&w.marks),
                 drops_by_reason: by_reason(&w.drops),
@@ -264,16 +264,16 @@ pub(crate) fn summary(
             if !listed {
                 continue;
             }
-            if s.deq_payload_bytes == 0 && s.enq_pkts == 0 && w.drops_total() == 0 {
+            if s.deq_payload_bytes == 0 && s.enq_pkts == 0 && w.total_drops() == 0 {
                 continue; // a queue that never saw a packet
             }
             queues.push(QueueSummary {
                 avg_qlen_bytes: w.avg_qlen_bytes(window_ns),
                 avg_sojourn_us: w.avg_sojourn_us(),
-                drops: w.drops_total(),
+                drops: w.total_drops(),
                 drops_by_reason: by_reason(&w.drops),
                 goodput_bps: w.goodput_bps(window_ns),
-                marks: w.marks_total(),
+                marks: w.total_marks(),
                 marks_by_reason: by_reason(&w.marks),
                 max_qlen_bytes: s.max_bytes,
                 port: l.name.to_string(),
@@ -304,8 +304,8 @@ pub(crate) fn summary(
         .map(|l| {
             let (mut drops, mut byte_ns, mut max_bytes) = (0u64, 0u128, 0u64);
             for (q, s) in l.port.stats().iter().enumerate() {
-                let w = QueueCounters::of(s).since(&l.snapshot.get(q).copied().unwrap_or_default());
-                drops += w.drops_total();
+                let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
+                drops += w.total_drops();
                 byte_ns += w.byte_ns;
                 max_bytes = max_bytes.max(s.max_bytes);
             }
@@ -322,7 +322,7 @@ pub(crate) fn summary(
         let queues: Vec<PausedQueue> = (run.ports.iter())
             .flat_map(|l| {
                 l.port.stats().into_iter().enumerate().filter_map(move |(q, s)| {
-                    let w = QueueCounters::of(&s).since(&l.snapshot.get(q).copied().unwrap_or_default());
+                    let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
                     (w.pauses > 0 || w.paused_ns > 0).then(|| PausedQueue {
                         paused_fraction: w.paused_ns as f64 / window_ns as f64,
                         paused_us: w.paused_ns as f64 / 1e3,

@@ -8,7 +8,8 @@
 //! (tests/observation.rs). [`crate::metrics`] turns what it kept into results.
 
 use crate::wire::Wire;
-use ecnlab_core::measure::{tx_bytes, QueueCounters, TimeSeries};
+use ecnlab_core::measure::{tx_bytes, TimeSeries};
+use ecnlab_core::port::QueueStats;
 use ecnlab_core::units::Nanos;
 use std::borrow::Cow;
 
@@ -17,13 +18,13 @@ pub(crate) struct Recorder {
     pub sample_interval: Nanos,
     pub record_timeseries: bool,
     /// Per link: its queues' counters, and the bytes it had sent, when the window opened.
-    pub snapshot: Vec<Vec<QueueCounters>>,
+    pub snapshot: Vec<Vec<QueueStats>>,
     pub snapshot_tx_bytes: Vec<u64>,
     /// Per connection: bytes acknowledged when the window opened.
     pub acked_at_warmup: Vec<u64>,
     pub timeseries: TimeSeries,
     /// Per link: its queues' counters at the previous sample.
-    last_sample: Vec<Vec<QueueCounters>>,
+    last_sample: Vec<Vec<QueueStats>>,
 }
 
 impl Recorder {
@@ -45,7 +46,7 @@ impl Recorder {
     pub(crate) fn open_window(&mut self, wire: &mut Wire, now: Nanos, seq: u64, acked: impl Iterator<Item = u64>) {
         for i in 0..wire.links.len() {
             let view = wire.port_at(i, now, seq);
-            let snap = QueueCounters::of_port(&view);
+            let snap = view.stats();
             let tx = tx_bytes(&view);
             let occ = matches!(view, Cow::Owned(_)).then(|| view.queue_occ().to_vec());
             match occ {

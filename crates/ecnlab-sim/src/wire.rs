@@ -31,6 +31,7 @@
 
 use crate::event::{Ev, EventQueue};
 use crate::packet::{Kind, Packet};
+use crate::paths;
 use crate::topology::LinkSpec;
 use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::pfc::{self, Pfc, PfcConfig};
@@ -232,7 +233,7 @@ impl Wire {
             // (PFC, the NIC arbiter) keep the two steps: their books see each one.
             let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
             let dropped = &mut self.dropped;
-            let r = port.pass_with(now, pkt, pool, |_, _, _| *dropped += 1);
+            let r = paths::pass_with(port, now, pkt, pool, |_, _, _| *dropped += 1);
             #[cfg(debug_assertions)]
             self.debug_check_port(now, li);
             match r {
@@ -244,7 +245,7 @@ impl Wire {
         }
         let dscp = pkt.dscp;
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
-        let admitted = port.enqueue(now, pkt, pool).is_ok();
+        let admitted = paths::enqueue(port, now, pkt, pool).is_ok();
         #[cfg(debug_assertions)]
         self.debug_check_port(now, li);
         if !admitted {
@@ -401,7 +402,7 @@ impl Wire {
         let dropped = &mut self.dropped;
         // Drops at dequeue (CoDel, ...). A PFC-counted port has none (`config/validate.rs` refuses a
         // scheme that drops at dequeue with PFC; the audit would catch a leak).
-        let next = port.dequeue_with(at, pool, |_, _, _| *dropped += 1);
+        let next = paths::dequeue_with(port, at, pool, |_, _, _| *dropped += 1);
         #[cfg(debug_assertions)]
         self.debug_check_port(now, li);
         let Some((pkt, _)) = next else {

@@ -265,6 +265,17 @@ impl Hooks {
     pub const NONE: Hooks = Hooks { enqueue: false, dequeue: false, queue_state: false };
 }
 
+/// A scheme that never acts: `Marking::None` as a type of its own, so that a port without
+/// marking can run a path with no hook in it (`crate::port::Rest::with`).
+pub struct NoMarking;
+
+impl MarkingScheme for NoMarking {
+    fn hooks(&self) -> Hooks {
+        Hooks::NONE
+    }
+    fn reset(&mut self) {}
+}
+
 /// Scheme names as written in scenario files (`marking.scheme`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -454,7 +465,7 @@ impl Marking {
 }
 
 /// The built scheme as a [`MarkingScheme`]: a port whose scheme has no path of its own
-/// (`crate::port`'s `with_parts`) runs the enum's, one match per call.
+/// (`crate::port::Port::run`, the portable path) runs the enum's, one match per call.
 impl MarkingScheme for Marking {
     #[inline]
     fn on_enqueue(&mut self, now: Nanos, pkt: PacketView, q: &QueueState) -> Decision {

@@ -446,7 +446,7 @@ mod tests {
     #[test]
     fn the_hot_fields_come_first() {
         // With `Sched`'s tag (8 B) and `SpOver::strict` (8 B) before it, at `Port` offset 80
-        // (port.rs), everything up to the round-time flag stays within the port's second line.
+        // (port/storage.rs), everything up to the round-time flag stays within the port's second line.
         use std::mem::offset_of;
         assert_eq!(offset_of!(Dwrr, queues), 0);
         assert!(offset_of!(Dwrr, round) < 128 - 80 - 16, "{}", offset_of!(Dwrr, round));
