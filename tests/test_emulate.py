@@ -142,7 +142,9 @@ def test_dilation_scales_times_and_rates_but_not_sizes():
     from ecnlab.api import resolve
 
     doc = emu.resolve_scenario(resolve("tcn-static"))
-    s = emu.scale_scenario(doc, 10.0, "dilate")
+    plan = emu.emulation_plan(doc, rate="100Mbps", scale="dilate")
+    assert plan["scale"]["factor"] == 10.0
+    s = plan["scenario"]
     ns = emu.parse_time_ns
     assert emu.parse_rate_bps(s["topology"]["link_rate"]) == 100_000_000
     assert ns(s["topology"]["link_delay"]) == 10 * ns(doc["topology"]["link_delay"])
@@ -164,7 +166,7 @@ def test_rate_mode_scales_queue_thresholds_not_times():
     from ecnlab.api import resolve
 
     doc = emu.resolve_scenario(resolve("tcn-static"))
-    s = emu.scale_scenario(doc, 10.0, "rate")
+    s = emu.emulation_plan(doc, rate="100Mbps", scale="rate")["scenario"]
     assert emu.parse_size_bytes(s["marking"]["threshold"]["k"]) == 3200
     assert emu.parse_size_bytes(s["marking"]["ideal"]["k"]) == 3200
     assert s["marking"]["tcn"]["threshold"] == doc["marking"]["tcn"]["threshold"]
@@ -199,7 +201,7 @@ def test_units_are_the_scenario_grammar():
     assert emu.parse_rate_bps(doc["topology"]["link_rate"]) == 25_000_000_000
     assert emu.parse_size_bytes(doc["marking"]["threshold"]["k"]) == 65 * 1000  # MTU = mss + 40
     assert emu.parse_size_bytes(doc["switch"]["buffer"]) == 200 * 1000
-    s = emu.scale_scenario(doc, 10.0, "rate")
+    s = emu.emulation_plan(doc, rate="2.5Gbps", scale="rate")["scenario"]
     assert emu.parse_rate_bps(s["topology"]["link_rate"]) == 2_500_000_000
     assert emu.parse_size_bytes(s["marking"]["threshold"]["k"]) == 6500
     assert emu.parse_rate_bps("100Mbit") == emu.parse_rate_bps("100Mbps") == 100_000_000

@@ -56,13 +56,8 @@ def cdf(tmp_path):
 
 
 def test_the_emulation_carries_the_simulators_flows(tmp_path, cdf):
-    try:
-        exe = emu.switch_binary(build=True)
-        emu.workload_binary(exe)
-    except emu.EmulationError as e:
-        pytest.skip(str(e))
     doc = emu.resolve_scenario(api.resolve(traffic_scenario(cdf, flows=40), []))
-    msgs = emu.generate_messages(doc, 3, 0, tmp_path, exe)
+    msgs = emu.emulation_plan(doc, rate=None, seed=3)["messages"]
     res = api.run(doc, seed=3)
     res.write(tmp_path / "sim")
     sim = _rows(tmp_path / "sim" / "flows.csv")
@@ -85,8 +80,8 @@ def test_the_emulation_carries_the_simulators_flows(tmp_path, cdf):
     emu._fill_ideal_fct(doc, bad)
     assert bad[0]["ideal_fct_us"] is None and bad[0]["slowdown"] is None
     # Dilated x10: the same flows, arrivals 10 x later.
-    scaled = emu.scale_scenario(doc, 10.0, "dilate")
-    slow = emu.generate_messages(scaled, 3, 0, tmp_path, exe)
+    rate = emu.parse_rate_bps(doc["topology"]["link_rate"]) // 10
+    slow = emu.emulation_plan(doc, rate=f"{rate}bps", seed=3)["messages"]
     assert [(m["src"], m["size"], m["class"]) for m in slow] == [(m["src"], m["size"], m["class"]) for m in msgs]
     assert all(abs(a["start_s"] - 10 * b["start_s"]) < 1e-6 for a, b in zip(slow, msgs))
 
@@ -132,7 +127,7 @@ def test_traffic_flows_complete_with_fcts_and_their_own_dscp(tmp_path, cdf, swit
     port0 = next(p for p in report["total"]["ports"] if p["name"] == "s0->h0")
     for c in (0, 1):
         want = sum(int(r["size"]) for r in rows if int(r["class"]) == c)
-        got = port0["queues"][c]["payload_bytes"]
+        got = port0["queues"][c]["deq_payload_bytes"]
         assert want > 0 and want <= got < 1.05 * want + 20_000, (c, want, got)
     assert s["emulation"]["receiver_ce_packets"] > 0 or s["marks"] == 0
     assert s["fct"]["all"]["count"] == 50
@@ -154,8 +149,8 @@ def test_pias_sends_each_flows_first_bytes_in_the_strict_queue(tmp_path, cdf, sw
     report = json.loads((out / "emulation" / "switch-stats.json").read_text())
     q = next(p for p in report["total"]["ports"] if p["name"] == "s0->h0")["queues"]
     head = sum(min(int(r["size"]), 20_000) for r in rows)
-    assert head <= q[0]["payload_bytes"] < head + 30 * 13 + 20_000, (head, q[0]["payload_bytes"])
+    assert head <= q[0]["deq_payload_bytes"] < head + 30 * 13 + 20_000, (head, q[0]["deq_payload_bytes"])
     for c in (1, 2):
         tail = sum(max(0, int(r["size"]) - 20_000) for r in rows if int(r["class"]) == c)
-        assert tail - 20_000 <= q[c]["payload_bytes"] <= 1.05 * tail + 20_000, (c, tail, q[c]["payload_bytes"])
+        assert tail - 20_000 <= q[c]["deq_payload_bytes"] <= 1.05 * tail + 20_000, (c, tail, q[c]["deq_payload_bytes"])
     assert_nothing_left(os.getpid(), out)

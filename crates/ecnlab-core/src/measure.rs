@@ -6,12 +6,14 @@
 //! The simulator (`ecnlab-sim`: the recorder's warm-up snapshot, `summary.json`'s queues,
 //! `timeseries.csv`) and the emulated switch (`ecnlab-emu`: its report's `total` and `window`,
 //! its time series) both measure through this module, so a queue's figures are computed by
-//! one piece of code and mean the same in `ecnlab run` and `ecnlab emulate`.
+//! one piece of code and mean the same in `ecnlab run` and `ecnlab emulate`: a queue of
+//! `summary.json` is a [`QueueSummary`], listed by one rule ([`QueueSummary::of_window`]),
+//! its counts by reason a [`ReasonCounts`].
 
 use crate::marking::Reason;
 use crate::port::{Port, PortPacket, QueueStats};
 use crate::units::Nanos;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What the difference of two snapshots of a queue says: the window's counts, and the
@@ -71,6 +73,80 @@ pub fn by_reason(counts: &[u64; Reason::COUNT]) -> BTreeMap<String, u64> {
         .filter(|r| counts[**r as usize] > 0)
         .map(|r| (r.name().to_string(), counts[*r as usize]))
         .collect()
+}
+
+/// One switch queue over the window, as `summary.json` lists it (`queues`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueSummary {
+    pub avg_qlen_bytes: f64,
+    pub avg_sojourn_us: Option<f64>,
+    pub drops: u64,
+    pub drops_by_reason: BTreeMap<String, u64>,
+    /// TCP payload sent from the queue (simulator), application bytes received by the
+    /// flows of the queue (emulator), as a rate.
+    pub goodput_bps: f64,
+    pub marks: u64,
+    pub marks_by_reason: BTreeMap<String, u64>,
+    pub max_qlen_bytes: u64,
+    pub port: String,
+    pub queue: u64,
+    /// What the emulated switch counted as sent from the queue (emulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_goodput_bps: Option<f64>,
+}
+
+/// Counters by reason of one queue over the window (names as `ecnlab_core::marking::Reason`,
+/// zero counts left out).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReasonCounts {
+    #[serde(default)]
+    pub marks_by_reason: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub drops_by_reason: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub unmarkable_by_reason: BTreeMap<String, u64>,
+}
+
+impl QueueSummary {
+    /// Queue `queue` of the port named `port` over a window of `window_ns`: `window` its
+    /// counts in the window ([`QueueStats::since`]), `total` over the whole run. None for a
+    /// queue that never saw a packet: it admitted none in the whole run and dropped none in
+    /// the window. The one rule by which both engines list their queues.
+    pub fn of_window(
+        port: &str,
+        queue: usize,
+        total: &QueueStats,
+        window: &QueueStats,
+        window_ns: Nanos,
+    ) -> Option<Self> {
+        if total.enq_pkts == 0 && window.total_drops() == 0 {
+            return None;
+        }
+        Some(QueueSummary {
+            avg_qlen_bytes: window.avg_qlen_bytes(window_ns),
+            avg_sojourn_us: window.avg_sojourn_us(),
+            drops: window.total_drops(),
+            drops_by_reason: by_reason(&window.drops),
+            goodput_bps: window.goodput_bps(window_ns),
+            marks: window.total_marks(),
+            marks_by_reason: by_reason(&window.marks),
+            max_qlen_bytes: window.max_bytes,
+            port: port.to_string(),
+            queue: queue as u64,
+            switch_goodput_bps: None,
+        })
+    }
+}
+
+impl ReasonCounts {
+    /// A window's counts by reason ([`by_reason`]).
+    pub fn of(window: &QueueStats) -> Self {
+        ReasonCounts {
+            marks_by_reason: by_reason(&window.marks),
+            drops_by_reason: by_reason(&window.drops),
+            unmarkable_by_reason: by_reason(&window.unmarkable),
+        }
+    }
 }
 
 /// Queue `q`'s capacity as the port's marking scheme estimates it: TCN Alg. 1's or the

@@ -8,9 +8,9 @@
 use ecnlab_core::port::PortConfig;
 use ecnlab_core::units::{ByteSize, Duration, Rate};
 use ecnlab_core::MarkingConfig;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmuConfig {
     /// One entry per switch port, in port order.
@@ -60,6 +60,27 @@ pub struct EmuConfig {
     pub realtime_priority: Option<u8>,
 }
 
+/// A switch without ports, every other field at its default (a file's omitted fields).
+impl Default for EmuConfig {
+    fn default() -> Self {
+        EmuConfig {
+            ports: Vec::new(),
+            switch: PortConfig::default(),
+            marking: MarkingConfig::default(),
+            shaper: ShaperConfig::default(),
+            non_ip_dscp: 0,
+            static_macs: Vec::new(),
+            learn: yes(),
+            seed: 0,
+            pool_frames: None,
+            socket_rcvbuf: default_rcvbuf(),
+            stats_interval: None,
+            spin: Duration(0),
+            realtime_priority: None,
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -67,7 +88,7 @@ fn default_rcvbuf() -> ByteSize {
     ByteSize(4_000_000)
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortSpec {
     /// Interface to bind (in the switch's network namespace).
@@ -87,7 +108,7 @@ pub struct PortSpec {
     pub delay: Duration,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ShaperConfig {
     /// Shaper rate as a fraction of the port's rate. Default 0.995 (TCN §5: 995 Mbit/s on
@@ -107,7 +128,7 @@ impl Default for ShaperConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StaticMac {
     pub mac: String,

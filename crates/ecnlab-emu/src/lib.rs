@@ -13,7 +13,9 @@
 //! - [`fib`]: MAC learning and static entries;
 //! - [`shaper`]: the per-port token bucket;
 //! - [`switch`]: ingress, egress and counters, without sockets (unit-tested);
+//! - [`report`]: what the switch measured, typed (the core's queue figures);
 //! - [`config`]: the JSON configuration;
+//! - [`plan`]: the emulation plan `ecnlab emulate` carries out, built once from the resolved scenario;
 //! - [`sys`]: the system calls (the only `unsafe` code).
 //!
 //! The binary `ecnlab-switch` runs one single-threaded event loop: receive batches from
@@ -23,6 +25,8 @@
 pub mod config;
 pub mod fib;
 pub mod frame;
+pub mod plan;
+pub mod report;
 pub mod shaper;
 pub mod switch;
 pub mod sys;

@@ -10,6 +10,7 @@
 //! (JSON: `total` and `window` counters per port and queue) to `--stats` or stdout.
 
 use ecnlab_emu::config::EmuConfig;
+use ecnlab_emu::report::Meter;
 use ecnlab_emu::switch::{Switch, SLOT_SIZE};
 use ecnlab_emu::sys::{self, PacketSocket};
 use std::io::Write;
@@ -98,6 +99,7 @@ fn run() -> Result<(), String> {
         })
         .collect::<Result<_, _>>()?;
     let mut sw = Switch::new(&cfg, sys::realtime_ns())?;
+    let mut meter = Meter::new(&sw, sw.start_ns);
     let mut ts_out = match &args.timeseries {
         Some(p) => {
             Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?))
@@ -128,11 +130,11 @@ fn run() -> Result<(), String> {
     while !sys::STOP.load(Ordering::SeqCst) {
         if sys::WINDOW_START.swap(false, Ordering::SeqCst) {
             read_sockstats(&mut sw);
-            sw.start_window(sys::realtime_ns());
+            meter.start_window(&mut sw, sys::realtime_ns());
         }
         if sys::WINDOW_END.swap(false, Ordering::SeqCst) {
             read_sockstats(&mut sw);
-            sw.end_window(sys::realtime_ns());
+            meter.end_window(&mut sw, sys::realtime_ns());
         }
         // Ingress: a batch from each port in turn.
         let mut got = 0usize;
@@ -184,7 +186,7 @@ fn run() -> Result<(), String> {
             if now >= t {
                 if let Some(w) = ts_out.as_mut() {
                     // One line per sample: its rows of the time series, as columns.
-                    let _ = serde_json::to_writer(&mut *w, &sw.sample(now)).map(|_| writeln!(w));
+                    let _ = serde_json::to_writer(&mut *w, &meter.sample(&mut sw, now)).map(|_| writeln!(w));
                 }
                 next_sample = Some(t + d * ((now - t) / d + 1));
             }
@@ -211,10 +213,8 @@ fn run() -> Result<(), String> {
     }
     read_sockstats(&mut sw);
     let now = sys::realtime_ns();
-    let mut report = sw.report(now);
-    if let Some(e) = tx_error {
-        report["first_tx_error"] = serde_json::json!(e);
-    }
+    let mut report = meter.report(&mut sw, now);
+    report.first_tx_error = tx_error;
     let text = serde_json::to_string_pretty(&report).unwrap() + "\n";
     if let Some(w) = ts_out.as_mut() {
         let _ = w.flush();

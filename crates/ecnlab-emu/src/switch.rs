@@ -10,10 +10,9 @@
 //! scheme drops at dequeue (CoDel in drop mode, a mark on a not-ECT packet under
 //! `non_ect = "drop"`), and its slot goes back to the pool there.
 //!
-//! Measurement: the report's per-queue figures (`total`, `window`) and the time series are
-//! differences of the port's own counters, computed by [`ecnlab_core::measure`], the code the
-//! simulator measures with; this module adds only what a switch on sockets has and the
-//! simulator has not (frames by kind, ingress drops, socket and pool counters).
+//! Measurement: [`crate::report`] (the report and the time series, by
+//! [`ecnlab_core::measure`], the code the simulator measures with); here the counters only a
+//! switch on sockets has ([`PortCounters`]: frames by kind, ingress drops, socket counters).
 //!
 //! Propagation delay: each port's link delay is applied inside the switch by two delay
 //! lines (FIFOs ordered by release time, since the delay of a port is constant): frames
@@ -26,36 +25,29 @@ use crate::frame::{Frame, FramePool};
 use crate::shaper::TokenBucket;
 use crate::wire::{self, parse_mac, ParseError, L3};
 use ecnlab_core::buffer::BufferPool;
-use ecnlab_core::measure::{by_reason, TimeSeries};
-use ecnlab_core::port::{Port, QueueStats};
+use ecnlab_core::port::Port;
 use ecnlab_core::rng::Stream;
 use ecnlab_core::Nanos;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 use std::collections::VecDeque;
 
 /// Largest frame a slot holds (1500-byte MTU, two VLAN tags, with room to spare). Longer
 /// frames (GRO/TSO left on) are dropped and counted as `oversize`.
 pub const SLOT_SIZE: usize = 2048;
 
-/// Declares [`PortCounters`]: one `u64` per field, with the window difference and the
-/// JSON of the report generated from the same list, so a new counter cannot be forgotten in
-/// either.
+/// Declares [`PortCounters`]: one `u64` per field, with the window difference generated
+/// from the same list, so a new counter cannot be forgotten in it.
 macro_rules! port_counters {
     ($($(#[doc = $doc:literal])* $name:ident,)*) => {
         /// Per-port counters outside the port model.
-        #[derive(Clone, Debug, Default)]
+        #[derive(Clone, Debug, Default, Serialize)]
         pub struct PortCounters {
             $($(#[doc = $doc])* pub $name: u64,)*
         }
 
         impl PortCounters {
-            fn diff(&self, o: &PortCounters) -> PortCounters {
+            pub(crate) fn diff(&self, o: &PortCounters) -> PortCounters {
                 PortCounters { $($name: self.$name - o.$name,)* }
-            }
-            fn to_json(&self) -> Value {
-                let mut m = Map::new();
-                $(m.insert(stringify!($name).into(), json!(self.$name));)*
-                Value::Object(m)
             }
         }
     };
@@ -155,20 +147,6 @@ pub struct EgressPort {
     egress_line: VecDeque<(Nanos, u32, u16)>,
 }
 
-/// Counters of the whole switch at one instant; two snapshots give a window.
-#[derive(Clone, Debug)]
-pub struct Snapshot {
-    pub at_ns: Nanos,
-    pub ports: Vec<PortSnapshot>,
-}
-
-#[derive(Clone, Debug)]
-pub struct PortSnapshot {
-    pub counters: PortCounters,
-    /// The port's queue statistics (their counters, and the peaks up to then).
-    pub queues: Vec<QueueStats>,
-}
-
 pub struct Switch {
     pub ports: Vec<EgressPort>,
     pub pool: FramePool,
@@ -177,18 +155,10 @@ pub struct Switch {
     non_ip_dscp: u8,
     overhead: u64,
     /// `shaper.rate_fraction`, reported so that the caller need not know its default.
-    shaper_rate_fraction: f64,
+    pub(crate) shaper_rate_fraction: f64,
     pub start_ns: Nanos,
     /// Frames handed to an egress socket.
     pub frames_forwarded: u64,
-    /// Largest queue length per port and queue before the window started (`reset_peak`
-    /// restarts the port's own maximum at the window start).
-    peak_before: Vec<Vec<u64>>,
-    pub window_start: Option<Snapshot>,
-    pub window_end: Option<Snapshot>,
-    /// Each port's queue counters at the previous time-series sample, and its time.
-    last_sample: Vec<Vec<QueueStats>>,
-    last_sample_ns: Nanos,
 }
 
 impl Switch {
@@ -225,8 +195,6 @@ impl Switch {
         for s in &cfg.static_macs {
             fib.add_static(parse_mac(&s.mac)?, s.port as u8);
         }
-        let peak_before = ports.iter().map(|p| vec![0; p.port.n_queues()]).collect();
-        let last_sample = ports.iter().map(|p| vec![QueueStats::default(); p.port.n_queues()]).collect();
         Ok(Switch {
             ports,
             pool: FramePool::new(frames, SLOT_SIZE),
@@ -237,11 +205,6 @@ impl Switch {
             shaper_rate_fraction: cfg.shaper.rate_fraction,
             start_ns: now,
             frames_forwarded: 0,
-            peak_before,
-            window_start: None,
-            window_end: None,
-            last_sample,
-            last_sample_ns: now,
         })
     }
 
@@ -449,166 +412,18 @@ impl Switch {
         }
         t
     }
-
-    pub fn snapshot(&mut self, now: Nanos) -> Snapshot {
-        let ports = self
-            .ports
-            .iter_mut()
-            .map(|p| {
-                p.port.advance_clock(now);
-                PortSnapshot { counters: p.counters.clone(), queues: p.port.stats() }
-            })
-            .collect();
-        Snapshot { at_ns: now, ports }
-    }
-
-    /// Start the measurement window: counters are reported relative to now, and queue
-    /// maxima restart.
-    pub fn start_window(&mut self, now: Nanos) {
-        for (i, p) in self.ports.iter_mut().enumerate() {
-            for (q, s) in p.port.stats().iter().enumerate() {
-                self.peak_before[i][q] = self.peak_before[i][q].max(s.max_bytes);
-            }
-            p.port.reset_peak();
-        }
-        self.window_start = Some(self.snapshot(now));
-        self.window_end = None;
-    }
-
-    /// End the measurement window (the final report still covers the whole run too).
-    pub fn end_window(&mut self, now: Nanos) {
-        if self.window_start.is_some() && self.window_end.is_none() {
-            self.window_end = Some(self.snapshot(now));
-        }
-    }
-
-    /// The report: `total` (since start) and `window` (between `start_window` and
-    /// `end_window` or now; equal to `total` if no window was started).
-    pub fn report(&mut self, now: Nanos) -> Value {
-        let cur = self.snapshot(now);
-        let zero = Snapshot {
-            at_ns: self.start_ns,
-            ports: cur
-                .ports
-                .iter()
-                .map(|p| PortSnapshot {
-                    counters: PortCounters::default(),
-                    queues: vec![QueueStats::default(); p.queues.len()],
-                })
-                .collect(),
-        };
-        let total = self.section(&zero, &cur, true);
-        let window = match (&self.window_start, &self.window_end) {
-            (Some(a), Some(b)) => self.section(a, b, false),
-            (Some(a), None) => self.section(a, &cur, false),
-            (None, _) => total.clone(),
-        };
-        let pool_exhausted: u64 = self.ports.iter().map(|p| p.counters.pool_exhausted).sum();
-        let mut drops = Map::new();
-        let mut kinds = Map::new();
-        for p in &self.ports {
-            for (k, v) in p.counters.ingress_drops() {
-                *drops.entry(k).or_insert(json!(0u64)) = json!(drops.get(k).and_then(Value::as_u64).unwrap_or(0) + v);
-            }
-            for (k, v) in p.counters.ingress_kinds() {
-                *kinds.entry(k).or_insert(json!(0u64)) = json!(kinds.get(k).and_then(Value::as_u64).unwrap_or(0) + v);
-            }
-        }
-        json!({
-            "ingress_drops_by_reason": drops,
-            "ingress_by_kind": kinds,
-            "fib_full": self.ports.iter().map(|p| p.counters.fib_full).sum::<u64>(),
-            "start_ns": self.start_ns,
-            "now_ns": now,
-            "frames_forwarded": self.frames_forwarded,
-            "frames_received": self.ports.iter().map(|p| p.counters.rx_frames).sum::<u64>(),
-            "socket_drops": self.ports.iter().map(|p| p.counters.socket_drops).sum::<u64>(),
-            "frame_pool": {"slots": self.pool.capacity(), "free": self.pool.available(), "exhausted": pool_exhausted},
-            "shaper_rate_fraction": self.shaper_rate_fraction,
-            "total": total,
-            "window": window,
-        })
-    }
-
-    fn section(&self, a: &Snapshot, b: &Snapshot, whole_run: bool) -> Value {
-        let dt = b.at_ns.saturating_sub(a.at_ns).max(1);
-        let ports: Vec<Value> = self
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let (pa, pb) = (&a.ports[i], &b.ports[i]);
-                let occ = p.port.queue_occ();
-                let queues: Vec<Value> = (0..pb.queues.len())
-                    .map(|q| {
-                        let (sa, sb) = (&pa.queues[q], &pb.queues[q]);
-                        let w = sb.since(sa);
-                        let max_q = if whole_run { sb.max_bytes.max(self.peak_before[i][q]) } else { sb.max_bytes };
-                        let mut v = json!({
-                            "queue": q,
-                            "enq_pkts": w.enq_pkts,
-                            "enq_bytes": w.enq_bytes,
-                            "deq_pkts": w.deq_pkts,
-                            "deq_bytes": w.deq_bytes,
-                            "payload_bytes": w.deq_payload_bytes,
-                            "goodput_bps": w.goodput_bps(dt),
-                            "marks": w.total_marks(),
-                            "drops": w.total_drops(),
-                            "marks_by_reason": by_reason(&w.marks),
-                            "drops_by_reason": by_reason(&w.drops),
-                            "unmarkable_by_reason": by_reason(&w.unmarkable),
-                            "avg_qlen_bytes": w.avg_qlen_bytes(dt),
-                            "max_qlen_bytes": max_q,
-                            "qlen_bytes": occ[q].bytes,
-                            "avg_sojourn_us": w.avg_sojourn_us(),
-                        });
-                        if whole_run {
-                            v["max_sojourn_us"] = json!(sb.sojourn_max_ns as f64 / 1e3);
-                        }
-                        v
-                    })
-                    .collect();
-                let mut v = pb.counters.diff(&pa.counters).to_json();
-                let m = v.as_object_mut().unwrap();
-                m.insert("name".into(), json!(p.name));
-                m.insert("ifname".into(), json!(p.ifname));
-                m.insert("rate_bps".into(), json!(p.rate_bps));
-                m.insert("shaper_rate_bps".into(), json!(p.shaper.rate_bps()));
-                m.insert("shaper_burst_bytes".into(), json!(p.shaper.burst_bytes()));
-                m.insert("delay_ns".into(), json!(p.delay_ns));
-                m.insert("queues".into(), Value::Array(queues));
-                v
-            })
-            .collect();
-        json!({"from_ns": a.at_ns, "to_ns": b.at_ns, "duration_s": dt as f64 / 1e9, "ports": ports})
-    }
-
-    /// The time series' rows of the period since the previous sample (or the start), one per
-    /// port and queue: the simulator's `timeseries.csv` rows, by the same code. `t_s` is
-    /// the switch's clock (CLOCK_REALTIME).
-    pub fn sample(&mut self, now: Nanos) -> TimeSeries {
-        let mut ts = TimeSeries::default();
-        let interval = now.saturating_sub(self.last_sample_ns).max(1);
-        for (p, prev) in self.ports.iter_mut().zip(self.last_sample.iter_mut()) {
-            p.port.advance_clock(now);
-            ts.record(now, &p.name, &p.port, p.rate_bps, prev, interval);
-        }
-        self.last_sample_ns = now;
-        ts
-    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::config::ShaperConfig;
     use crate::wire::tests::{ether_frame, refresh_checksum, tcp_frame, tcp_frame_with_options};
     use crate::wire::{ipv4_checksum_ok, Mac, ECN_CE, ECN_ECT0};
     use ecnlab_core::marking::Reason;
 
-    const H: [Mac; 3] = [[2, 0xec, 0, 0, 0, 1], [2, 0xec, 0, 0, 0, 2], [2, 0xec, 0, 0, 0, 3]];
+    pub(crate) const H: [Mac; 3] = [[2, 0xec, 0, 0, 0, 1], [2, 0xec, 0, 0, 0, 2], [2, 0xec, 0, 0, 0, 3]];
 
-    fn cfg(extra: &str) -> EmuConfig {
+    pub(crate) fn cfg(extra: &str) -> EmuConfig {
         let text = format!(
             r#"{{"ports": [{{"ifname": "p0", "name": "s0->h0", "rate": "100Mbps"}},
                           {{"ifname": "p1", "rate": "100Mbps"}}, {{"ifname": "p2", "rate": "100Mbps"}}],
@@ -617,13 +432,13 @@ mod tests {
         EmuConfig::from_json(&text).unwrap()
     }
 
-    fn rx(sw: &mut Switch, port: usize, bytes: &[u8], t: Nanos) {
+    pub(crate) fn rx(sw: &mut Switch, port: usize, bytes: &[u8], t: Nanos) {
         let slot = sw.pool.alloc().unwrap();
         sw.pool.slot_mut(slot)[..bytes.len()].copy_from_slice(bytes);
         sw.on_frame(port, slot, bytes.len(), t);
     }
 
-    fn drain(sw: &mut Switch, now: Nanos) -> Vec<(usize, Vec<u8>)> {
+    pub(crate) fn drain(sw: &mut Switch, now: Nanos) -> Vec<(usize, Vec<u8>)> {
         let mut out = Vec::new();
         sw.transmit(now, |p, b| {
             out.push((p, b.to_vec()));
@@ -735,68 +550,6 @@ mod tests {
         assert_eq!(sw.pool.available(), free, "every slot is back in the pool");
     }
 
-    #[test]
-    fn non_ip_frames_use_the_configured_dscp_and_report_has_window() {
-        let cfgx = cfg(r#", "non_ip_dscp": 2, "switch": {"queues": 3}"#);
-        let mut sw = Switch::new(&cfgx, 0).unwrap();
-        let mut arp = H[0].to_vec();
-        arp.extend_from_slice(&H[1]);
-        arp.extend_from_slice(&[0x08, 0x06]);
-        arp.resize(42, 0);
-        rx(&mut sw, 1, &arp, 10);
-        assert_eq!(sw.ports[0].port.queue_occ()[2].pkts, 1);
-        sw.start_window(100);
-        drain(&mut sw, 1_000_000);
-        let r = sw.report(2_000_000);
-        assert_eq!(r["window"]["ports"][0]["queues"][2]["deq_pkts"], 1);
-        assert_eq!(r["window"]["ports"][0]["queues"][2]["enq_pkts"], 0);
-        assert_eq!(r["total"]["ports"][0]["queues"][2]["enq_pkts"], 1);
-        assert_eq!(r["total"]["ports"][0]["name"], "s0->h0");
-        // The shaper's rate fraction is the switch's default, reported for `ecnlab emulate`.
-        assert_eq!(r["shaper_rate_fraction"], ShaperConfig::default().rate_fraction);
-    }
-
-    /// The time series and the report measure alike (both are `ecnlab_core::measure`): the
-    /// rows of a sample taken at the window's start and end are the report's window, queue by
-    /// queue; goodput counts the frames' TCP payload; the scheme's capacity estimate is a
-    /// column, as in the simulator's `timeseries.csv`.
-    #[test]
-    fn time_series_rows_are_the_report_window() {
-        let extra = r#", "switch": {"queues": 2}, "marking": {"scheme": "ideal", "ideal": {"k": "3KB"}}"#;
-        let mut sw = Switch::new(&cfg(extra), 0).unwrap();
-        let (t0, t1) = (1_000_000, 9_000_000);
-        sw.sample(t0);
-        sw.start_window(t0);
-        for i in 0..30 {
-            rx(
-                &mut sw,
-                1 + i % 2,
-                &tcp_frame(H[0], H[1 + i % 2], ((i % 2) << 2) as u8 | ECN_ECT0, 1448),
-                t0 + i as u64,
-            );
-        }
-        let mut t = t0;
-        while t < t1 {
-            t += 50_000;
-            drain(&mut sw, t);
-        }
-        let ts = sw.sample(t1);
-        let r = sw.report(t1);
-        assert_eq!(ts.len(), 3 * 2, "a row per port and queue");
-        assert_eq!((ts.t_s[0], ts.port[0].as_str()), (t1 as f64 / 1e9, "s0->h0"));
-        let w = &r["window"]["ports"][0]["queues"];
-        for q in 0..2 {
-            assert_eq!(w[q]["deq_pkts"], 15);
-            assert_eq!(w[q]["payload_bytes"], 15 * 1448);
-            assert_eq!(ts.goodput_bps[q], w[q]["goodput_bps"].as_f64().unwrap());
-            assert_eq!(ts.avg_qlen_bytes[q], w[q]["avg_qlen_bytes"].as_f64().unwrap());
-            assert_eq!(ts.sojourn_us[q], w[q]["avg_sojourn_us"].as_f64());
-            assert_eq!(ts.marks[q], w[q]["marks"].as_u64().unwrap());
-            assert!(ts.marks[q] > 0, "a 3 KB threshold marks a 15-frame burst");
-            assert!(ts.est_rate_bps[q].is_some_and(|c| c > 0.0), "the oracle's capacity is a column");
-        }
-    }
-
     /// Every kind of frame a port can receive, as the ingress path sees it: each lands in
     /// its own counter, the droppable ones free their slot at once, the forwardable ones
     /// leave (unmarked unless ECT IPv4), and a valid frame after all of them still goes
@@ -873,14 +626,9 @@ mod tests {
         let out = drain(&mut sw, t + 3_000_000);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].1[15] & 3, ECN_CE);
-        let r = sw.report(t + 3_000_000);
-        let d = &r["ingress_drops_by_reason"];
-        assert_eq!(
-            (d["runt"].as_u64(), d["ipv4_malformed"].as_u64(), d["link_local"].as_u64()),
-            (Some(3), Some(3), Some(2))
-        );
-        assert_eq!(r["ingress_by_kind"]["ipv6"], 1);
-        assert_eq!(r["total"]["ports"][1]["ipv4_bad_checksum"], 1);
+        // The report's sums of these (`crate::report`) read the same counters.
+        let drops: std::collections::BTreeMap<_, _> = sw.ports[1].counters.ingress_drops().into_iter().collect();
+        assert_eq!((drops["runt"], drops["ipv4_malformed"], drops["link_local"]), (3, 3, 2));
     }
 
     /// A flood of frames from ever-new source MACs to unknown destinations: the learned

@@ -175,6 +175,20 @@ fn check_summary(summary_json: &str) -> PyResult<()> {
     })
 }
 
+/// The emulation plan of a resolved scenario (JSON text, `resolve_json`'s) under
+/// `ecnlab emulate`'s options (JSON text of `ecnlab_emu::plan::PlanOptions`): every unit
+/// parsed, the scenario scaled, the switch's configuration, the flows, messages and probes
+/// (`ecnlab_emu::plan`). JSON text. Raises ValueError with one line for what the emulator
+/// cannot run.
+#[pyfunction]
+fn emulation_plan(resolved_json: &str, options_json: &str) -> PyResult<String> {
+    let opts: ecnlab_emu::plan::PlanOptions =
+        serde_json::from_str(options_json).map_err(|e| value_error(format!("emulate options: {e}")))?;
+    let doc: serde_json::Value = serde_json::from_str(resolved_json).map_err(|e| value_error(e.to_string()))?;
+    let plan = ecnlab_emu::plan::plan(&doc, &opts).map_err(value_error)?;
+    serde_json::to_string(&plan).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The FCT size classes of `summary.json` (`ecnlab_sim::summary::FCT_CLASSES`), in report
 /// order: `(name, above, up_to)`, flows of `above < size <= up_to` bytes (None: no bound).
 #[pyfunction]
@@ -248,6 +262,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(summary_from_measurements, m)?)?;
     m.add_function(wrap_pyfunction!(check_summary, m)?)?;
     m.add_function(wrap_pyfunction!(fct_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation_plan, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     // What the core was built from (build.rs): the key of every stored sweep run.
     m.add("ENGINE", env!("ECNLAB_ENGINE"))?;

@@ -15,7 +15,7 @@ use crate::summary::{
 use crate::topology::Net;
 use crate::traffic::Probe;
 use crate::workload::FlowArrival;
-use ecnlab_core::measure::{by_reason, tx_bytes};
+use ecnlab_core::measure::tx_bytes;
 use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
 use serde::Serialize;
@@ -256,30 +256,10 @@ pub(crate) fn summary(
         let listed = l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0);
         for (q, s) in l.port.stats().iter().enumerate() {
             let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
-            counters.push(ReasonCounts {
-                marks_by_reason: by_reason(&w.marks),
-                drops_by_reason: by_reason(&w.drops),
-                unmarkable_by_reason: by_reason(&w.unmarkable),
-            });
-            if !listed {
-                continue;
+            counters.push(ReasonCounts::of(&w));
+            if listed {
+                queues.extend(QueueSummary::of_window(l.name, q, s, &w, window_ns));
             }
-            if s.deq_payload_bytes == 0 && s.enq_pkts == 0 && w.total_drops() == 0 {
-                continue; // a queue that never saw a packet
-            }
-            queues.push(QueueSummary {
-                avg_qlen_bytes: w.avg_qlen_bytes(window_ns),
-                avg_sojourn_us: w.avg_sojourn_us(),
-                drops: w.total_drops(),
-                drops_by_reason: by_reason(&w.drops),
-                goodput_bps: w.goodput_bps(window_ns),
-                marks: w.total_marks(),
-                marks_by_reason: by_reason(&w.marks),
-                max_qlen_bytes: s.max_bytes,
-                port: l.name.to_string(),
-                queue: q as u64,
-                switch_goodput_bps: None,
-            });
         }
     }
     // Link utilization of switch ports that carried traffic in the window.

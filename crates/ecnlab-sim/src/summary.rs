@@ -11,6 +11,9 @@
 //! run cannot measure are `Option`s left out of the JSON when `None` (the emulator has no
 //! `fct_by_class`, `ports`, `nics`, `long_flows` or `counting`; the simulator no `emulation`).
 
+/// A queue over the window, and its counts by reason: the core's, which both engines'
+/// switches measure with (`ecnlab_core::measure`).
+pub use ecnlab_core::measure::{QueueSummary, ReasonCounts};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -151,26 +154,6 @@ pub struct FlowCounts {
     pub not_started: u64,
 }
 
-/// One switch queue over the window.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct QueueSummary {
-    pub avg_qlen_bytes: f64,
-    pub avg_sojourn_us: Option<f64>,
-    pub drops: u64,
-    pub drops_by_reason: BTreeMap<String, u64>,
-    /// TCP payload sent from the queue (simulator), application bytes received by the
-    /// flows of the queue (emulator), as a rate.
-    pub goodput_bps: f64,
-    pub marks: u64,
-    pub marks_by_reason: BTreeMap<String, u64>,
-    pub max_qlen_bytes: u64,
-    pub port: String,
-    pub queue: u64,
-    /// What the emulated switch counted as sent from the queue (emulator only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub switch_goodput_bps: Option<f64>,
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PortUtilization {
     pub port: String,
@@ -253,18 +236,6 @@ pub struct ProbeSamples {
     pub dst: u16,
     pub class: u8,
     pub rtt_us: Vec<f64>,
-}
-
-/// Counters by reason of one queue over the window (names as `ecnlab_core::marking::Reason`,
-/// zero counts left out).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReasonCounts {
-    #[serde(default)]
-    pub marks_by_reason: BTreeMap<String, u64>,
-    #[serde(default)]
-    pub drops_by_reason: BTreeMap<String, u64>,
-    #[serde(default)]
-    pub unmarkable_by_reason: BTreeMap<String, u64>,
 }
 
 /// What a run measured, from which [`Summary::build`] makes its summary: the simulator

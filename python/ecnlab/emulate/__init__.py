@@ -17,7 +17,7 @@ The TCN paper evaluated its schemes on a server-emulated switch carrying real TC
 - a small traffic agent per host (this module, ``--agent``): long-lived, rate-limited
   (kernel-paced) and sized TCP flows with DSCP set per socket (IP_TOS) and congestion
   control per socket (TCP_CONGESTION); ``[[traffic]]`` messages (the simulator's own flow
-  arrivals, from ``ecnlab-workload``) over persistent connections, DSCP set per message,
+  arrivals, drawn into the emulation plan) over persistent connections, DSCP set per message,
   FCT per message; ICMP echo probes with the probe's DSCP, timed with the kernel's receive
   timestamp; application-layer byte counts sampled over time;
 - DCTCP in the kernel: ecnlab's own BPF struct_ops congestion controls
@@ -50,9 +50,11 @@ VM (the switch's thread also carries the kernel's veth delivery work); ``--rate 
 picks 100 Mbit/s for faster scenarios.
 
 Python API: :func:`emulate`. Command line: :func:`main` (``ecnlab emulate``). The package:
-``common`` (errors, constants), ``units`` (units, scaling), ``namespaces`` (the
-environment), ``kernel_cc`` (BPF DCTCP), ``agent`` (traffic agents), ``run`` (the run,
-its results), ``command`` (the command line).
+``common`` (errors, constants), ``units`` (the resolved scenario, units), ``plan`` (the
+emulation plan the core builds: scaling, units, flows, the switch's configuration),
+``namespaces`` (the environment), ``kernel_cc`` (BPF DCTCP), ``agent`` (traffic agents),
+``run`` (the run: plan, namespaces, switch, agents), ``collect`` (its results in the files
+of ``ecnlab run``), ``command`` (the command line).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ from .namespaces import (_delete_namespaces, _in_netns, _new_prefix, _offloads_o
                          _write_sysctls)
 from .kernel_cc import *  # noqa: F401,F403
 from .kernel_cc import _core_defaults  # noqa: F401
+from .plan import *  # noqa: F401,F403
+from .collect import *  # noqa: F401,F403
 from .run import *  # noqa: F401,F403
 from .run import _fill_ideal_fct, _readline, _why  # noqa: F401
 from .command import main  # noqa: F401

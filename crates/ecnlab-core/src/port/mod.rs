@@ -73,6 +73,16 @@ pub struct PortConfig {
     pub pfc: PfcConfig,
 }
 
+impl PortConfig {
+    /// The queue a packet of DSCP `dscp` (its low six bits) joins: `dscp_to_queue[dscp]`,
+    /// else `min(dscp, queues - 1)`. The port classifies by this table (built once, checked:
+    /// `Port::new`); the emulator's hosts read it to attribute their flows to queues.
+    pub fn classify(&self, dscp: u8) -> usize {
+        let d = (dscp & 63) as usize;
+        self.dscp_to_queue.get(d).copied().unwrap_or(d.min(self.queues.max(1) - 1))
+    }
+}
+
 impl Default for PortConfig {
     fn default() -> Self {
         PortConfig {
@@ -154,13 +164,11 @@ impl<P: PortPacket> Port<P> {
         let mut dscp_map = [0u8; 64];
         let default_dscp_map = cfg.dscp_to_queue.iter().enumerate().all(|(d, &q)| q == d.min(n - 1));
         for (d, slot) in dscp_map.iter_mut().enumerate() {
-            *slot = match cfg.dscp_to_queue.get(d) {
-                Some(&q) if q < n => q as u8,
-                Some(&q) => {
-                    return Err(format!("switch.dscp_to_queue[{d}]: queue {q} does not exist (the port has {n})"))
-                }
-                None => d.min(n - 1) as u8,
-            };
+            let q = cfg.classify(d as u8);
+            if q >= n {
+                return Err(format!("switch.dscp_to_queue[{d}]: queue {q} does not exist (the port has {n})"));
+            }
+            *slot = q as u8;
         }
         let mut sched = Sched::build(&cfg.scheduler, n, link_rate_bps).map_err(|e| format!("switch.scheduler.{e}"))?;
         marking.mq_ecn.check_round().map_err(|e| format!("marking.mq_ecn.{e}"))?;
