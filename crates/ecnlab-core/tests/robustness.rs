@@ -322,7 +322,7 @@ fn port_config(n: usize) -> impl Strategy<Value = PortConfig> {
             dscp_to_queue: dscp,
             scheduler,
             pool: pool.map(ByteSize),
-            pfc: Default::default(),
+            ..Default::default()
         })
 }
 

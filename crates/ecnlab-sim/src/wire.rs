@@ -573,15 +573,15 @@ impl Wire {
                 return Err(fail(format!("its queues dequeued {deq_pkts} packets but its link sent {}", l.tx_pkts)));
             }
             if l.shared_pool == OWN_POOL {
-                if l.own_pool.used_bytes != l.port.bytes() {
+                if l.own_pool.used_bytes != l.port.pool_bytes() {
                     return Err(fail(format!(
                         "its own pool counts {} B, it holds {} B",
                         l.own_pool.used_bytes,
-                        l.port.bytes()
+                        l.port.pool_bytes()
                     )));
                 }
             } else {
-                pool_use[l.shared_pool as usize] += l.port.bytes();
+                pool_use[l.shared_pool as usize] += l.port.pool_bytes();
             }
             queued += l.port.queue_occ().iter().map(|q| q.pkts as u64).sum::<u64>();
         }

@@ -107,6 +107,12 @@ pub enum Reason {
     QueueLimit,
     /// The shared service pool (across ports) is full.
     PoolFull,
+    /// The queue holds its dynamic share of the free shared buffer (`switch.buffer_policy =
+    /// "dynamic"`: alpha x the free bytes, Choudhury and Hahne; [`crate::buffer`]).
+    DynamicThreshold,
+    /// A lossless queue's packet over its dynamic threshold found the PFC headroom full
+    /// (`switch.headroom`).
+    HeadroomFull,
     // -- queue-length thresholds (DCTCP-RED, ideal ECN/RED, MQ-ECN) --
     /// Queue length above the queue's threshold K (per-queue DCTCP-RED).
     QueueThreshold,
@@ -149,6 +155,8 @@ impl Reason {
         Reason::BufferFull,
         Reason::QueueLimit,
         Reason::PoolFull,
+        Reason::DynamicThreshold,
+        Reason::HeadroomFull,
         Reason::QueueThreshold,
         Reason::PortThreshold,
         Reason::PoolThreshold,
@@ -170,6 +178,8 @@ impl Reason {
             Reason::BufferFull => "buffer_full",
             Reason::QueueLimit => "queue_limit",
             Reason::PoolFull => "pool_full",
+            Reason::DynamicThreshold => "dynamic_threshold",
+            Reason::HeadroomFull => "headroom_full",
             Reason::QueueThreshold => "queue_threshold",
             Reason::PortThreshold => "port_threshold",
             Reason::PoolThreshold => "pool_threshold",

@@ -5,7 +5,7 @@
 use super::pipeline::Parts;
 use super::storage::{Books, Cold};
 use super::PortPacket;
-use crate::buffer::{self, BufferPool, Fill, Occupancy};
+use crate::buffer::{self, BufferPool, DynamicBuffer, Fill, Occupancy};
 use crate::marking::{Decision, MarkingScheme, PacketView, QueueState, Reason};
 use crate::sched::Scheduler;
 use crate::units::Nanos;
@@ -18,6 +18,66 @@ impl<P> Books<P> {
             ((dscp & 63) as usize).min(self.occ.len() - 1)
         } else {
             c.dscp_map[(dscp & 63) as usize] as usize
+        }
+    }
+}
+
+/// The dynamic policy's admission (`crate::buffer`'s rules 1 to 4), out of the static
+/// rule's path.
+#[cold]
+#[inline(never)]
+fn admit_dynamic<P>(b: &Books<P>, c: &Cold, q: usize, pool: &BufferPool, size: u64) -> Result<(), Reason> {
+    let dynamic = c.dynamic.as_deref().expect("a dynamic buffer's books");
+    buffer::memory(&Dynamic(b, dynamic), q, size)?;
+    dynamic.place(q, b.occ[q].bytes, size, pool).map(|_| ())
+}
+
+/// A dynamic port's occupancy as rules 1 and 2 read it: its buffer and queue caps are the
+/// dynamic buffer's (the books' are 0, the static rule's exit).
+struct Dynamic<'a, P>(&'a Books<P>, &'a DynamicBuffer);
+
+impl<P> Occupancy for Dynamic<'_, P> {
+    fn port(&self) -> Fill {
+        Fill { used: self.0.port_bytes, limit: self.1.buffer_bytes() }
+    }
+    fn queue(&self, q: usize) -> Fill {
+        Fill { used: self.0.occ[q].bytes, limit: self.0.lanes[q].limit }
+    }
+}
+
+/// [`Books::draw`] under the dynamic policy, out of the static rule's path.
+#[cold]
+#[inline(never)]
+fn take_dynamic(c: &mut Cold, q: usize, bytes: u64, size: u64, pool: &mut BufferPool) {
+    c.dynamic.as_deref_mut().expect("a dynamic buffer's books").take(q, bytes, size, pool);
+}
+
+/// [`Books::give_back`] under the dynamic policy, out of the static rule's path.
+#[cold]
+#[inline(never)]
+fn release_dynamic(c: &mut Cold, q: usize, bytes: u64, size: u64, pool: &mut BufferPool) {
+    c.dynamic.as_deref_mut().expect("a dynamic buffer's books").release(q, bytes, size, pool);
+}
+
+impl<P> Books<P> {
+    /// Queue `q`, holding a new packet of `size` bytes, draws it from the pool: all of it
+    /// under the static rule, its shared part (or its headroom) under the dynamic one.
+    #[inline(always)]
+    pub(super) fn draw(&self, c: &mut Cold, q: usize, size: u32, pool: &mut BufferPool) {
+        if self.dynamic_buffer {
+            take_dynamic(c, q, self.occ[q].bytes - size as u64, size as u64, pool);
+        } else {
+            pool.used_bytes += size as u64;
+        }
+    }
+
+    /// A packet of `size` bytes has left queue `q`: what it drew goes back.
+    #[inline(always)]
+    pub(super) fn give_back(&self, c: &mut Cold, q: usize, size: u32, pool: &mut BufferPool) {
+        if self.dynamic_buffer {
+            release_dynamic(c, q, self.occ[q].bytes + size as u64, size as u64, pool);
+        } else {
+            pool.used_bytes -= size as u64;
         }
     }
 }
@@ -45,7 +105,15 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
         let size = pkt.wire_bytes();
         let q = self.b.classify(self.c, pkt.dscp());
         let b = &mut *self.b;
-        if let Err(r) = buffer::admit(b, q, pool, size as u64) {
+        // A port under the dynamic policy has no static buffer (`Books::buffer_bytes` 0): its
+        // packets leave the static rule at its first comparison, for the dynamic one.
+        if let Err(r) = buffer::admit(b, q, pool, size as u64).or_else(|r| {
+            if b.dynamic_buffer {
+                admit_dynamic(b, self.c, q, pool, size as u64)
+            } else {
+                Err(r)
+            }
+        }) {
             b.count_drop(self.c, q, r);
             return Err((pkt, r));
         }
@@ -81,6 +149,67 @@ mod tests {
     use super::super::{Port, PortConfig};
     use crate::buffer::BufferPool;
     use crate::marking::{MarkingConfig, Reason, SchemeName};
+    use crate::units::ByteSize;
+
+    /// The dynamic buffer through a port (`crate::buffer`'s hand-computed case): 100 KB, two
+    /// queues of alpha 1 and 1/8, 1 KB packets: queue 0 keeps 50, queue 1 then 5, the rest
+    /// dropped as `dynamic_threshold`; the books balance and the pool holds the shared bytes.
+    #[test]
+    fn the_dynamic_buffer_admits_by_alpha_and_drops_by_its_reason() {
+        use crate::buffer::BufferPolicy;
+        let cfg = PortConfig {
+            queues: 2,
+            buffer: ByteSize(100_000),
+            buffer_policy: BufferPolicy::Dynamic,
+            alpha: vec![1.0, 0.125],
+            ..Default::default()
+        };
+        let mut p: Port<TestPkt> = Port::new(&cfg, &MarkingConfig::default(), 10_000_000_000, 1).unwrap();
+        let mut pool = BufferPool::unlimited();
+        let offer = |p: &mut Port<TestPkt>, pool: &mut BufferPool, dscp: u8, n: u32| {
+            (0..n).filter(|&i| p.enqueue(0, TestPkt { size: 1_000, ..pkt(i, dscp) }, pool).is_ok()).count()
+        };
+        assert_eq!(offer(&mut p, &mut pool, 0, 60), 50);
+        assert_eq!(offer(&mut p, &mut pool, 1, 10), 5);
+        let st = p.stats();
+        assert_eq!(
+            (st[0].drops[Reason::DynamicThreshold as usize], st[1].drops[Reason::DynamicThreshold as usize]),
+            (10, 5)
+        );
+        assert_eq!((p.bytes(), p.pool_bytes()), (55_000, 55_000));
+        assert_eq!(p.check_invariants(true), Ok(()));
+        while p.dequeue(1, &mut pool).is_some() {}
+        assert_eq!((p.pool_bytes(), p.check_invariants(true)), (0, Ok(())));
+        // The static rule's keys are refused without the policy, naming the field.
+        let bad = PortConfig { alpha: vec![1.0], ..Default::default() };
+        let e = Port::<TestPkt>::new(&bad, &MarkingConfig::default(), 1, 0).err().unwrap();
+        assert_eq!(e, "switch.alpha: only under switch.buffer_policy = \"dynamic\"");
+    }
+
+    /// A lossless queue (PFC) over its threshold takes the headroom, then drops as
+    /// `headroom_full`; its headroom bytes are not drawn from the pool.
+    #[test]
+    fn a_lossless_queue_uses_the_headroom() {
+        use crate::buffer::BufferPolicy;
+        let mut cfg = PortConfig {
+            queues: 2,
+            buffer: ByteSize(50_000),
+            pool: Some(ByteSize(20_000)),
+            buffer_policy: BufferPolicy::Dynamic,
+            headroom: ByteSize(3_000),
+            ..Default::default()
+        };
+        cfg.pfc.enabled = true;
+        cfg.pfc.queues = vec![0];
+        let mut p: Port<TestPkt> = Port::new(&cfg, &MarkingConfig::default(), 10_000_000_000, 1).unwrap();
+        let mut pool = BufferPool::new(20_000);
+        // The pool is the shared buffer: k <= 20 - (k - 1), 10 KB shared, then 3 KB of headroom.
+        let sent = (0..20).filter(|&i| p.enqueue(0, TestPkt { size: 1_000, ..pkt(i, 0) }, &mut pool).is_ok()).count();
+        assert_eq!(sent, 13);
+        assert_eq!(p.stats()[0].drops[Reason::HeadroomFull as usize], 7);
+        assert_eq!((pool.used_bytes, p.pool_bytes(), p.bytes()), (10_000, 10_000, 13_000));
+        assert_eq!(p.check_invariants(true), Ok(()));
+    }
 
     #[test]
     fn shared_buffer_tail_drops_and_counts() {

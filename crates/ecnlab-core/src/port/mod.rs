@@ -25,7 +25,7 @@ mod storage;
 
 pub use stats::QueueStats;
 
-use crate::buffer::{self, BufferPool, MAX_QUEUES};
+use crate::buffer::{self, BufferPolicy, BufferPool, DynamicBuffer, DynamicParams, MAX_QUEUES};
 use crate::marking::{BuildCtx, Marking, MarkingConfig, MarkingScheme, NonEctPolicy, Reason};
 use crate::pfc::PfcConfig;
 use crate::sched::{paused::Paused, QueueOcc, Sched, Scheduler, SchedulerConfig};
@@ -71,6 +71,21 @@ pub struct PortConfig {
     pub pool: Option<ByteSize>,
     /// Priority flow control (IEEE 802.1Qbb) for the lossless queues ([`crate::pfc`]).
     pub pfc: PfcConfig,
+    /// How the queues share the buffer: "static" (first come first served, tail drop,
+    /// `queue_limits` as caps) or "dynamic" (a queue is admitted a packet while it holds at
+    /// most `alpha` x the free shared buffer: Choudhury and Hahne's dynamic threshold, as
+    /// merchant switch ASICs; the shared buffer is `pool` if set, else `buffer` less the
+    /// queues' `queue_min` and the `headroom`).
+    pub buffer_policy: BufferPolicy,
+    /// Dynamic policy: each queue's alpha (empty = 1 for every queue; one entry = the same
+    /// for every queue). SONiC's `dynamic_th` n is alpha = 2^n (-3: 1/8, 0: 1, 3: 8).
+    pub alpha: Vec<f64>,
+    /// Dynamic policy: each queue's guaranteed minimum, reserved apart from the shared
+    /// buffer and used first (empty = none; one entry = the same for every queue).
+    pub queue_min: Vec<ByteSize>,
+    /// Dynamic policy: bytes reserved for the lossless queues (`[switch.pfc]`), which take
+    /// the packets their dynamic threshold refuses (the bytes in flight after a PAUSE).
+    pub headroom: ByteSize,
 }
 
 impl PortConfig {
@@ -93,6 +108,10 @@ impl Default for PortConfig {
             scheduler: SchedulerConfig::default(),
             pool: None,
             pfc: PfcConfig::default(),
+            buffer_policy: BufferPolicy::Static,
+            alpha: Vec::new(),
+            queue_min: Vec::new(),
+            headroom: ByteSize(0),
         }
     }
 }
@@ -161,6 +180,16 @@ impl<P: PortPacket> Port<P> {
             return Err("link rate must be larger than 0".into());
         }
         let queue_limits = buffer::queue_limits(&cfg.queue_limits, n)?;
+        let lossless = if cfg.pfc.enabled { cfg.pfc.lossless_mask(n) } else { 0 };
+        let params = DynamicParams {
+            queues: n,
+            buffer: cfg.buffer.0,
+            alpha: &cfg.alpha,
+            queue_min: &cfg.queue_min,
+            headroom: cfg.headroom,
+            lossless,
+        };
+        let dynamic = DynamicBuffer::build(cfg.buffer_policy, &params)?.map(Box::new);
         let mut dscp_map = [0u8; 64];
         let default_dscp_map = cfg.dscp_to_queue.iter().enumerate().all(|(d, &q)| q == d.min(n - 1));
         for (d, slot) in dscp_map.iter_mut().enumerate() {
@@ -186,12 +215,13 @@ impl<P: PortPacket> Port<P> {
                 occ: vec![QueueOcc::default(); n].into_boxed_slice(),
                 port_bytes: 0,
                 port_pkts: 0,
-                buffer_bytes: cfg.buffer.0,
+                buffer_bytes: if dynamic.is_some() { 0 } else { cfg.buffer.0 },
                 default_dscp_map,
                 link_rate_bps,
                 needs_oracle,
                 needs_round,
                 hooks,
+                dynamic_buffer: dynamic.is_some(),
                 total_drops: 0,
             },
             sched,
@@ -203,6 +233,7 @@ impl<P: PortPacket> Port<P> {
                 paused: 0,
                 pause_books: vec![PauseBooks::default(); n].into_boxed_slice(),
                 busy_books: vec![BusyBooks::default(); n].into_boxed_slice(),
+                dynamic,
             },
         })
     }

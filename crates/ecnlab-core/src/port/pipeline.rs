@@ -99,12 +99,12 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
         occ.bytes += size as u64;
         b.port_bytes += size as u64;
         b.port_pkts += 1;
-        pool.used_bytes += size as u64;
         let lane = &mut b.lanes[q];
         lane.enq_pkts += 1;
         lane.enq_bytes += size as u64;
         lane.max_bytes = lane.max_bytes.max(occ.bytes);
         lane.fifo.push_back(Entry { pkt, enq_ns: now });
+        b.draw(self.c, q, size, pool);
         self.sched.on_enqueue(now, q, size, &b.occ);
         Ok(())
     }
@@ -138,7 +138,7 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
             // its time integral only moves its clock (`occ` already counts the packet).
             b.lanes[q].last_change_ns = now;
             self.c.busy_books[q].since = now;
-            pool.used_bytes += size as u64;
+            b.draw(self.c, q, size, pool);
             b.lanes[q].fifo.push_back(Entry { pkt, enq_ns: now });
             return Ok(None);
         }
@@ -188,7 +188,7 @@ impl<P: PortPacket, S: Scheduler, M: MarkingScheme> Parts<'_, P, S, M> {
             occ.head_bytes = b.lanes[q].fifo.front().map_or(0, |e| e.pkt.wire_bytes());
             b.port_bytes -= size as u64;
             b.port_pkts -= 1;
-            pool.used_bytes -= size as u64;
+            b.give_back(self.c, q, size, pool);
             self.sched.on_dequeue(now, q, size, &b.occ);
             let sojourn = now.saturating_sub(enq_ns);
             match self.leave::<true>(now, &mut pkt, q, size, pool, sojourn) {
@@ -489,17 +489,25 @@ mod tests {
         let (mut checked, mut marked, mut dropped) = (0, 0, 0);
         for scheme in SchemeName::ALL {
             for kind in [Sp, Wrr, Dwrr, Wfq, SpWfq, SpDwrr] {
-                for (queues, limit) in [(1, u64::MAX), (4, 40_000)] {
+                for ((queues, limit), dynamic) in
+                    [(1, u64::MAX), (4, 40_000)].into_iter().flat_map(|c| [(c, false), (c, true)])
+                {
                     if queues == 1 && matches!(kind, SpWfq | SpDwrr) {
                         continue; // needs a weighted queue next to the strict one
                     }
-                    let cfg = PortConfig {
+                    let mut cfg = PortConfig {
                         queues,
                         buffer: ByteSize(60_000),
                         scheduler: SchedulerConfig { kind, quantum: ByteSize(1), ..Default::default() },
                         pool: (limit != u64::MAX).then_some(ByteSize(limit)),
                         ..Default::default()
                     };
+                    if dynamic {
+                        // The dynamic buffer's books move with a pass as with the two steps.
+                        cfg.buffer_policy = crate::buffer::BufferPolicy::Dynamic;
+                        cfg.alpha = vec![0.5];
+                        cfg.queue_min = vec![ByteSize(2_000)];
+                    }
                     let mut m = MarkingConfig { scheme, ..Default::default() };
                     m.threshold.k = ByteSize(3_000);
                     m.tcn.threshold = Duration(4_000);
@@ -509,7 +517,11 @@ mod tests {
                     for non_ect in [NonEctPolicy::Pass, NonEctPolicy::Drop] {
                         m.non_ect = non_ect;
                         let fused = run(&cfg, &m, limit, true);
-                        assert_eq!(fused, run(&cfg, &m, limit, false), "{scheme:?} x {kind:?}, {queues} queues");
+                        assert_eq!(
+                            fused,
+                            run(&cfg, &m, limit, false),
+                            "{scheme:?} x {kind:?}, {queues} queues, dynamic {dynamic}"
+                        );
                         assert!(fused.1 > 1_000, "{scheme:?} x {kind:?}: {} passes", fused.1);
                         checked += 1;
                         marked += (fused.2 > 0) as u32;
@@ -518,7 +530,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, 13 * 10 * 2);
+        assert_eq!(checked, 13 * 10 * 2 * 2);
         assert!(marked > 100 && dropped > 50, "{marked} runs marked, {dropped} dropped");
     }
 

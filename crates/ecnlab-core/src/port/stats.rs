@@ -92,6 +92,11 @@ impl<P: PortPacket> Port<P> {
             busy_ns: self.c.busy_books[q].busy_ns,
         }
     }
+    /// The bytes this port draws from its pool: all it holds under the static rule, those
+    /// beyond its queues' minimums and headroom under the dynamic one ([`crate::buffer`]).
+    pub fn pool_bytes(&self) -> u64 {
+        self.c.dynamic.as_ref().map_or(self.b.port_bytes, |d| d.shared_used())
+    }
     /// Drops of all queues, every reason (a running total).
     #[inline]
     pub fn total_drops(&self) -> u64 {
@@ -137,6 +142,7 @@ impl<P: PortPacket> Port<P> {
     /// = sent + dropped at dequeue + still queued. Without `full` the check is O(queues), cheap
     /// enough to run after every operation in debug builds. Errors name the queue.
     pub fn check_invariants(&self, full: bool) -> Result<(), String> {
+        let buffer = self.c.dynamic.as_ref().map_or(self.b.buffer_bytes, |d| d.buffer_bytes());
         let (mut sum, mut pkts) = (0u64, 0u64);
         for (q, (occ, lane)) in self.b.occ.iter().zip(&self.b.lanes).enumerate() {
             let fifo = &lane.fifo;
@@ -151,7 +157,7 @@ impl<P: PortPacket> Port<P> {
             if occ.head_bytes != head {
                 return Err(format!("queue {q}: head packet of {head} B recorded as {} B", occ.head_bytes));
             }
-            if occ.bytes > lane.limit || occ.bytes > self.b.buffer_bytes {
+            if occ.bytes > lane.limit || occ.bytes > buffer {
                 return Err(format!("queue {q}: {} B queued, above its limit", occ.bytes));
             }
             sum += occ.bytes;
@@ -180,8 +186,11 @@ impl<P: PortPacket> Port<P> {
         if pkts != self.b.port_pkts {
             return Err(format!("the port counts {} packets, its queues {pkts}", self.b.port_pkts));
         }
-        if self.b.port_bytes > self.b.buffer_bytes {
-            return Err(format!("{} B queued in a buffer of {} B", self.b.port_bytes, self.b.buffer_bytes));
+        if self.b.port_bytes > buffer {
+            return Err(format!("{} B queued in a buffer of {buffer} B", self.b.port_bytes));
+        }
+        if let Some(d) = &self.c.dynamic {
+            d.check(self.b.occ.iter().map(|o| o.bytes))?;
         }
         let by_reason: u64 = self.c.reasons.iter().map(|r| r.drops.iter().sum::<u64>()).sum();
         if by_reason != self.b.total_drops {

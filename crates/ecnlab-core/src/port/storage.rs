@@ -8,6 +8,7 @@
 //! once and is reused.
 
 use super::{Port, PortPacket};
+use crate::buffer::DynamicBuffer;
 use crate::marking::{Hooks, NonEctPolicy, Reason};
 use crate::sched::QueueOcc;
 use crate::units::Nanos;
@@ -77,6 +78,9 @@ impl<P> Lane<P> {
 pub(super) struct Books<P> {
     // ---- first cache line ----
     pub port_bytes: u64,
+    /// The port's buffer under the static rule; 0 under the dynamic one, whose own limits
+    /// then take over where the static rule refuses (`admission.rs`): the static path pays
+    /// nothing for the dynamic rule's existence.
     pub buffer_bytes: u64,
     /// Packets in all queues: emptiness is decided on packets, not bytes, so that a packet
     /// reported as 0 bytes still leaves.
@@ -90,6 +94,9 @@ pub(super) struct Books<P> {
     pub default_dscp_map: bool,
     pub needs_oracle: bool,
     pub needs_round: bool,
+    /// The buffer is the dynamic policy's (`Cold::dynamic`), read here, in the line every
+    /// admission reads, so that the static rule's path tests one byte it has at hand.
+    pub dynamic_buffer: bool,
     // ---- from the second line on: the dequeue path's port-wide fields, then the scheduler ----
     pub total_drops: u64,
     pub link_rate_bps: u64,
@@ -108,6 +115,9 @@ pub(super) struct Cold {
     /// Per queue: since when it holds packets, its backlogged time before that. Written only
     /// when a queue fills from empty or empties, branches the hot path takes anyway.
     pub busy_books: Box<[BusyBooks]>,
+    /// The dynamic buffer's parameters and books (`switch.buffer_policy = "dynamic"`);
+    /// None under the static rule.
+    pub dynamic: Option<Box<DynamicBuffer>>,
 }
 
 /// Per-reason counters of one queue, and what it admitted but dropped at dequeue.
@@ -182,6 +192,7 @@ mod tests {
         assert_eq!(std::mem::align_of::<Port<TestPkt>>(), 64);
         for end in [
             std::mem::offset_of!(Port<TestPkt>, b.needs_round) + 1,
+            std::mem::offset_of!(Port<TestPkt>, b.dynamic_buffer) + 1,
             std::mem::offset_of!(Port<TestPkt>, b.lanes) + 16,
             std::mem::offset_of!(Port<TestPkt>, b.occ) + 16,
         ] {
