@@ -46,8 +46,8 @@ pub fn exercise(data: &[u8]) {
 /// Whether a run of `scn` stays small enough for a fuzzer's budget.
 fn small(scn: &Scenario) -> bool {
     let n = scn.n_hosts();
-    if n > MAX_HOSTS {
-        return false;
+    if n > MAX_HOSTS || matches!(scn.topology, Topology::File { .. }) {
+        return false; // (a topology file: no file I/O from fuzzed input)
     }
     if let Topology::LeafSpine { spines, .. } = &scn.topology {
         if *spines > MAX_HOSTS {
@@ -58,9 +58,12 @@ fn small(scn: &Scenario) -> bool {
     for t in &scn.traffic {
         flows = flows.saturating_add(match t {
             // No file I/O from fuzzed input: built-in CDFs only.
-            TrafficSpec::Poisson(p) if !builtin_cdf_names().contains(&p.cdf.as_str()) => return false,
+            TrafficSpec::Poisson(p) if !builtin_cdf_names().contains(&p.cdf.as_str()) || p.matrix.is_some() => {
+                return false
+            }
             TrafficSpec::Poisson(p) => p.flows,
             TrafficSpec::Incast(i) => i.queries.saturating_mul(i.fanout.unwrap_or(i.senders.len()) as u64),
+            TrafficSpec::IncastGroups(g) => (g.groups as u64).saturating_mul(g.fanout as u64).saturating_mul(g.queries),
             // No file I/O from fuzzed input.
             TrafficSpec::Trace(_) => return false,
         });

@@ -67,11 +67,15 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
 
 
 def _resolve_paths(doc: dict[str, Any], base: Path) -> None:
-    """Files a scenario names (a CDF, a trace) are relative to the scenario file."""
-    for t in doc.get("traffic", []) if isinstance(doc.get("traffic"), list) else []:
+    """Files a scenario names (a CDF, a trace, a traffic matrix, a topology file) are
+    relative to the scenario file."""
+    tables = doc.get("traffic", []) if isinstance(doc.get("traffic"), list) else []
+    if isinstance(doc.get("topology"), dict):
+        tables = [*tables, doc["topology"]]
+    for t in tables:
         if not isinstance(t, dict):
             continue
-        for key in ("cdf", "file"):
+        for key in ("cdf", "file", "matrix"):
             v = t.get(key)
             if isinstance(v, str) and ("/" in v or "." in v) and not Path(v).is_absolute():
                 cand = base / v

@@ -20,7 +20,7 @@ use ecnlab_core::rng::Stream;
 use ecnlab_core::units::{parse_kind, ByteSize, Duration, Rate};
 use ecnlab_sim::config::Topology;
 use ecnlab_sim::topology::Net;
-use ecnlab_sim::workload::{self, FlowArrival, HostInfo};
+use ecnlab_sim::workload::{self, FlowArrival};
 use ecnlab_sim::Scenario;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -352,15 +352,8 @@ pub fn arrivals(scn: &Scenario, seed: u64) -> Result<Vec<FlowArrival>, String> {
     if scn.traffic.is_empty() {
         return Ok(Vec::new());
     }
-    let net = Net::build(&scn.topology);
-    let hosts = HostInfo {
-        n_hosts: net.n_hosts,
-        access_rate_bps: (0..net.n_hosts).map(|h| net.links[net.out_links[h][0] as usize].rate_bps).collect(),
-        hosts_per_leaf: match scn.topology {
-            Topology::LeafSpine { hosts_per_leaf, .. } => Some(hosts_per_leaf),
-            _ => None,
-        },
-    };
+    let net = Net::build(&scn.topology)?;
+    let hosts = net.host_info();
     workload::generate(&scn.traffic, &hosts, Stream::Traffic.seed(seed)).map_err(|e| format!("traffic: {e}"))
 }
 

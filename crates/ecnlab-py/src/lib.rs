@@ -133,7 +133,7 @@ fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
 #[pyfunction]
 fn ideal_fct_us(scenario_json: &str, flows: Vec<(usize, usize, u64)>) -> PyResult<Vec<f64>> {
     let scn = parse(scenario_json)?;
-    let net = ecnlab_sim::topology::Net::build(&scn.topology);
+    let net = ecnlab_sim::topology::Net::build(&scn.topology).map_err(value_error)?;
     let routes = ecnlab_sim::routing::Routes::shortest_paths(&net);
     flows
         .iter()

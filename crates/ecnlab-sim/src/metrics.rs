@@ -274,47 +274,8 @@ pub(crate) fn summary(
             utilization: bytes as f64 * 8e9 / (l.rate_bps as f64 * window_ns as f64),
         })
         .collect();
-    // Host NICs (a host's own uplink queue), so that a reader can tell a run whose flows are
-    // bound by their sender's NIC rather than by the switch under study (the catalog's
-    // soundness guard): the window's drops and time-averaged queue, and the peak.
-    let nics = run
-        .ports
-        .iter()
-        .filter(|l| !l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0))
-        .map(|l| {
-            let (mut drops, mut byte_ns, mut max_bytes) = (0u64, 0u128, 0u64);
-            for (q, s) in l.port.stats().iter().enumerate() {
-                let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
-                drops += w.total_drops();
-                byte_ns += w.byte_ns;
-                max_bytes = max_bytes.max(s.max_bytes);
-            }
-            NicSummary {
-                avg_qlen_bytes: byte_ns as f64 / window_ns as f64,
-                drops,
-                max_qlen_bytes: max_bytes,
-                port: l.name.to_string(),
-            }
-        })
-        .collect();
-    // PFC: every queue, NIC or switch port, paused in the window.
-    let pfc = run.pfc.then(|| {
-        let queues: Vec<PausedQueue> = (run.ports.iter())
-            .flat_map(|l| {
-                l.port.stats().into_iter().enumerate().filter_map(move |(q, s)| {
-                    let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
-                    (w.pauses > 0 || w.paused_ns > 0).then(|| PausedQueue {
-                        paused_fraction: w.paused_ns as f64 / window_ns as f64,
-                        paused_us: w.paused_ns as f64 / 1e3,
-                        pauses: w.pauses,
-                        port: l.name.to_string(),
-                        queue: q as u64,
-                    })
-                })
-            })
-            .collect();
-        PfcSummary { pauses: queues.iter().map(|q| q.pauses).sum(), queues }
-    });
+    let nics = nic_summaries(run, window_ns);
+    let pfc = run.pfc.then(|| paused_queues(run, window_ns));
     // Long-lived flows: goodput in the window (Jain's index over them in the summary).
     let long_goodputs = run
         .flows
@@ -355,6 +316,50 @@ pub(crate) fn summary(
         counting: Some(run.counting),
         pfc,
     })
+}
+
+/// Host NICs (a host's own uplink queue), so that a reader can tell a run whose flows are
+/// bound by their sender's NIC rather than by the switch under study (the catalog's
+/// soundness guard): the window's drops and time-averaged queue, and the peak.
+fn nic_summaries(run: &RunView, window_ns: u64) -> Vec<NicSummary> {
+    run.ports
+        .iter()
+        .filter(|l| !l.is_switch_port && (l.tx_pkts > 0 || l.port.total_drops() > 0))
+        .map(|l| {
+            let (mut drops, mut byte_ns, mut max_bytes) = (0u64, 0u128, 0u64);
+            for (q, s) in l.port.stats().iter().enumerate() {
+                let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
+                drops += w.total_drops();
+                byte_ns += w.byte_ns;
+                max_bytes = max_bytes.max(s.max_bytes);
+            }
+            NicSummary {
+                avg_qlen_bytes: byte_ns as f64 / window_ns as f64,
+                drops,
+                max_qlen_bytes: max_bytes,
+                port: l.name.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// PFC: every queue, NIC or switch port, paused in the window.
+fn paused_queues(run: &RunView, window_ns: u64) -> PfcSummary {
+    let queues: Vec<PausedQueue> = (run.ports.iter())
+        .flat_map(|l| {
+            l.port.stats().into_iter().enumerate().filter_map(move |(q, s)| {
+                let w = s.since(&l.snapshot.get(q).copied().unwrap_or_default());
+                (w.pauses > 0 || w.paused_ns > 0).then(|| PausedQueue {
+                    paused_fraction: w.paused_ns as f64 / window_ns as f64,
+                    paused_us: w.paused_ns as f64 / 1e3,
+                    pauses: w.pauses,
+                    port: l.name.to_string(),
+                    queue: q as u64,
+                })
+            })
+        })
+        .collect();
+    PfcSummary { pauses: queues.iter().map(|q| q.pauses).sum(), queues }
 }
 
 /// "s0->h3": a switch port named by its two ends.

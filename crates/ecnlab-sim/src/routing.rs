@@ -166,6 +166,12 @@ impl Routes {
         (l != u32::MAX).then_some(l)
     }
 
+    /// Equal-cost next hops stored out of line (entries of several next hops), for the
+    /// memory estimate's check.
+    pub fn multipath_hops(&self) -> usize {
+        self.route_links.len()
+    }
+
     /// Hosts that cannot reach each other (empty for the built-in topologies).
     pub fn unreachable_pairs(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
@@ -227,6 +233,7 @@ mod tests {
             host_delay: Duration::from_us(1),
             core_delay: Duration::from_us(1),
         })
+        .unwrap()
     }
 
     #[test]
@@ -297,7 +304,8 @@ mod tests {
             link_delay: Duration::from_us(10),
             host_link_delay: vec![Duration::from_us(50)],
             host_link_rate: vec![],
-        });
+        })
+        .unwrap();
         let r = Routes::shortest_paths(&star);
         assert_eq!(r.first_path(&star, 0, 3).len(), 2);
         assert_eq!(star.links[r.first_path(&star, 0, 3)[0] as usize].delay_ns, 50_000);
@@ -308,7 +316,8 @@ mod tests {
             link_delay: Duration::from_us(1),
             bottleneck_rate: Rate::mbps(10),
             bottleneck_delay: Duration::from_ms(1),
-        });
+        })
+        .unwrap();
         let r = Routes::shortest_paths(&db);
         let p = r.first_path(&db, 0, 3);
         assert_eq!(p.len(), 3);

@@ -17,7 +17,7 @@ use crate::routing::Routes;
 use crate::topology::Net;
 use crate::traffic::{self, Arrivals, Probe};
 use crate::wire::{Link, Wire};
-use crate::workload::{self, HostInfo};
+use crate::workload;
 use ecnlab_core::buffer::BufferPool;
 use ecnlab_core::marking::{MarkingConfig, SchemeName};
 use ecnlab_core::port::{Port, PortConfig};
@@ -47,7 +47,7 @@ impl Simulator {
     /// Build the network and traffic of a validated scenario.
     pub fn new(scn: &Scenario, seed: u64) -> Result<Simulator, String> {
         scn.validate()?;
-        let net = Net::build(&scn.topology);
+        let net = Net::build(&scn.topology).map_err(|e| format!("topology.file: {e}"))?;
         let routes = Routes::shortest_paths(&net);
         if let Some(&(s, d)) = routes.unreachable_pairs().first() {
             return Err(format!("topology: host {s} cannot reach host {d}"));
@@ -75,7 +75,15 @@ impl Simulator {
         for (i, spec) in net.links.iter().enumerate() {
             let is_switch_port = net.is_switch(spec.from);
             let port = if is_switch_port {
-                Port::new(&scn.switch, &scn.marking, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed))?
+                let tier = net.tier_of(spec.from);
+                let (sw, m) = scn.tier_settings(tier);
+                Port::new(sw, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed)).map_err(|e| {
+                    if scn.tiers.contains_key(tier) {
+                        format!("tiers.{tier}.{e}")
+                    } else {
+                        e
+                    }
+                })?
             } else {
                 let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
                 // The NIC's marking is the scenario's, and with PFC its queues and DSCP map are
@@ -87,8 +95,8 @@ impl Simulator {
                     None => e,
                 })?
             };
-            let shared_pool = match scn.switch.pool {
-                Some(_) if net.is_switch(spec.from) => Some(spec.from as u32),
+            let shared_pool = match net.is_switch(spec.from) {
+                true if scn.tier_settings(net.tier_of(spec.from)).0.pool.is_some() => Some(spec.from as u32),
                 _ => None,
             };
             u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?;
@@ -99,20 +107,13 @@ impl Simulator {
         // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
         // draw on their link's own pool.
         let pools = (0..net.n_nodes())
-            .map(|n| match scn.switch.pool {
-                Some(ByteSize(b)) if net.is_switch(n) => BufferPool::new(b),
-                _ => BufferPool::unlimited(),
+            .map(|n| match net.is_switch(n).then(|| scn.tier_settings(net.tier_of(n)).0.pool).flatten() {
+                Some(ByteSize(b)) => BufferPool::new(b),
+                None => BufferPool::unlimited(),
             })
             .collect();
 
-        let hosts = HostInfo {
-            n_hosts: net.n_hosts,
-            access_rate_bps: (0..net.n_hosts).map(|h| net.links[net.out_links[h][0] as usize].rate_bps).collect(),
-            hosts_per_leaf: match scn.topology {
-                crate::config::Topology::LeafSpine { hosts_per_leaf, .. } => Some(hosts_per_leaf),
-                _ => None,
-            },
-        };
+        let hosts = net.host_info();
         let arrivals = workload::generate(&scn.traffic, &hosts, Stream::Traffic.seed(seed)).map_err(|e| {
             if e.starts_with("traffic") {
                 e

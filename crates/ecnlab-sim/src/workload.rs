@@ -40,8 +40,8 @@
 //!
 //! * `all_to_all` (default): a flow picks its sender uniformly among `senders`, then its
 //!   receiver uniformly among the `receivers` other than the sender.
-//! * `inter_leaf`: as `all_to_all`, but the receiver is never under the sender's leaf (host h
-//!   sits on leaf h / hosts_per_leaf; the ns3-ecn-sharp `large-scale` model, §2.11).
+//! * `inter_leaf`: as `all_to_all`, but the receiver is never in the sender's rack (under
+//!   its leaf, edge switch or ToR; the ns3-ecn-sharp `large-scale` model, §2.11).
 //! * `pairs`: the ns-2 leaf-spine model (§2.11): every ordered (sender, receiver != sender)
 //!   pair is its own Poisson process, at rate lambda_s / (number of receivers of s), where
 //!   the sender's share lambda_s = lambda x rate_s / (sum of the senders' rates). Each pair
@@ -61,15 +61,20 @@
 //! by (start_ns, entry index, order of generation).
 
 pub mod cdf;
+mod groups;
+mod matrix;
 mod trace;
 
 pub use cdf::{builtin_cdf_names, load_cdf, Cdf, CdfFormat, CdfPoint, PACKET_PAYLOAD_BYTES};
+pub use groups::IncastGroupsSpec;
 
 use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_core::units::{ByteSize, Duration};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+use matrix::Matrix;
 
 /// One `[[traffic]]` entry.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
@@ -78,6 +83,7 @@ use std::collections::BinaryHeap;
 pub enum TrafficSpec {
     Poisson(PoissonSpec),
     Incast(IncastSpec),
+    IncastGroups(IncastGroupsSpec),
     Trace(TraceSpec),
 }
 
@@ -118,6 +124,25 @@ pub struct PoissonSpec {
     /// Mean flow size used in the load formula (default: the CDF's exact mean).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_bytes: Option<f64>,
+    /// `pattern = "hotspot"`: the receivers that get `hotspot_share` of the flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspots: Option<Vec<usize>>,
+    /// `pattern = "hotspot"`: the share of the flows that go to the hotspots, in (0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_fraction")]
+    #[schemars(schema_with = "ecnlab_core::units::fraction_schema")]
+    pub hotspot_share: Option<f64>,
+    /// `pattern = "rack_skewed"`: rack r sends and receives in proportion to 1 / (r + 1)^skew
+    /// (0: uniform over racks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
+    /// `pattern = "matrix"`: a CSV file of the fraction of the flows per pair of hosts
+    /// (`src,dst,fraction`) or racks (`src_rack,dst_rack,fraction`), summing to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<String>,
+}
+
+fn optional_fraction<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    ecnlab_core::units::fraction(d).map(Some)
 }
 
 fn default_classes() -> Vec<u8> {
@@ -128,10 +153,19 @@ fn default_classes() -> Vec<u8> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
+    /// A sender uniformly, then a receiver uniformly among the others.
     #[default]
     AllToAll,
+    /// As all_to_all, never to the sender's own rack.
     InterLeaf,
+    /// Every (sender, receiver) pair its own Poisson process (the ns-2 leaf-spine model).
     Pairs,
+    /// `hotspot_share` of the flows to the `hotspots`, the rest to the other receivers.
+    Hotspot,
+    /// Racks send and receive by a Zipf law of exponent `skew`.
+    RackSkewed,
+    /// The fractions of a `matrix` file.
+    Matrix,
 }
 
 /// Incast query bursts.
@@ -202,8 +236,9 @@ pub struct HostInfo {
     pub n_hosts: usize,
     /// Rate of each host's access link (index = host).
     pub access_rate_bps: Vec<u64>,
-    /// Hosts per leaf in a leaf-spine (host h is on leaf h / hosts_per_leaf); else none.
-    pub hosts_per_leaf: Option<usize>,
+    /// Each host's rack (its ToR's number) in a topology of racks (leaf-spine, fat-tree,
+    /// Clos, topology files); none in a star or a dumbbell.
+    pub racks: Option<Vec<u32>>,
 }
 
 /// One generated flow.
@@ -253,6 +288,15 @@ pub fn generate(specs: &[TrafficSpec], hosts: &HostInfo, seed: u64) -> Result<Ve
         match spec {
             TrafficSpec::Poisson(p) => poisson(p, hosts, seed, i, &path, &mut out)?,
             TrafficSpec::Incast(p) => incast(p, hosts, seed, i, &path, &mut out)?,
+            TrafficSpec::IncastGroups(p) => {
+                let list = host_list(&p.hosts, hosts, &format!("{path}.hosts"))?;
+                let g = groups::Groups { spec: p, hosts: list };
+                g.check(&path, MAX_FLOWS)?;
+                let (mut endpoints, mut sizes) = (stream(seed, i, S_ENDPOINTS), stream(seed, i, S_SIZES));
+                g.generate(&mut endpoints, &mut sizes, |start_ns, src, dst, size| {
+                    out.push(FlowArrival { start_ns, src, dst, size, class: p.class, source: i as u32 })
+                });
+            }
             TrafficSpec::Trace(p) => {
                 let rows = trace::read_trace(&p.file, hosts.n_hosts).map_err(|e| format!("{path}.file: {e}"))?;
                 out.extend(rows.into_iter().map(|r| FlowArrival {
@@ -375,28 +419,13 @@ fn poisson(
     let receivers = host_list(&p.receivers, hosts, &format!("{path}.receivers"))?;
     let classes = ClassPicker::new(&p.classes, &p.class_weights, path)?;
 
-    // Eligible receivers of each sender (index into `senders`).
-    let leaf_of = match (p.pattern, hosts.hosts_per_leaf) {
-        (Pattern::InterLeaf, None) => {
-            return Err(format!("{path}.pattern: inter_leaf needs a leaf-spine topology"));
-        }
-        (Pattern::InterLeaf, Some(hpl)) => Some(hpl.max(1)),
-        _ => None,
+    let matrix = endpoint_matrix(p, hosts, &senders, &receivers, path)?;
+    // Eligible receivers of each sender (index into `senders`); not for a matrix, which
+    // picks its own (and a big fabric's lists would be most of memory).
+    let eligible = match matrix {
+        Some(_) => Vec::new(),
+        None => eligible_receivers(p.pattern, hosts, &senders, &receivers, path)?,
     };
-    let eligible: Vec<Vec<u16>> = senders
-        .iter()
-        .map(|&s| {
-            receivers
-                .iter()
-                .copied()
-                .filter(|&r| r != s && leaf_of.is_none_or(|hpl| r as usize / hpl != s as usize / hpl))
-                .collect()
-        })
-        .collect();
-    if let Some(k) = eligible.iter().position(|e| e.is_empty()) {
-        let why = if leaf_of.is_some() { "outside its leaf" } else { "other than itself" };
-        return Err(format!("{path}.senders: sender {} has no receiver {why}", senders[k]));
-    }
 
     let rate_sum = |l: &[u16]| l.iter().map(|&h| hosts.access_rate_bps[h as usize] as f64).sum::<f64>();
     let (send_bps, recv_bps) = (rate_sum(&senders), rate_sum(&receivers));
@@ -426,7 +455,20 @@ fn poisson(
         Ok(())
     };
 
+    if let Some(m) = &matrix {
+        let mut arrivals = stream(seed, entry, S_ARRIVALS);
+        let mut endpoints = stream(seed, entry, S_ENDPOINTS);
+        let gap = 1.0 / lambda;
+        let mut t = start;
+        for _ in 0..p.flows {
+            t += arrivals.exp(gap);
+            let (src, dst) = m.pick(&mut endpoints);
+            emit(t, src, dst)?;
+        }
+        return Ok(());
+    }
     match p.pattern {
+        Pattern::Hotspot | Pattern::RackSkewed | Pattern::Matrix => unreachable!("a matrix above"),
         Pattern::AllToAll | Pattern::InterLeaf => {
             let mut arrivals = stream(seed, entry, S_ARRIVALS);
             let mut endpoints = stream(seed, entry, S_ENDPOINTS);
@@ -468,6 +510,150 @@ fn poisson(
         }
     }
     Ok(())
+}
+
+/// The receivers each sender may pick under `all_to_all`, `inter_leaf` or `pairs`.
+fn eligible_receivers(
+    pattern: Pattern,
+    hosts: &HostInfo,
+    senders: &[u16],
+    receivers: &[u16],
+    path: &str,
+) -> Result<Vec<Vec<u16>>, String> {
+    let rack_of = match (pattern, &hosts.racks) {
+        (Pattern::InterLeaf, None) => {
+            return Err(format!(
+                "{path}.pattern: inter_leaf needs a topology of racks (leaf_spine, fat_tree, clos, file)"
+            ));
+        }
+        (Pattern::InterLeaf, Some(racks)) => Some(racks),
+        _ => None,
+    };
+    let eligible: Vec<Vec<u16>> = senders
+        .iter()
+        .map(|&s| {
+            receivers
+                .iter()
+                .copied()
+                .filter(|&r| r != s && rack_of.is_none_or(|rack| rack[r as usize] != rack[s as usize]))
+                .collect()
+        })
+        .collect();
+    if let Some(k) = eligible.iter().position(|e| e.is_empty()) {
+        let why = if rack_of.is_some() { "outside its rack" } else { "other than itself" };
+        return Err(format!("{path}.senders: sender {} has no receiver {why}", senders[k]));
+    }
+    Ok(eligible)
+}
+
+/// A pattern as a scenario writes it.
+fn pattern_name(p: Pattern) -> String {
+    serde_json::to_value(p).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+/// The traffic matrix of a `hotspot`, `rack_skewed` or `matrix` pattern ([`matrix`]), none
+/// for the others; each pattern's own keys are refused under another.
+fn endpoint_matrix(
+    p: &PoissonSpec,
+    hosts: &HostInfo,
+    senders: &[u16],
+    receivers: &[u16],
+    path: &str,
+) -> Result<Option<Matrix>, String> {
+    let own: [(&str, bool, Pattern); 4] = [
+        ("hotspots", p.hotspots.is_some(), Pattern::Hotspot),
+        ("hotspot_share", p.hotspot_share.is_some(), Pattern::Hotspot),
+        ("skew", p.skew.is_some(), Pattern::RackSkewed),
+        ("matrix", p.matrix.is_some(), Pattern::Matrix),
+    ];
+    for (key, given, pattern) in own {
+        let name = pattern_name(pattern);
+        if given && p.pattern != pattern {
+            return Err(format!("{path}.{key}: only with pattern = \"{name}\""));
+        }
+        if !given && p.pattern == pattern {
+            return Err(format!("{path}.{key}: required with pattern = \"{name}\""));
+        }
+    }
+    let racks = || {
+        hosts.racks.as_ref().ok_or_else(|| {
+            format!(
+                "{path}.pattern: {} needs a topology of racks (leaf_spine, fat_tree, clos, file)",
+                pattern_name(p.pattern)
+            )
+        })
+    };
+    let sorted = |mut v: Vec<u16>| {
+        v.sort_unstable();
+        v
+    };
+    let (senders, receivers) = (sorted(senders.to_vec()), sorted(receivers.to_vec()));
+    let within = |group: &[u16], of: &[u16]| group.iter().copied().filter(|h| of.binary_search(h).is_ok()).collect();
+    let m = match p.pattern {
+        Pattern::AllToAll | Pattern::InterLeaf | Pattern::Pairs => return Ok(None),
+        Pattern::Hotspot => {
+            let hot = host_list(&p.hotspots, hosts, &format!("{path}.hotspots"))?;
+            let share = p.hotspot_share.expect("checked above");
+            if !(share > 0.0 && share <= 1.0) {
+                return Err(format!("{path}.hotspot_share: {share} is not in (0, 1]"));
+            }
+            let hot = sorted(hot);
+            let cold: Vec<u16> = receivers.iter().copied().filter(|h| hot.binary_search(h).is_err()).collect();
+            let mut m = Matrix::new(vec![senders.clone(), hot, cold]);
+            if !m.add(0, 1, share) {
+                return Err(format!("{path}.hotspots: no sender has a hotspot other than itself"));
+            }
+            if share < 1.0 && !m.add(0, 2, 1.0 - share) {
+                return Err(format!("{path}.receivers: no receiver is left outside the hotspots"));
+            }
+            m
+        }
+        Pattern::RackSkewed => {
+            let skew = p.skew.expect("checked above");
+            if !(skew.is_finite() && skew >= 0.0) {
+                return Err(format!("{path}.skew: {skew} is not a non-negative number"));
+            }
+            let racks = matrix::rack_groups(racks()?);
+            let n = racks.len();
+            let mut groups: Vec<Vec<u16>> = racks.iter().map(|r| within(r, &senders)).collect();
+            groups.extend(racks.iter().map(|r| within(r, &receivers)));
+            let mut m = Matrix::new(groups);
+            let weight = |r: usize| 1.0 / ((r + 1) as f64).powf(skew);
+            for a in 0..n {
+                for b in 0..n {
+                    m.add(a as u32, (n + b) as u32, weight(a) * weight(b));
+                }
+            }
+            m
+        }
+        Pattern::Matrix => {
+            let file = p.matrix.as_deref().expect("checked above");
+            let n_racks = hosts.racks.as_ref().map(|r| r.iter().map(|&x| x as usize + 1).max().unwrap_or(0));
+            let f = matrix::read_matrix(file, hosts.n_hosts, n_racks).map_err(|e| format!("{path}.matrix: {e}"))?;
+            let cells: Vec<Vec<u16>> = match f.by_rack {
+                true => matrix::rack_groups(racks()?),
+                false => (0..hosts.n_hosts as u16).map(|h| vec![h]).collect(),
+            };
+            let n = cells.len();
+            let mut groups: Vec<Vec<u16>> = cells.iter().map(|c| within(c, &senders)).collect();
+            groups.extend(cells.iter().map(|c| within(c, &receivers)));
+            let mut m = Matrix::new(groups);
+            for (k, &(a, b, x)) in f.rows.iter().enumerate() {
+                if x > 0.0 && !m.add(a as u32, (n + b) as u32, x) {
+                    let what = if f.by_rack { "rack" } else { "host" };
+                    return Err(format!(
+                        "{path}.matrix: '{file}' row {}: {what} {a} has no sender with a receiver in {what} {b}",
+                        k + 1
+                    ));
+                }
+            }
+            m
+        }
+    };
+    if m.is_empty() {
+        return Err(format!("{path}.senders: no sender has a receiver other than itself"));
+    }
+    Ok(Some(m))
 }
 
 fn incast(

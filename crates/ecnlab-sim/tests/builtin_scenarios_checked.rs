@@ -36,6 +36,7 @@ fn every_builtin_scenario_keeps_its_books() {
                 match t {
                     TrafficSpec::Poisson(p) => p.flows = p.flows.min(100),
                     TrafficSpec::Incast(i) => i.queries = i.queries.min(2),
+                    TrafficSpec::IncastGroups(g) => g.queries = g.queries.min(2),
                     TrafficSpec::Trace(_) => {}
                 }
             }

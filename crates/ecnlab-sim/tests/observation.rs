@@ -23,6 +23,7 @@ fn builtin(name: &str, duration_ns: u64, max_flows: u64) -> Scenario {
         match t {
             TrafficSpec::Poisson(p) => p.flows = p.flows.min(max_flows),
             TrafficSpec::Incast(i) => i.queries = i.queries.min(2),
+            TrafficSpec::IncastGroups(g) => g.queries = g.queries.min(2),
             TrafficSpec::Trace(_) => {}
         }
     }

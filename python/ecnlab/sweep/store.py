@@ -59,22 +59,26 @@ def point_key(doc: dict[str, Any], seed: int) -> str:
 
 
 def _content_addressed(doc: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `doc` in which each traffic entry's `cdf` or `file` that names an existing
-    file is replaced by the SHA-256 of the file's bytes (built-in CDF names stay names)."""
+    """A copy of `doc` in which each traffic entry's `cdf`, `file` or `matrix`, and a
+    topology's `file`, that names an existing file is replaced by the SHA-256 of the file's
+    bytes (built-in CDF names stay names)."""
+
+    def addressed(t: dict[str, Any]) -> dict[str, Any]:
+        t = dict(t)
+        for k in ("cdf", "file", "matrix"):
+            v = t.get(k)
+            if isinstance(v, str) and os.path.isfile(v):
+                st = os.stat(v)
+                t[k] = {"sha256": _file_sha256(os.path.realpath(v), st.st_mtime_ns, st.st_size)}
+        return t
+
+    out = dict(doc)
+    if isinstance(doc.get("topology"), dict) and "file" in doc["topology"]:
+        out["topology"] = addressed(doc["topology"])
     traffic = doc.get("traffic")
-    if not isinstance(traffic, list):
-        return doc
-    entries = []
-    for t in traffic:
-        if isinstance(t, dict):
-            t = dict(t)
-            for k in ("cdf", "file"):
-                v = t.get(k)
-                if isinstance(v, str) and os.path.isfile(v):
-                    st = os.stat(v)
-                    t[k] = {"sha256": _file_sha256(os.path.realpath(v), st.st_mtime_ns, st.st_size)}
-        entries.append(t)
-    return {**doc, "traffic": entries}
+    if isinstance(traffic, list):
+        out["traffic"] = [addressed(t) if isinstance(t, dict) else t for t in traffic]
+    return out
 
 
 @functools.lru_cache(maxsize=256)

@@ -6,6 +6,7 @@ use super::flows::{FlowSpec, ProbeSpec};
 use super::host::HostConfig;
 use super::metrics::MetricsConfig;
 use super::rtt_variation::RttVariation;
+use super::tiers::{inherit_json, inherit_toml, TierConfig};
 use super::topology::Topology;
 use crate::de::join_error;
 use crate::tcp::TcpConfig;
@@ -14,6 +15,7 @@ use ecnlab_core::port::PortConfig;
 use ecnlab_core::units::{with_packet_size, Duration};
 use ecnlab_core::MarkingConfig;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A whole experiment.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
@@ -56,6 +58,13 @@ pub struct Scenario {
     pub probes: Vec<ProbeSpec>,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// The switches of one tier set apart: `tiers.<tier>.switch` and `tiers.<tier>.marking`
+    /// take the keys of `[switch]` and `[marking]` (each key left out is theirs), e.g.
+    /// `tiers.spine.switch.buffer = "4MB"`. Tiers: `tor` (star, dumbbell), `leaf`, `spine`
+    /// (leaf_spine), `edge`, `aggregation`, `core` (fat_tree), `leaf`, `spine`, `super_spine`
+    /// (clos), a topology file's own. PFC stays fabric-wide (`[switch.pfc]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tiers: BTreeMap<String, TierConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -65,6 +74,7 @@ fn default_seed() -> u64 {
 impl Scenario {
     /// Parse a scenario from JSON text; the error names the field path.
     pub fn from_json(text: &str) -> Result<Scenario, String> {
+        let text = &*inherit_json(text);
         let mss = serde_json::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = &mut serde_json::Deserializer::from_str(text);
         let scn: Scenario = with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
@@ -90,6 +100,7 @@ impl Scenario {
 
     /// Parse a scenario from TOML text.
     pub fn from_toml(text: &str) -> Result<Scenario, String> {
+        let text = &*inherit_toml(text);
         let mss = toml::from_str::<MssOnly>(text).ok().and_then(|m| m.transport.mss);
         let de = toml::Deserializer::parse(text).map_err(|e| e.message().to_string())?;
         let scn: Scenario = with_packet_size(mtu_of(mss), || serde_path_to_error::deserialize(de)).map_err(|e| {
@@ -101,13 +112,27 @@ impl Scenario {
         Ok(scn)
     }
 
+    /// The port and marking settings of the switches of tier `tier`.
+    pub fn tier_settings(&self, tier: &str) -> (&PortConfig, &MarkingConfig) {
+        match self.tiers.get(tier) {
+            Some(t) => (&t.switch, &t.marking),
+            None => (&self.switch, &self.marking),
+        }
+    }
+
     /// Number of hosts (saturating: an absurd topology is rejected by `validate`, not by
-    /// an overflow).
+    /// an overflow; a topology file is read).
     pub fn n_hosts(&self) -> usize {
         match &self.topology {
             Topology::Star { hosts, .. } => *hosts,
             Topology::Dumbbell { left, right, .. } => left.saturating_add(*right),
             Topology::LeafSpine { leaves, hosts_per_leaf, .. } => leaves.saturating_mul(*hosts_per_leaf),
+            Topology::FatTree { k, .. } => k.saturating_mul(k / 2).saturating_mul(k / 2),
+            Topology::Clos { pods, leaves_per_pod, hosts_per_leaf, .. } => {
+                pods.saturating_mul(*leaves_per_pod).saturating_mul(*hosts_per_leaf)
+            }
+            // A file that does not read has no hosts (`validate` names the file's error first).
+            Topology::File { file } => crate::topology::file::read(file).map_or(0, |f| f.hosts),
         }
     }
 }

@@ -49,3 +49,44 @@ fn a_threshold_above_the_buffer_is_rejected() {
     .validate()
     .is_ok());
 }
+
+/// The memory estimate counts a fabric's switches, links and multipath next hops without
+/// building it: exactly what building it gives, for every kind that counts them.
+#[test]
+fn the_memory_estimate_counts_fabrics_as_built() {
+    let kinds = [
+        "kind = \"leaf_spine\"\nleaves = 5\nspines = 3\nhosts_per_leaf = 4\nlink_rate = \"10Gbps\"\nhost_delay = \"1us\"\ncore_delay = \"1us\"",
+        "kind = \"fat_tree\"\nk = 6\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"",
+        "kind = \"fat_tree\"\nk = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"",
+        "kind = \"clos\"\npods = 3\nleaves_per_pod = 2\nspines_per_pod = 3\nsuper_spines_per_plane = 2\nhosts_per_leaf = 3\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"",
+        "kind = \"clos\"\npods = 2\nleaves_per_pod = 3\nspines_per_pod = 1\nsuper_spines_per_plane = 1\nhosts_per_leaf = 2\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"",
+    ];
+    for kind in kinds {
+        let s = Scenario::from_toml(&format!("{HEAD}[topology]\n{kind}\n[[flows]]\nsrc = 0\ndst = 1\n")).unwrap();
+        s.validate().unwrap();
+        let net = crate::topology::Net::build(&s.topology).unwrap();
+        let routes = crate::routing::Routes::shortest_paths(&net);
+        let built = ((net.n_nodes() - net.n_hosts) as u64, net.links.len() as u64, routes.multipath_hops() as u64);
+        assert_eq!(s.shape(net.n_hosts as u64), built, "{kind}");
+        assert_eq!(s.n_hosts(), net.n_hosts, "{kind}");
+    }
+}
+
+/// A fabric too big for the memory there is is refused before anything is built, naming
+/// its routes; one of 6,144 hosts (a k = 30 fat-tree has 6,750) fits in 2 GB.
+#[test]
+fn fabrics_are_limited_by_memory_only() {
+    let ft = |k: usize| {
+        Scenario::from_toml(&format!(
+            "{HEAD}[topology]\nkind = \"fat_tree\"\nk = {k}\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n\
+             [[flows]]\nsrc = 0\ndst = 1\n"
+        ))
+        .unwrap()
+    };
+    let e = ft(48).check_memory(8_000_000_000).unwrap_err();
+    assert!(e.starts_with("topology: this scenario needs at least 13.6 GB"), "{e}");
+    assert!(e.contains("routes of 30528 nodes to 27648 hosts"), "{e}");
+    ft(30).check_memory(2_000_000_000).unwrap();
+    ft(48).validate().unwrap();
+    assert!(ft(64).validate().unwrap_err().starts_with("topology: 65536 hosts, at most 65535"));
+}

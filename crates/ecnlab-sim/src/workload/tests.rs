@@ -6,11 +6,15 @@ use super::*;
 use serde_json::json;
 
 fn hosts(n: usize, rate_bps: u64) -> HostInfo {
-    HostInfo { n_hosts: n, access_rate_bps: vec![rate_bps; n], hosts_per_leaf: None }
+    HostInfo { n_hosts: n, access_rate_bps: vec![rate_bps; n], racks: None }
 }
 
 fn leaf_spine(leaves: usize, hpl: usize, rate_bps: u64) -> HostInfo {
-    HostInfo { n_hosts: leaves * hpl, access_rate_bps: vec![rate_bps; leaves * hpl], hosts_per_leaf: Some(hpl) }
+    HostInfo {
+        n_hosts: leaves * hpl,
+        access_rate_bps: vec![rate_bps; leaves * hpl],
+        racks: Some((0..leaves * hpl).map(|h| (h / hpl) as u32).collect()),
+    }
 }
 
 fn spec(v: serde_json::Value) -> TrafficSpec {
@@ -552,7 +556,7 @@ fn error_messages_name_the_field_path() {
         &[json!({"kind": "poisson", "cdf": "websearch", "load": 0.5, "flows": 10, "pattern": "inter_leaf"})],
         &h,
     );
-    assert_eq!(e, "traffic[0].pattern: inter_leaf needs a leaf-spine topology");
+    assert_eq!(e, "traffic[0].pattern: inter_leaf needs a topology of racks (leaf_spine, fat_tree, clos, file)");
     let e = gen_err(
         &[json!({"kind": "poisson", "cdf": "websearch", "load": 0.5, "flows": 10, "senders": [3], "receivers": [3]})],
         &h,

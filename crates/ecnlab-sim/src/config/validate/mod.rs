@@ -2,26 +2,15 @@
 //! thresholds below the buffer, times within bounds, ...; each error is one line that
 //! names its field.
 
+mod switch;
+mod topology;
+
+use super::limits::*;
 use super::rtt_variation::DelayDist;
-use super::scenario::{mtu_of, Scenario};
-use super::topology::Topology;
+use super::scenario::Scenario;
 use crate::tcp::CcKind;
 use crate::workload::TrafficSpec;
-use ecnlab_core::units::{ByteSize, Duration, Rate, MAX_TIME_NS};
-
-/// Host ids are 16-bit in packets.
-pub const MAX_HOSTS: usize = u16::MAX as usize;
-/// Leaf-spine links, a bound that keeps an absurd fabric from exhausting memory.
-pub const MAX_CORE_LINKS: usize = 1_000_000;
-/// The longest one-way link delay (or extra RTT-variation delay): 10 s.
-pub const MAX_DELAY_NS: u64 = 10 * 1_000_000_000;
-/// The largest TCP payload of an IPv4 packet: 65535 - 20 (IP) - 20 (TCP).
-pub const MAX_MSS: u32 = 65_495;
-
-/// The smallest probe: an IPv4 header and an ICMP echo header (20 + 8 B).
-pub const MIN_PROBE_BYTES: u64 = 28;
-/// The largest IPv4 packet.
-pub const MAX_PACKET_BYTES: u64 = 65_535;
+use ecnlab_core::units::{Duration, Rate, MAX_TIME_NS};
 
 impl Scenario {
     /// Checks that need more than one field (serde checks types and names), in a fixed order:
@@ -29,8 +18,9 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), String> {
         check_name(&self.name)?;
         let n = self.check_bounds()?;
-        self.check_topology()?;
+        self.topology.check()?;
         self.check_switch()?;
+        self.check_tiers()?;
         self.check_flows(n)?;
         self.check_probes(n)?;
         self.check_metrics()?;
@@ -50,6 +40,7 @@ impl Scenario {
             let start = match t {
                 TrafficSpec::Poisson(p) => p.start,
                 TrafficSpec::Incast(p) => p.start,
+                TrafficSpec::IncastGroups(p) => p.start,
                 TrafficSpec::Trace(_) => continue,
             };
             if start.0 > MAX_TIME_NS {
@@ -61,6 +52,9 @@ impl Scenario {
 
     /// Sizes and times within what the simulator represents; the number of hosts.
     fn check_bounds(&self) -> Result<usize, String> {
+        if let crate::config::topology::Topology::File { file } = &self.topology {
+            crate::topology::file::read(file).map_err(|e| format!("topology.file: {e}"))?;
+        }
         let n = self.n_hosts();
         if n < 2 {
             return Err("topology: needs at least 2 hosts".into());
@@ -91,97 +85,6 @@ impl Scenario {
             ));
         }
         Ok(n)
-    }
-
-    /// Each topology's own fields.
-    fn check_topology(&self) -> Result<(), String> {
-        match &self.topology {
-            Topology::Star { link_rate, host_link_rate, host_link_delay, hosts, .. } => {
-                positive_rate("topology.link_rate", *link_rate)?;
-                for (i, r) in host_link_rate.iter().enumerate() {
-                    positive_rate(&format!("topology.host_link_rate[{i}]"), *r)?;
-                }
-                for (name, len) in
-                    [("host_link_rate", host_link_rate.len()), ("host_link_delay", host_link_delay.len())]
-                {
-                    if len > *hosts {
-                        return Err(format!("topology.{name}: {len} entries for {hosts} hosts"));
-                    }
-                }
-            }
-            Topology::Dumbbell { link_rate, bottleneck_rate, .. } => {
-                positive_rate("topology.link_rate", *link_rate)?;
-                positive_rate("topology.bottleneck_rate", *bottleneck_rate)?;
-            }
-            Topology::LeafSpine { leaves, spines, link_rate, core_rate, .. } => {
-                if *leaves == 0 {
-                    return Err("topology.leaves: must be at least 1".into());
-                }
-                if *spines == 0 {
-                    return Err("topology.spines: must be at least 1".into());
-                }
-                if leaves.saturating_mul(*spines) > MAX_CORE_LINKS {
-                    return Err(format!(
-                        "topology.spines: {leaves} leaves x {spines} spines is more than {MAX_CORE_LINKS} leaf-spine links"
-                    ));
-                }
-                positive_rate("topology.link_rate", *link_rate)?;
-                if let Some(r) = core_rate {
-                    positive_rate("topology.core_rate", *r)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The switches' buffers, marking against them, the shared pool and PFC.
-    fn check_switch(&self) -> Result<(), String> {
-        self.check_thresholds()?;
-        self.check_room_for_a_packet()?;
-        {
-            use ecnlab_core::marking::{threshold::Scope, SchemeName};
-            let m = &self.marking;
-            let on_pool = m.scheme == SchemeName::PerPool
-                || (m.scheme == SchemeName::DctcpRed && m.threshold.scope == Scope::Pool);
-            if on_pool && self.switch.pool.is_none() {
-                // Without a pool a port's "pool occupancy" is its own bytes: per-port marking
-                // reported as pool marking.
-                return Err(format!(
-                    "marking.scheme: {} compares a shared pool's occupancy, and switch.pool is not set",
-                    if m.scheme == SchemeName::PerPool { "per_pool" } else { "threshold.scope = \"pool\"" }
-                ));
-            }
-        }
-        self.switch
-            .pfc
-            .check(self.switch.queues, self.switch.buffer, self.switch.pool)
-            .map_err(|e| format!("switch.pfc.{e}"))?;
-        if self.switch.pfc.enabled {
-            // PFC counts a packet from its admission to its departure; a packet a scheme drops
-            // at dequeue would leave a lossless queue by a way PFC does not count (and a
-            // lossless queue that drops by design is a contradiction).
-            use ecnlab_core::marking::{codel::CodelMode, NonEctPolicy, SchemeName};
-            if self.marking.scheme == SchemeName::Codel && self.marking.codel.mode == CodelMode::Drop {
-                return Err("marking.codel.mode: \"drop\" drops what switch.pfc keeps lossless (use \"mark\")".into());
-            }
-            if self.marking.non_ect == NonEctPolicy::Drop {
-                return Err("marking.non_ect: \"drop\" drops what switch.pfc keeps lossless (use \"pass\")".into());
-            }
-        }
-        if self.transport.cc == CcKind::Dcqcn && self.host.nic_marking {
-            // An RDMA NIC hands its arbiter a QP's next packet when the previous one has left
-            // (dcqcn/sender.rs): a packet dropped at dequeue would never leave, and its QP
-            // would wait for good.
-            use ecnlab_core::marking::{codel::CodelMode, SchemeName};
-            if self.marking.scheme == SchemeName::Codel && self.marking.codel.mode == CodelMode::Drop {
-                return Err(
-                    "marking.codel.mode: \"drop\" with transport.cc = \"dcqcn\" and host.nic_marking drops in \
-                            the RDMA NIC, which never drops its QPs' packets (use \"mark\")"
-                        .into(),
-                );
-            }
-        }
-        Ok(())
     }
 
     /// `[[flows]]` among `n` hosts.
@@ -278,12 +181,7 @@ impl Scenario {
         if let (CcKind::Dcqcn, Some(min)) = (self.transport.cc, self.transport.dcqcn.min_rate) {
             // DCQCN never sends below min_rate: at or above a NIC's line rate it cannot slow
             // down at all (it was clamped to the line rate, and the fabric dropped the rest).
-            let slowest = match &self.topology {
-                Topology::Star { link_rate, host_link_rate, hosts, .. } => {
-                    (0..*hosts).map(|h| host_link_rate.get(h).unwrap_or(link_rate).0).min().unwrap_or(link_rate.0)
-                }
-                Topology::Dumbbell { link_rate, .. } | Topology::LeafSpine { link_rate, .. } => link_rate.0,
-            };
+            let slowest = self.topology.slowest_host_rate();
             if min.0 >= slowest {
                 return Err(format!(
                     "transport.dcqcn.min_rate: {min} is not below the slowest host's line rate, {}: DCQCN could \
@@ -328,22 +226,7 @@ impl Scenario {
 
     /// Every one-way delay a packet can be given: link delays and RTT-variation delays.
     fn link_delays(&self) -> Vec<(String, Duration)> {
-        let mut v: Vec<(String, Duration)> = match &self.topology {
-            Topology::Star { link_delay, host_link_delay, .. } => {
-                std::iter::once(("topology.link_delay".to_string(), *link_delay))
-                    .chain(
-                        host_link_delay.iter().enumerate().map(|(i, d)| (format!("topology.host_link_delay[{i}]"), *d)),
-                    )
-                    .collect()
-            }
-            Topology::Dumbbell { link_delay, bottleneck_delay, .. } => vec![
-                ("topology.link_delay".into(), *link_delay),
-                ("topology.bottleneck_delay".into(), *bottleneck_delay),
-            ],
-            Topology::LeafSpine { host_delay, core_delay, .. } => {
-                vec![("topology.host_delay".into(), *host_delay), ("topology.core_delay".into(), *core_delay)]
-            }
-        };
+        let mut v = self.topology.link_delays();
         if let Some(rv) = &self.rtt_variation {
             let f = "rtt_variation.delay";
             match &rv.delay {
@@ -358,67 +241,6 @@ impl Scenario {
             }
         }
         v
-    }
-
-    /// A queue-length threshold of the chosen scheme at or above the port buffer can never
-    /// act (the queue is dropped before it is reached): almost surely a unit slip.
-    fn check_thresholds(&self) -> Result<(), String> {
-        use ecnlab_core::marking::SchemeName::*;
-        let m = &self.marking;
-        let mut th: Vec<(String, ByteSize)> = Vec::new();
-        match m.scheme {
-            PerQueue | PerPort | PerPool | DequeueRed | DctcpRed => {
-                th.push(("threshold.k".into(), m.threshold.k));
-                for (i, k) in m.threshold.k_per_queue.iter().enumerate() {
-                    th.push((format!("threshold.k_per_queue[{i}]"), *k));
-                }
-            }
-            Red => {
-                th.push(("red.min_th".into(), m.red.min_th));
-                th.push(("red.max_th".into(), m.red.max_th));
-            }
-            Ideal => th.push(("ideal.k".into(), m.ideal.k)),
-            MqEcn => th.push(("mq_ecn.k".into(), m.mq_ecn.k)),
-            EcnSharp => {
-                th.extend(m.ecn_sharp.ins_target_bytes.map(|b| ("ecn_sharp.ins_target_bytes".into(), b)));
-                th.extend(m.ecn_sharp.pst_target_bytes.map(|b| ("ecn_sharp.pst_target_bytes".into(), b)));
-            }
-            Dualq => {
-                for (inst, p) in [("scalable", &m.dualq.scalable), ("classic", &m.dualq.classic)] {
-                    th.push((format!("dualq.{inst}.min_th"), p.min_th));
-                    th.push((format!("dualq.{inst}.max_th"), p.max_th));
-                }
-            }
-            None | Codel | Tcn => {}
-        }
-        let buffer = self.switch.buffer;
-        match th.into_iter().find(|(_, k)| k.0 > buffer.0 || (k.0 == buffer.0 && buffer.0 > 0)) {
-            Some((name, k)) => {
-                Err(format!("marking.{name}: {k} is not below the port buffer switch.buffer = {buffer}"))
-            }
-            Option::None => Ok(()),
-        }
-    }
-    /// Every buffer holds at least one full-size packet: a smaller one drops every data
-    /// segment (admission is whole packets, tail drop), and the run would deliver nothing
-    /// yet look complete.
-    fn check_room_for_a_packet(&self) -> Result<(), String> {
-        let mtu = mtu_of(Some(self.transport.mss));
-        let sw = &self.switch;
-        let limits = sw.queue_limits.iter().enumerate().map(|(i, b)| (format!("switch.queue_limits[{i}]"), *b));
-        let buffers = [("switch.buffer".to_string(), Some(sw.buffer)), ("switch.pool".to_string(), sw.pool)]
-            .into_iter()
-            .filter_map(|(f, b)| b.map(|b| (f, b)))
-            .chain(limits)
-            .chain([("host.nic_buffer".to_string(), self.host.nic_buffer)]);
-        for (field, b) in buffers {
-            if b.0 < mtu {
-                return Err(format!(
-                    "{field}: {b} cannot hold one full-size packet ({mtu} B: transport.mss + 40 B of headers)"
-                ));
-            }
-        }
-        Ok(())
     }
 }
 
@@ -447,13 +269,6 @@ fn check_name(name: &str) -> Result<(), String> {
             "name: {} is not a plain name (letters, digits and -_.+=,@, not starting with a dot): it names the result directory",
             ecnlab_core::units::echo(name)
         ));
-    }
-    Ok(())
-}
-
-fn positive_rate(field: &str, r: Rate) -> Result<(), String> {
-    if r.0 == 0 {
-        return Err(format!("{field}: must be larger than 0"));
     }
     Ok(())
 }
