@@ -75,6 +75,9 @@ pub(crate) struct Hosts {
     pias: Vec<u64>,
     /// DSCP of every ACK a host sends (`host.ack_dscp`), if set.
     pub ack_dscp: Option<u8>,
+    /// The senders take their data packets' TX completions from their NICs (the `linux`
+    /// profile's TCP Small Queues): the loop tells each one ([`Hosts::tx_scheduled`]).
+    pub tx_completions: bool,
     /// Line rate of each host's access link (a DCQCN sender's starting rate).
     access_rate_bps: Vec<u64>,
     rtt_variation: Option<RttVariation>,
@@ -113,6 +116,9 @@ impl Hosts {
             persistent: scn.host.persistent_connections,
             pias: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
             ack_dscp: scn.host.ack_dscp,
+            tx_completions: scn.transport.profile == Profile::Linux
+                && scn.transport.small_queues
+                && !scn.transport.cc.is_rate_based(),
             access_rate_bps,
             rtt_variation: scn.rtt_variation.clone(),
             host_delay_ns,
@@ -251,6 +257,13 @@ impl Hosts {
         if let Some(next) = conn.current {
             self.flows[next as usize].count_from(&conn.sender);
         }
+    }
+
+    /// Connection `c`'s sender handed its NIC a data packet, which will have left it at `done`
+    /// (or was refused: None).
+    #[inline]
+    pub(crate) fn tx_scheduled(&mut self, c: usize, done: Option<Nanos>) {
+        self.conns[c].sender.tx_scheduled(done);
     }
 
     /// A data packet of connection `c` left its sender's NIC (DCQCN's NIC arbiter): returns

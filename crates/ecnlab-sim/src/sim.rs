@@ -149,6 +149,9 @@ impl Simulator {
             recorder: Recorder::new(n_links, scn.metrics.sample_interval.0, scn.metrics.timeseries),
         };
 
+        if sim.hosts.tx_completions {
+            sim.wire.predict_host_tx_done();
+        }
         sim.hosts.add_listed_flows(scn, &mut sim.events, &mut sim.wire);
         sim.hosts.finite_flows = sim.arrivals.len() + sim.hosts.flows.iter().filter(|f| f.size.is_some()).count();
         if let Some(t) = sim.arrivals.first_time() {
@@ -350,6 +353,12 @@ impl Simulator {
             }
         }
         self.counting.sent += 1;
+        if self.hosts.tx_completions && pkt.kind == Kind::Data {
+            // TCP Small Queues: the sender learns when its packet will have left the NIC.
+            let li = self.routes.next_hop(pkt.src as usize, pkt.dst as usize, || self.ecmp_key(&pkt));
+            let done = self.wire.enqueue_from_host(&mut self.events, self.now, li as usize, pkt);
+            return self.hosts.tx_scheduled(pkt.flow as usize, done);
+        }
         self.forward(pkt.src as usize, pkt);
     }
 
@@ -721,7 +730,8 @@ mod tests {
         let text = "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
                     link_rate = \"10Gbps\"\nlink_delay = \"10us\"\nhost_link_rate = [\"10Gbps\", \"10Gbps\", \"1Gbps\"]\n\
                     [switch]\nbuffer = \"1MB\"\n[switch.pfc]\nenabled = true\nxoff = \"4500B\"\n\
-                    resume_offset = \"1500B\"\n[[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
+                    resume_offset = \"1500B\"\n[transport]\nsmall_queues = false\n\
+                    [[flows]]\nsrc = 0\ndst = 2\nstart = \"0.5ms\"\n";
         let mut sim = Simulator::new(&Scenario::from_toml(text).unwrap(), 1).unwrap();
         let send = |sim: &mut Simulator, seqs: std::ops::Range<u64>| {
             for seq in seqs {

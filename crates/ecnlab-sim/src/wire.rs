@@ -92,6 +92,10 @@ pub(crate) struct Link {
     /// departure is an `Ev::NicSent` for its connection. Its buffer is unlimited (an RDMA
     /// NIC holds its QPs' data until it sends it; the arbiter bounds it to a packet per QP).
     nic_arbiter: bool,
+    /// A host NIC whose TX completions are told to the senders (TCP Small Queues): each
+    /// admission advances `Wire::tx_done_at` (exact for a one-queue FIFO that is never
+    /// paused and drops nothing at dequeue, which `Simulator::new` requires of it).
+    predicts_tx_done: bool,
     // ---- from the second line on ----
     pub port: Port<Packet>,
     pub spec: LinkSpec,
@@ -125,6 +129,7 @@ impl Link {
             watched: pfc || nic_arbiter,
             pfc_counted: pfc,
             nic_arbiter,
+            predicts_tx_done: false,
             port,
             spec: spec.clone(),
         }
@@ -161,6 +166,10 @@ pub(crate) struct Wire {
     /// Per connection: the extra one-way delay of its data packets on its sender's access
     /// link (RTT variation); empty without RTT variation.
     conn_delay_ns: Vec<Nanos>,
+    /// Per link that predicts them (`Link::predicts_tx_done`): when its last admitted packet
+    /// ends its transmission (packets leave a FIFO back to back: each starts when the one
+    /// before it ends, or at its admission if the link is free by then).
+    tx_done_at: Vec<Nanos>,
     /// Packets dropped by ports, at admission or at dequeue (CoDel).
     pub dropped: u64,
     /// `"s0->h3"` per link (error messages, time series).
@@ -201,6 +210,7 @@ impl Wire {
             pools,
             owed_seq: vec![0; n],
             conn_delay_ns: Vec::new(),
+            tx_done_at: vec![0; n],
             dropped: 0,
             names,
             violation: None,
@@ -208,6 +218,38 @@ impl Wire {
             capture: None,
             pfc: None,
         }
+    }
+
+    /// Host NICs tell the TX completions of what they take ([`Wire::enqueue_from_host`]).
+    pub(crate) fn predict_host_tx_done(&mut self) {
+        for l in self.links.iter_mut().filter(|l| !l.is_switch_port) {
+            l.predicts_tx_done = true;
+        }
+    }
+
+    /// As [`Wire::enqueue`], for a packet a host hands its NIC (link `li`): when it will
+    /// have left the NIC (the end of its transmission), or None if the NIC refused it.
+    pub(crate) fn enqueue_from_host(
+        &mut self,
+        events: &mut EventQueue<Ev>,
+        now: Nanos,
+        li: usize,
+        pkt: Packet,
+    ) -> Option<Nanos> {
+        debug_assert!(self.links[li].predicts_tx_done);
+        let before = self.tx_done_at[li];
+        self.enqueue(events, now, li, pkt);
+        // An admission moves the time on by at least a nanosecond (`tx_time_ns` >= 1).
+        let after = self.tx_done_at[li];
+        (after != before).then_some(after)
+    }
+
+    /// A predicting link admitted a packet of `size` bytes at `now`.
+    #[cold]
+    #[inline(never)]
+    fn predict_tx_done(&mut self, now: Nanos, li: usize, size: u32) {
+        let start = self.tx_done_at[li].max(now);
+        self.tx_done_at[li] = start + tx_time_ns(size as u64, self.links[li].rate_bps);
     }
 
     /// Record connection `c`'s RTT-variation delay (connections are numbered in order).
@@ -231,11 +273,15 @@ impl Wire {
             // enqueued and dequeued at once by `kick`, so it takes one pass instead, with the
             // same decisions and books (`Port::pass_with`; benches/DESIGN.md §3). Watched ports
             // (PFC, the NIC arbiter) keep the two steps: their books see each one.
+            let size = pkt.size;
             let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
             let dropped = &mut self.dropped;
             let r = paths::pass_with(port, now, pkt, pool, |_, _, _| *dropped += 1);
             #[cfg(debug_assertions)]
             self.debug_check_port(now, li);
+            if r.is_ok() && self.links[li].predicts_tx_done {
+                self.predict_tx_done(now, li, size);
+            }
             match r {
                 Err(_) => self.dropped += 1,
                 Ok(Some((pkt, _))) => self.launch(events, now, li, now, pkt),
@@ -243,7 +289,7 @@ impl Wire {
             }
             return;
         }
-        let dscp = pkt.dscp;
+        let (dscp, size) = (pkt.dscp, pkt.size);
         let (port, pool) = self.links[li].port_and_pool(&mut self.pools);
         let admitted = paths::enqueue(port, now, pkt, pool).is_ok();
         #[cfg(debug_assertions)]
@@ -251,6 +297,9 @@ impl Wire {
         if !admitted {
             self.dropped += 1;
             return;
+        }
+        if self.links[li].predicts_tx_done {
+            self.predict_tx_done(now, li, size);
         }
         if self.links[li].watched {
             self.watched_admitted(events, now, li, dscp);
@@ -437,6 +486,14 @@ impl Wire {
         // of this link, `at + delay` or before, and this packet needs `at + tx + delay`.
         debug_assert!(arrival >= now, "arrival at {arrival} ns scheduled at {now} ns");
         let owes_dequeue = !link.port.is_empty();
+        // The TX completion told at admission is this one, when nothing queued behind it.
+        #[cfg(debug_assertions)]
+        if link.predicts_tx_done && !owes_dequeue && done != self.tx_done_at[li] && self.violation.is_none() {
+            self.violation = Some(format!(
+                "internal error at t={now} ns: port {}: a packet ends its transmission at {done} ns, told {} ns",
+                self.names[li], self.tx_done_at[li]
+            ));
+        }
         let carries_it = owes_dequeue && !link.on_time && extra == 0;
         events.push(arrival, if carries_it { Ev::ArriveResume(li as u32, pkt) } else { Ev::Arrive(link.to, pkt) });
         link.tx = if !owes_dequeue {

@@ -22,7 +22,7 @@ fn incast_text(pfc: &str) -> String {
         "name = \"pfc-incast\"\nduration = \"20ms\"\n[metrics]\nwarmup = \"5ms\"\n\
          [topology]\nkind = \"star\"\nhosts = 9\nlink_rate = \"10Gbps\"\nlink_delay = \"2us\"\n\
          [switch]\nbuffer = \"300KB\"\npool = \"300KB\"\n[switch.pfc]\n{pfc}\n[marking]\nscheme = \"none\"\n\
-         [transport]\ncc = \"newreno\"\n{flows}"
+         [transport]\ncc = \"newreno\"\nsmall_queues = false\n{flows}"
     )
 }
 

@@ -6,7 +6,8 @@
 //! otherwise; linux defaults are the kernel's (include/net/tcp.h constants, sysctl
 //! defaults). Each field says where its defaults come from and which profile reads it.
 
-use ecnlab_core::units::{Duration, NS_PER_US};
+pub use super::linux::kernel::Kernel;
+use ecnlab_core::units::{ByteSize, Duration, NS_PER_US};
 use serde::{Deserialize, Serialize};
 
 /// Congestion control flavour of a TCP sender (and the matching receiver ECN behaviour).
@@ -231,6 +232,21 @@ pub struct TcpConfig {
     /// `dctcp_dualq`: let cwnd grow during CWR (paper §III-A b). Default true; false is
     /// Linux's rule (no growth until the reduction window is acknowledged).
     pub dualq_grow_in_cwr: bool,
+    /// `linux` only. The kernel line whose TCP the profile follows: `"3.18"` (the TCN
+    /// testbed's, TCN §6.1), `"4.19"`, `"6.18"` (default: the kernel `ecnlab validate` runs
+    /// against). It picks the rules that differ between lines, each written from that line's
+    /// source (`tcp/linux/kernel.rs`): the pacing rate and TCP Small Queues' limit.
+    pub kernel: Kernel,
+    /// `linux` only. TCP Small Queues (`tcp_small_queue_check`, net/ipv4/tcp_output.c): a
+    /// socket waits, instead of queueing in its host's NIC, once about 1 ms of its pacing rate
+    /// (at least two packets, at most `limit_output_bytes`) sits below TCP, and resumes when
+    /// its packets leave the NIC (their TX completion). Default true (Linux since 3.6); false:
+    /// a sender fills its NIC, which drops beyond `host.nic_buffer`.
+    pub small_queues: bool,
+    /// `linux` only. `net.ipv4.tcp_limit_output_bytes`, TCP Small Queues' cap on a socket's
+    /// bytes below TCP (under 3.18 its floor), by default the kernel line's: 128KiB (3.18),
+    /// 256KiB (4.19), 4MiB (6.18).
+    pub limit_output_bytes: ByteSize,
     /// DCQCN parameters (used when `cc = "dcqcn"`).
     pub dcqcn: crate::dcqcn::DcqcnConfig,
 }
@@ -244,7 +260,17 @@ impl Default for TcpConfig {
 
 /// Keys only `textbook` reads, and keys only `linux` reads (the rest are shared).
 pub const TEXTBOOK_ONLY: [&str; 3] = ["partial_ack_rto", "min_cwnd", "dctcp_alpha_bits"];
-pub const LINUX_ONLY: [&str; 6] = ["sack", "prr", "cubic_beta", "cubic_c", "cubic_fast_convergence", "cubic_hystart"];
+pub const LINUX_ONLY: [&str; 9] = [
+    "sack",
+    "prr",
+    "cubic_beta",
+    "cubic_c",
+    "cubic_fast_convergence",
+    "cubic_hystart",
+    "kernel",
+    "small_queues",
+    "limit_output_bytes",
+];
 
 impl TcpConfig {
     /// Every field at `profile`'s default.
@@ -281,6 +307,9 @@ impl TcpConfig {
             dualq_per_ack_alpha: true,
             dualq_progressive: true,
             dualq_grow_in_cwr: true,
+            kernel: Kernel::default(),
+            small_queues: true,
+            limit_output_bytes: ByteSize(Kernel::default().limit_output_bytes()),
             dcqcn: Default::default(),
         }
     }
@@ -375,6 +404,11 @@ impl TcpConfig {
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return Err(format!("transport.cubic_beta = {} must be in (0, 1)", self.cubic_beta));
         }
+        if self.small_queues && self.limit_output_bytes.0 == 0 {
+            return Err(
+                "transport.limit_output_bytes: must be > 0 with small_queues (false turns TCP Small Queues off)".into(),
+            );
+        }
         if !(self.cubic_c > 0.0 && self.cubic_c.is_finite()) {
             return Err(format!("transport.cubic_c = {} must be > 0", self.cubic_c));
         }
@@ -447,6 +481,12 @@ pub struct RawTcpConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     dualq_grow_in_cwr: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    kernel: Option<Kernel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    small_queues: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit_output_bytes: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     dcqcn: Option<crate::dcqcn::DcqcnConfig>,
 }
 
@@ -463,6 +503,9 @@ impl RawTcpConfig {
             "cubic_c" => self.cubic_c.is_some(),
             "cubic_fast_convergence" => self.cubic_fast_convergence.is_some(),
             "cubic_hystart" => self.cubic_hystart.is_some(),
+            "kernel" => self.kernel.is_some(),
+            "small_queues" => self.small_queues.is_some(),
+            "limit_output_bytes" => self.limit_output_bytes.is_some(),
             _ => unreachable!("{k} is not a profile-specific key"),
         };
         let other: &[&'static str] = match profile {
@@ -479,6 +522,7 @@ impl RawTcpConfig {
             return Err(format!("`{k}` is not used by profile \"{}\" (remove it or set profile)", profile.name()));
         }
         let d = TcpConfig::for_profile(profile);
+        let kernel = self.kernel.unwrap_or(d.kernel);
         Ok(TcpConfig {
             profile,
             cc: self.cc.unwrap_or(d.cc),
@@ -509,6 +553,9 @@ impl RawTcpConfig {
             dualq_per_ack_alpha: self.dualq_per_ack_alpha.unwrap_or(d.dualq_per_ack_alpha),
             dualq_progressive: self.dualq_progressive.unwrap_or(d.dualq_progressive),
             dualq_grow_in_cwr: self.dualq_grow_in_cwr.unwrap_or(d.dualq_grow_in_cwr),
+            kernel,
+            small_queues: self.small_queues.unwrap_or(d.small_queues),
+            limit_output_bytes: self.limit_output_bytes.unwrap_or(ByteSize(kernel.limit_output_bytes())),
             dcqcn: self.dcqcn.unwrap_or(d.dcqcn),
         })
     }
@@ -555,6 +602,9 @@ impl From<TcpConfig> for RawTcpConfig {
             dualq_per_ack_alpha: Some(c.dualq_per_ack_alpha),
             dualq_progressive: Some(c.dualq_progressive),
             dualq_grow_in_cwr: Some(c.dualq_grow_in_cwr),
+            kernel: linux.then_some(c.kernel),
+            small_queues: linux.then_some(c.small_queues),
+            limit_output_bytes: linux.then_some(c.limit_output_bytes),
             dcqcn: Some(c.dcqcn),
         }
     }
@@ -633,6 +683,14 @@ mod tests {
         assert_eq!(l.init_cwnd, 10); // TCP_INIT_CWND
         assert_eq!(l.dctcp_alpha_init, 1.0); // dctcp_alpha_on_init = DCTCP_MAX_ALPHA
         assert!(l.sack && l.prr);
+        // The kernel line and TCP Small Queues, with tcp_limit_output_bytes as that line has it.
+        assert_eq!((l.kernel, l.small_queues, l.limit_output_bytes), (Kernel::V6_18, true, ByteSize(4 << 20)));
+        let old: TcpConfig = toml::from_str("kernel = \"3.18\"").unwrap();
+        assert_eq!(old.limit_output_bytes, ByteSize(128 << 10));
+        let set: TcpConfig = toml::from_str("kernel = \"4.19\"\nlimit_output_bytes = \"1MiB\"").unwrap();
+        assert_eq!(set.limit_output_bytes, ByteSize(1 << 20));
+        let e = toml::from_str::<TcpConfig>("kernel = \"5.4\"").unwrap_err().to_string();
+        assert!(e.contains("3.18") && e.contains("6.18"), "{e}");
         // Each part settable on its own.
         let l: TcpConfig = toml::from_str("sack = false\nprr = false\nrto_min = \"10ms\"\ndelayed_ack = 1").unwrap();
         assert!(!l.sack && !l.prr);
@@ -656,6 +714,9 @@ mod tests {
             "cubic_c = 0.4",
             "cubic_hystart = false",
             "cubic_fast_convergence = true",
+            "kernel = \"3.18\"",
+            "small_queues = true",
+            "limit_output_bytes = \"1MB\"",
         ] {
             let e = toml::from_str::<TcpConfig>(&format!("profile = \"textbook\"\n{k}")).unwrap_err().to_string();
             let name = k.split(' ').next().unwrap();

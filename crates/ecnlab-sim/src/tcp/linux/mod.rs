@@ -8,6 +8,8 @@
 //! - [`dctcp`]: DCTCP as `tcp_dctcp.c`.
 //! - [`dctcp_dualq`]: the dual-AQM paper's modified DCTCP on whole segments and PRR.
 //! - [`congestion_ops`] / [`LinuxCa`]: `transport.cc` to one of them, enum-dispatched.
+//! - [`kernel`]: `transport.kernel`, the rules that differ between kernel lines (pacing
+//!   rate, TCP Small Queues).
 //! - [`receiver`]: the receiver (delayed ACKs with quick-ACK, SACK blocks, ECN echo).
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
 //! - [`sender`]: the sender (loss recovery, PRR, RTO), on the SACK [`scoreboard`]; its
@@ -17,6 +19,7 @@ pub mod ca;
 pub mod cubic;
 pub mod dctcp;
 pub mod dctcp_dualq;
+pub mod kernel;
 pub mod receiver;
 pub mod rtt;
 pub mod sack_option;

@@ -44,6 +44,10 @@
 //!   retransmission of the head.
 //! - An RTO enters Loss (`tcp_enter_loss`): every segment not SACKed is lost, `snd_cwnd =
 //!   pipe + 1`, slow start; Loss ends when `high_seq` is acknowledged.
+//! - TCP Small Queues (`transport.small_queues`, [`small_queues`]): before each skb,
+//!   `tcp_small_queue_check` of the kernel line (`transport.kernel`); a held socket waits for
+//!   its oldest skb's TX completion (`tcp_tsq_handler`); the RTO's head retransmission goes
+//!   past it (`tcp_retransmit_timer`).
 //! - Slow-start restart after idle (`tcp_slow_start_after_idle_check`, `tcp_cwnd_restart`)
 //!   and `tcp_is_cwnd_limited` / `tcp_cwnd_validate` feeding the algorithm.
 //! - `delivered` / `delivered_ce` count segments newly acknowledged or SACKed, the latter on
@@ -64,6 +68,7 @@
 //!   kernel's HZ ticks, and timestamp RTT samples have microsecond resolution.
 
 use super::ca::{ack_flags, AckSample, CaEvent, CaSock, CaState, CongestionOps, INFINITE_SSTHRESH};
+use super::kernel::Kernel;
 use super::rtt::RttEstimator;
 use super::sack_option::SackBlocks;
 use super::scoreboard::{AckDelta, Scoreboard};
@@ -75,6 +80,9 @@ use crate::transport::app::{AppWrites, Endpoints, Tagging};
 use ecnlab_core::units::Nanos;
 
 mod episode;
+mod small_queues;
+
+use small_queues::SmallQueues;
 
 const NS_PER_US: u64 = 1000;
 
@@ -95,6 +103,8 @@ struct SenderParams {
     slow_start_restart: bool,
     /// ECN negotiated (`net.ipv4.tcp_ecn`): ECT on new data; `needs_ecn` adds retransmissions.
     ecn: bool,
+    /// `transport.kernel`.
+    kernel: Kernel,
 }
 
 /// PRR's counts over one reduction (RFC 6937 `prr_delivered`, `prr_out`; `tp.prior_cwnd` is
@@ -159,6 +169,8 @@ pub struct LinuxSender {
     is_cwnd_limited: bool,
     max_packets_out: u32,
     cwnd_usage_seq: u64,
+    /// TCP Small Queues (`transport.small_queues`), None when off.
+    tsq: Option<SmallQueues>,
     // --- RTO ---
     rtt: Option<RttEstimator>,
     rto: Nanos,
@@ -194,6 +206,7 @@ impl LinuxSender {
             limited_transmit: cfg.limited_transmit,
             slow_start_restart: cfg.slow_start_restart,
             ecn: cfg.cc.uses_ecn() || ca.needs_ecn(),
+            kernel: cfg.kernel,
         };
         let mut s = LinuxSender {
             p,
@@ -211,6 +224,7 @@ impl LinuxSender {
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
+            tsq: cfg.small_queues.then(|| SmallQueues::new(cfg.kernel, cfg.limit_output_bytes.0)),
             rtt: None,
             rto: cfg.rto_init.ns().min(cfg.rto_max.ns()).max(1),
             retransmits: 0,
@@ -235,8 +249,25 @@ impl LinuxSender {
     pub fn set_pias(&mut self, start_seq: u64, thresholds: &[u64]) {
         self.tag.set_pias(start_seq, thresholds);
     }
+    /// The next deadline: the retransmission timer, or the TX completion that wakes a
+    /// socket TCP Small Queues holds back, whichever is first.
     pub fn timer(&self) -> Option<Nanos> {
-        self.deadline
+        match self.tsq.as_ref().and_then(SmallQueues::wake) {
+            Some(w) => Some(self.deadline.map_or(w, |d| d.min(w))),
+            None => self.deadline,
+        }
+    }
+    /// The host's NIC took this sender's oldest segment not yet placed, to leave it at
+    /// `done` (the end of its transmission), or refused it (None): TCP Small Queues' TX
+    /// completion. A sender without them ignores it.
+    pub fn tx_scheduled(&mut self, done: Option<Nanos>) {
+        if let Some(q) = self.tsq.as_mut() {
+            q.scheduled(done);
+        }
+    }
+    /// Times TCP Small Queues held this sender back.
+    pub fn small_queue_holds(&self) -> u64 {
+        self.tsq.as_ref().map_or(0, |q| q.holds)
     }
     pub fn is_idle(&self) -> bool {
         self.tp.snd_una >= self.app.added()
@@ -272,7 +303,8 @@ impl LinuxSender {
     /// Sends what NextSeg and the window allow.
     pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.tp.now = now;
-        self.transmit(now, out);
+        self.tsq_complete(now);
+        self.transmit(now, false, out);
         self.sync_stats();
     }
 
@@ -282,11 +314,12 @@ impl LinuxSender {
             return;
         }
         self.tp.now = now;
+        self.tsq_complete(now);
         self.stats.acks_received += 1;
         let a = ack.seq.min(self.snd_nxt);
         if a < self.tp.snd_una {
             // Older than what we know (`before(ack, prior_snd_una)`): ignored.
-            self.transmit(now, out);
+            self.transmit(now, false, out);
             self.sync_stats();
             return;
         }
@@ -382,12 +415,18 @@ impl LinuxSender {
             self.tp.snd_nxt = self.snd_nxt;
             self.ca.cong_avoid(&mut self.tp, a, acked_sacked);
         }
-        self.transmit(now, out);
+        self.transmit(now, false, out);
         self.sync_stats();
     }
 
-    /// The retransmission timer fired (`tcp_retransmit_timer`; harmless if early).
+    /// A deadline passed (harmless if early): a TX completion that wakes a socket TCP Small
+    /// Queues held back (`tcp_tsq_handler`), the retransmission timer (`tcp_retransmit_timer`).
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if self.tsq.as_mut().is_some_and(|q| q.complete(now)) {
+            self.tp.now = now;
+            self.transmit(now, false, out);
+            self.sync_stats();
+        }
         match self.deadline {
             Some(t) if now >= t => {}
             _ => return,
@@ -399,8 +438,9 @@ impl LinuxSender {
         self.tp.now = now;
         self.stats.timeouts += 1;
         self.enter_loss();
-        // Retransmit the head now, then back the timer off (`inet_csk_rto_backoff`).
-        self.transmit(now, out);
+        // Retransmit the head now (`tcp_retransmit_skb`, past TCP Small Queues), then back the
+        // timer off (`inet_csk_rto_backoff`).
+        self.transmit(now, true, out);
         self.retransmits += 1;
         self.rto = self.rto.saturating_mul(2).min(self.p.rto_max);
         self.deadline = Some(now + self.rto);
@@ -440,7 +480,9 @@ impl LinuxSender {
         flight < self.tp.snd_cwnd.min(self.tp.snd_cwnd_clamp) || self.force_one
     }
 
-    fn transmit(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+    /// Sends as NextSeg orders it; `rto_head`: the first retransmission is the RTO's, which
+    /// `tcp_retransmit_timer` sends past TCP Small Queues.
+    fn transmit(&mut self, now: Nanos, rto_head: bool, out: &mut Vec<Packet>) {
         let mut sent = false;
         let mut limited = false;
         // (1) Segments deemed lost (tcp_xmit_retransmit_queue).
@@ -450,6 +492,9 @@ impl LinuxSender {
                 break;
             }
             let Some(i) = self.sb.next_lost() else { break };
+            if (sent || !rto_head) && self.tsq_holds(self.sb.seg(i).len, true) {
+                break;
+            }
             self.retransmit(now, i, out);
             sent = true;
         }
@@ -467,6 +512,9 @@ impl LinuxSender {
                     break;
                 }
                 let len = (app_limit - self.snd_nxt).min(self.p.mss as u64) as u32;
+                if self.tsq_holds(len, false) {
+                    break;
+                }
                 let seq = self.snd_nxt;
                 if self.pipe() == 0 {
                     self.ca.cwnd_event(&mut self.tp, CaEvent::TxStart);
@@ -486,11 +534,16 @@ impl LinuxSender {
                     break;
                 }
                 if let Some(i) = self.sb.next_unsacked_below_sack(high_rxt) {
+                    if self.tsq_holds(self.sb.seg(i).len, true) {
+                        break;
+                    }
                     self.retransmit(now, i, out);
                     sent = true;
                 } else {
                     if rescue_rxt.is_none_or(|r| self.tp.snd_una > r) {
-                        if let Some(i) = self.sb.highest_unsacked() {
+                        if let Some(i) =
+                            self.sb.highest_unsacked().filter(|&i| !self.tsq_holds(self.sb.seg(i).len, true))
+                        {
                             // The rescue retransmission: HighRxt is not updated.
                             self.retransmit(now, i, out);
                             if let Episode::Recovery { high_rxt: h, rescue_rxt: r, .. } = &mut self.episode {
@@ -510,6 +563,23 @@ impl LinuxSender {
         if self.deadline.is_none() && self.sb.packets_out() > 0 {
             self.deadline = Some(now + self.rto);
         }
+    }
+
+    /// The TX completions up to `now` (`tcp_wfree`).
+    fn tsq_complete(&mut self, now: Nanos) {
+        if let Some(q) = self.tsq.as_mut() {
+            q.complete(now);
+        }
+    }
+
+    /// `tcp_small_queue_check` before an skb of `len` bytes (a `retransmission`: `factor`
+    /// 1): true when the socket must wait for a TX completion.
+    fn tsq_holds(&mut self, len: u32, retransmission: bool) -> bool {
+        let Some(q) = self.tsq.as_mut() else { return false };
+        let out = self.sb.packets_out();
+        let tp = &self.tp;
+        let rate = self.p.kernel.pacing_rate(self.p.mss, tp.snd_cwnd, tp.snd_ssthresh, out, tp.srtt_us as u64);
+        q.holds(len, rate, out, retransmission)
     }
 
     /// `tcp_cwnd_restart`: halve cwnd once per RTO of idle, down to the restart window.
@@ -561,6 +631,9 @@ impl LinuxSender {
             prr.out += 1;
         }
         self.force_one = false;
+        if let Some(q) = self.tsq.as_mut() {
+            q.handed(len);
+        }
         self.stats.sent_bytes += len as u64;
         self.stats.sent_segments += 1;
         self.lsndtime = Some(now);
