@@ -116,9 +116,7 @@ impl Hosts {
             persistent: scn.host.persistent_connections,
             pias: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
             ack_dscp: scn.host.ack_dscp,
-            tx_completions: scn.transport.profile == Profile::Linux
-                && scn.transport.small_queues
-                && !scn.transport.cc.is_rate_based(),
+            tx_completions: scn.transport.profile == Profile::Linux && scn.transport.small_queues && scn.has_tcp(),
             access_rate_bps,
             rtt_variation: scn.rtt_variation.clone(),
             host_delay_ns,

@@ -104,6 +104,7 @@ impl Simulator {
             let arbiter = !is_switch_port && rdma;
             links.push(Link::new(spec, port, is_switch_port, shared_pool, pfc, arbiter));
         }
+        scn.check_small_queues()?;
         // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
         // draw on their link's own pool.
         let pools = (0..net.n_nodes())

@@ -242,6 +242,35 @@ impl Scenario {
         }
         v
     }
+
+    /// Whether some connection is TCP (a `[[flows]]` entry may run its own `cc`).
+    pub fn has_tcp(&self) -> bool {
+        !self.transport.cc.is_rate_based() || self.flows.iter().any(|f| f.cc.is_some_and(|c| !c.is_rate_based()))
+    }
+
+    /// TCP Small Queues take each packet's TX completion from its host's NIC, known at
+    /// admission for a one-queue FIFO that nothing pauses and that drops nothing at dequeue
+    /// (`Wire::enqueue_from_host`). Checked once the ports are built, after their own checks.
+    pub fn check_small_queues(&self) -> Result<(), String> {
+        if !(self.transport.profile == crate::tcp::Profile::Linux && self.transport.small_queues && self.has_tcp()) {
+            return Ok(());
+        }
+        use ecnlab_core::marking::{codel::CodelMode, NonEctPolicy, SchemeName};
+        if self.switch.pfc.enabled {
+            return Err("transport.small_queues: TCP Small Queues need the TX completions of a host NIC that \
+                        PFC does not pause (set transport.small_queues = false with switch.pfc)"
+                .into());
+        }
+        let drops_at_dequeue = (self.marking.scheme == SchemeName::Codel && self.marking.codel.mode == CodelMode::Drop)
+            || self.marking.non_ect == NonEctPolicy::Drop;
+        if self.host.nic_marking && drops_at_dequeue {
+            return Err("transport.small_queues: with host.nic_marking the scheme drops in the host NIC at \
+                        dequeue, which TCP Small Queues' TX completions do not allow (set \
+                        transport.small_queues = false, or host.nic_marking = false)"
+                .into());
+        }
+        Ok(())
+    }
 }
 
 /// `stop`, when given, must come after `start`: a flow or probe that stops before it starts
