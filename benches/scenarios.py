@@ -304,6 +304,10 @@ LINUX_TRANSPORT = {
     # ecnlab too (the linux profile's default is on; on, it holds back some web-search
     # senders: 3,326,864 packet-hops against 3,341,086 in websearch-incast60-linux).
     "small_queues": False,
+    # ns-3 3.44's sockets hand their device one segment at a time and its receivers ACK per
+    # segment: no TSO, no GRO (the linux profile's defaults are 64 KiB and on).
+    "tso": "off",
+    "gro": False,
 }
 
 # ns-3 driver switches for the linux comparisons, each with the Linux behaviour it stands for.
@@ -548,6 +552,8 @@ def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
                 f'sack = {str(tr["sack"]).lower()}', f'prr = {str(tr["prr"]).lower()}',
                 f'small_queues = {str(tr["small_queues"]).lower()}']
     out += ["", "[host]", "persistent_connections = false", "nic_marking = false"]
+    if profile == "linux":
+        out += [f'tso = "{tr["tso"]}"', f'gro = {str(tr["gro"]).lower()}']
     if sc.get("ack_dscp") is not None:
         out.append(f'ack_dscp = {sc["ack_dscp"]}')
     for f in sc.get("long_flows", []):

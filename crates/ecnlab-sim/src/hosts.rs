@@ -78,6 +78,8 @@ pub(crate) struct Hosts {
     /// The senders take their data packets' TX completions from their NICs (the `linux`
     /// profile's TCP Small Queues): the loop tells each one ([`Hosts::tx_scheduled`]).
     pub tx_completions: bool,
+    /// The `linux` hosts' NIC offloads (`host.tso`, `host.gro`).
+    offloads: crate::tcp::linux::offload::Offloads,
     /// Line rate of each host's access link (a DCQCN sender's starting rate).
     access_rate_bps: Vec<u64>,
     rtt_variation: Option<RttVariation>,
@@ -117,6 +119,7 @@ impl Hosts {
             pias: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
             ack_dscp: scn.host.ack_dscp,
             tx_completions: scn.transport.profile == Profile::Linux && scn.transport.small_queues && scn.has_tcp(),
+            offloads: scn.host.offloads(scn.transport.profile),
             access_rate_bps,
             rtt_variation: scn.rtt_variation.clone(),
             host_delay_ns,
@@ -184,8 +187,8 @@ impl Hosts {
                     Receiver::Tcp(TcpReceiver::new(cfg, id, dst, src)),
                 ),
                 Profile::Linux => (
-                    Sender::Linux(LinuxSender::new(cfg, id, src, dst, class)),
-                    Receiver::Linux(LinuxReceiver::new(cfg, id, dst, src)),
+                    Sender::Linux(LinuxSender::new(cfg, id, src, dst, class).with_tso(self.offloads.gso_max)),
+                    Receiver::Linux(LinuxReceiver::new(cfg, id, dst, src).with_gro(self.offloads.gro_poll)),
                 ),
             }
         };
@@ -427,7 +430,13 @@ impl Hosts {
         if fired {
             match end {
                 End::Sender => conn.sender.on_timer(now, &mut self.out),
-                End::Receiver => conn.receiver.on_timer(now, &mut self.out),
+                End::Receiver => {
+                    conn.receiver.on_timer(now, &mut self.out);
+                    // GRO hands TCP its held segments at the NAPI poll, a receiver timer.
+                    if conn.receiver.completion_bytes().is_some() {
+                        self.check_message_done(now, c);
+                    }
+                }
             }
         }
         Some(fired)

@@ -7,12 +7,12 @@ use ecnlab_sim::Scenario;
 
 /// One long DCTCP flow over a two-host star at 10 Gbps: the switch forwards at the rate it
 /// receives, so the only queue is the sender's NIC, and no switch marks the flow (nothing
-/// stops its slow start but the NIC).
+/// stops its slow start but the NIC). Offloads off: one segment per skb.
 fn nic_bound(transport: &str) -> Summary {
     let text = format!(
         "name = \"nic-bound\"\nduration = \"20ms\"\n[topology]\nkind = \"star\"\nhosts = 2\n\
          link_rate = \"10Gbps\"\nlink_delay = \"5us\"\n[switch]\nbuffer = \"1MB\"\n[host]\n\
-         nic_buffer = \"1MB\"\n[transport]\nrto_min = \"5ms\"\n{transport}\n[[flows]]\nsrc = 0\ndst = 1\n"
+         nic_buffer = \"1MB\"\ntso = \"off\"\ngro = false\n[transport]\nrto_min = \"5ms\"\n{transport}\n[[flows]]\nsrc = 0\ndst = 1\n"
     );
     let scn = Scenario::from_toml(&text).unwrap();
     ecnlab_sim::run(&scn, scn.seed).unwrap().summary

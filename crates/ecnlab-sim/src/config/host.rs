@@ -1,6 +1,6 @@
 //! `[host]`: the hosts' NICs, connections and tagging.
 
-use ecnlab_core::units::ByteSize;
+use ecnlab_core::units::{ByteSize, Duration};
 use serde::{Deserialize, Serialize};
 
 /// Host settings.
@@ -29,6 +29,21 @@ pub struct HostConfig {
     /// ns-2 scripts install the switch's queue (with its marking) on host links too
     /// (REFERENCE-IMPLEMENTATIONS §5, quirk 6).
     pub nic_marking: bool,
+    /// `linux` only. Segmentation offload (TSO/GSO): the largest skb a sender hands its NIC
+    /// (`sk_gso_max_size`), whose segments the NIC puts on the wire back to back, as many per
+    /// skb as the kernel line's `tcp_tso_autosize` and the window allow; `"off"`: one MSS per
+    /// skb. Unset: `"64KiB"`, a stock Linux NIC's (`GSO_MAX_SIZE`).
+    #[schemars(extend("default" = "64KiB"))]
+    pub tso: Option<crate::tcp::linux::offload::Tso>,
+    /// `linux` only. Generic Receive Offload: the receiver's NAPI poll merges each flow's
+    /// contiguous segments into skbs of up to 64 KB, and TCP ACKs once per skb. Unset: on, as
+    /// every Linux NIC driver.
+    #[schemars(extend("default" = true))]
+    pub gro: Option<bool>,
+    /// `linux` only. The receive interrupt coalescing (`ethtool -C rx-usecs`): GRO's NAPI poll
+    /// comes this long after a batch's first packet. Unset: 8us (mlx5's).
+    #[schemars(extend("default" = "8us"))]
+    pub rx_coalesce: Option<Duration>,
 }
 
 impl Default for HostConfig {
@@ -39,6 +54,20 @@ impl Default for HostConfig {
             pias_thresholds: Vec::new(),
             ack_dscp: None,
             nic_marking: false,
+            tso: None,
+            gro: None,
+            rx_coalesce: None,
+        }
+    }
+}
+
+impl HostConfig {
+    /// The NIC offloads a host of `profile` runs with (the textbook hosts have none).
+    pub fn offloads(&self, profile: crate::tcp::Profile) -> crate::tcp::linux::offload::Offloads {
+        use crate::tcp::linux::offload::Offloads;
+        match profile {
+            crate::tcp::Profile::Linux => Offloads::resolve(self.tso, self.gro, self.rx_coalesce),
+            crate::tcp::Profile::Textbook => Offloads::NONE,
         }
     }
 }

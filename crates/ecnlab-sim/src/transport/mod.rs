@@ -24,6 +24,8 @@ pub enum Sender {
     Dcqcn(DcqcnSender),
 }
 
+// Unboxed, as `Sender`.
+#[allow(clippy::large_enum_variant)]
 pub enum Receiver {
     Tcp(TcpReceiver),
     Linux(LinuxReceiver),

@@ -21,6 +21,7 @@ impl Scenario {
         self.topology.check()?;
         self.check_switch()?;
         self.check_tiers()?;
+        self.check_offloads()?;
         self.check_flows(n)?;
         self.check_probes(n)?;
         self.check_metrics()?;
@@ -85,6 +86,34 @@ impl Scenario {
             ));
         }
         Ok(n)
+    }
+
+    /// `host.tso`, `gro`, `rx_coalesce`: NIC offloads of the linux hosts only, a TSO size
+    /// that holds one segment.
+    fn check_offloads(&self) -> Result<(), String> {
+        if self.transport.profile == crate::tcp::Profile::Textbook {
+            for (key, given) in [
+                ("tso", self.host.tso.is_some()),
+                ("gro", self.host.gro.is_some()),
+                ("rx_coalesce", self.host.rx_coalesce.is_some()),
+            ] {
+                if given {
+                    return Err(format!(
+                        "host.{key}: the textbook profile's hosts have no NIC offloads (remove it, or set transport.profile = \"linux\")"
+                    ));
+                }
+            }
+        }
+        if let Some(crate::tcp::linux::offload::Tso::Size(b)) = self.host.tso {
+            let least = self.transport.mss as u64 + 53;
+            if b.0 < least {
+                return Err(format!(
+                    "host.tso: {} B cannot hold one segment of transport.mss = {} B and its headers (write \"off\" for no TSO, or at least {least} B)",
+                    b.0, self.transport.mss
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `[[flows]]` among `n` hosts.

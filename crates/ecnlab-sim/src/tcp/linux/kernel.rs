@@ -109,6 +109,83 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// The most segments one TSO skb carries out of `tcp_write_xmit` (`tcp_tso_segs`, from
+    /// `tcp_tso_autosize`; 3.18: the skb `tcp_sendmsg` built, `tcp_xmit_size_goal`), for a
+    /// host whose NIC takes skbs of `gso_max` bytes (`sk_gso_max_size`): about a millisecond
+    /// of the pacing rate (3.18: half a millisecond), at least `tcp_min_tso_segs` = 2; from
+    /// 5.18 plus `gso_max >> (min_rtt / 512 us)` (`tcp_tso_rtt_log` 9), so a flow whose RTT is
+    /// below 512 us sends whole `gso_max` skbs.
+    pub fn tso_segs(self, mss: u32, gso_max: u64, rate: Option<u64>, min_rtt_us: u32) -> u32 {
+        const MIN_TSO_SEGS: u64 = 2;
+        let rate = rate.unwrap_or(u64::MAX);
+        let bytes = match self {
+            // gso_size = sk_pacing_rate / (2 * MSEC_PER_SEC), capped at sk_gso_max_size - 1 - hlen.
+            Kernel::V3_18 => (rate / 2000).min(gso_max - 1 - 40),
+            // min(sk_pacing_rate >> sk_pacing_shift, sk_gso_max_size - 1 - MAX_TCP_HEADER).
+            Kernel::V4_19 => (rate >> 10).min(gso_max - 1 - 320),
+            Kernel::V6_18 => {
+                let r = min_rtt_us >> 9;
+                let extra = if r < 32 { gso_max >> r } else { 0 };
+                (rate >> 10).saturating_add(extra).min(gso_max)
+            }
+        };
+        (bytes / mss as u64).max(MIN_TSO_SEGS).min(u32::MAX as u64) as u32
+    }
+
+    /// `tcp_tso_should_defer`: whether to hold an skb of `skb_len` bytes (it does not fit
+    /// the window at once) for a bigger burst after the next ACK. Rules, in the kernel's
+    /// order: never in Recovery or Loss; never if the last transmission is over 1 ms old
+    /// ("allowing defer only if the last write was recent"); never if a whole `max_segs` skb
+    /// fits the window left (`cong_win`, bytes), nor an skb that is not the write queue's
+    /// last (it gets no more data) and fits; never once a third of the window
+    /// (`tcp_tso_win_divisor` 3) is free; never if the oldest unacknowledged segment was
+    /// sent less than half an RTT ago ("if next ACK is likely to come too late"); never
+    /// with nothing outstanding.
+    pub fn tso_should_defer(self, d: DeferCheck) -> bool {
+        let DeferCheck { recovering, since_last_tx, cong_win, skb_len, not_tail, max_segs, mss, cwnd, head_age, srtt8 } =
+            d;
+        if recovering || since_last_tx > 1_000_000 {
+            return false;
+        }
+        let mss = mss as u64;
+        if cong_win >= max_segs as u64 * mss || (not_tail && cong_win >= skb_len) {
+            return false;
+        }
+        let chunk = cwnd as u64 * mss / 3;
+        if cong_win >= chunk {
+            return false;
+        }
+        match head_age {
+            None => false,
+            // srtt_us >> 4: half the smoothed RTT, in microseconds.
+            Some(age) => age >= (srtt8 >> 4) * 1000,
+        }
+    }
+}
+
+/// What `tcp_tso_should_defer` reads (see [`Kernel::tso_should_defer`]); times in ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeferCheck {
+    /// `icsk_ca_state >= TCP_CA_Recovery`.
+    pub recovering: bool,
+    /// Since the last transmission.
+    pub since_last_tx: u64,
+    /// (cwnd - packets in flight) x mss: what the window lets out now.
+    pub cong_win: u64,
+    pub skb_len: u64,
+    /// The skb is not the write queue's last: more data waits behind it.
+    pub not_tail: bool,
+    /// `tcp_tso_segs`.
+    pub max_segs: u32,
+    pub mss: u32,
+    pub cwnd: u32,
+    /// Since the oldest unacknowledged segment was sent (None: nothing outstanding).
+    pub head_age: Option<u64>,
+    /// `tp->srtt_us` (microseconds << 3).
+    pub srtt8: u64,
+}
+
 /// What `tcp_small_queue_check` reads (see [`Kernel::tsq_holds`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TsqCheck {

@@ -10,6 +10,9 @@
 //! - [`congestion_ops`] / [`LinuxCa`]: `transport.cc` to one of them, enum-dispatched.
 //! - [`kernel`]: `transport.kernel`, the rules that differ between kernel lines (pacing
 //!   rate, TCP Small Queues).
+//! - [`gro`]: the receiver host's GRO (NAPI batches merged per flow into 64 KB skbs).
+//! - [`offload`]: `host.tso`, `host.gro`, `host.rx_coalesce` resolved to what the
+//!   sender and receiver run with.
 //! - [`receiver`]: the receiver (delayed ACKs with quick-ACK, SACK blocks, ECN echo).
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
 //! - [`sender`]: the sender (loss recovery, PRR, RTO), on the SACK [`scoreboard`]; its
@@ -19,7 +22,9 @@ pub mod ca;
 pub mod cubic;
 pub mod dctcp;
 pub mod dctcp_dualq;
+pub mod gro;
 pub mod kernel;
+pub mod offload;
 pub mod receiver;
 pub mod rtt;
 pub mod sack_option;

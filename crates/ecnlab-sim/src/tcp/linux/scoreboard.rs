@@ -22,6 +22,9 @@ pub mod mark {
     pub const RETRANS: u8 = 4;
     /// Retransmitted at least once (`TCPCB_EVER_RETRANS`).
     pub const EVER_RETRANS: u8 = 8;
+    /// The first segment of an skb still in the retransmission queue (with TSO an skb
+    /// carries several; acknowledging its head passes this to the next).
+    pub const SKB_HEAD: u8 = 16;
 }
 
 /// One segment of the retransmission queue.
@@ -80,6 +83,8 @@ pub struct Scoreboard {
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
+    /// Skbs in the retransmission queue (segments marked `SKB_HEAD`).
+    pub skbs_out: u32,
 }
 
 impl Scoreboard {
@@ -100,10 +105,13 @@ impl Scoreboard {
         &self.segs
     }
 
-    /// A new segment `[seq, seq + len)` went out (above every segment held).
-    pub fn push(&mut self, seq: u64, len: u32, tx: Nanos) {
+    /// A new segment `[seq, seq + len)` went out (above every segment held), the first of
+    /// an skb if `skb_head`.
+    pub fn push(&mut self, seq: u64, len: u32, tx: Nanos, skb_head: bool) {
         debug_assert!(self.segs.back().is_none_or(|s| s.end() <= seq));
-        self.segs.push_back(Seg { seq, tx, len, marks: 0 });
+        debug_assert!(skb_head || !self.segs.is_empty(), "an skb starts with its head");
+        self.segs.push_back(Seg { seq, tx, len, marks: if skb_head { mark::SKB_HEAD } else { 0 } });
+        self.skbs_out += skb_head as u32;
     }
 
     fn unmark(&mut self, i: usize, m: u8) {
@@ -153,6 +161,13 @@ impl Scoreboard {
                     self.unmark(0, m);
                 }
                 self.segs.pop_front();
+                if s.has(mark::SKB_HEAD) {
+                    // The skb's rest, if any, is still one skb (`tcp_trim_head`).
+                    match self.segs.front_mut() {
+                        Some(n) if !n.has(mark::SKB_HEAD) => n.marks |= mark::SKB_HEAD,
+                        _ => self.skbs_out -= 1,
+                    }
+                }
                 d.una_advanced = true;
             } else {
                 if s.seq < una {
@@ -270,7 +285,7 @@ mod tests {
     fn board() -> Scoreboard {
         let mut b = Scoreboard::default();
         for k in 0..10 {
-            b.push(k * 1000, 1000, 0);
+            b.push(k * 1000, 1000, 0, true);
         }
         b
     }

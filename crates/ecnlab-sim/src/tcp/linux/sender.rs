@@ -81,6 +81,7 @@ use ecnlab_core::units::Nanos;
 
 mod episode;
 mod small_queues;
+mod write_xmit;
 
 use small_queues::SmallQueues;
 
@@ -105,6 +106,9 @@ struct SenderParams {
     ecn: bool,
     /// `transport.kernel`.
     kernel: Kernel,
+    /// TSO (`host.tso`): the largest skb the NIC takes (`sk_gso_max_size`), None when off
+    /// (every skb one segment).
+    gso_max: Option<u64>,
 }
 
 /// PRR's counts over one reduction (RFC 6937 `prr_delivered`, `prr_out`; `tp.prior_cwnd` is
@@ -207,6 +211,7 @@ impl LinuxSender {
             slow_start_restart: cfg.slow_start_restart,
             ecn: cfg.cc.uses_ecn() || ca.needs_ecn(),
             kernel: cfg.kernel,
+            gso_max: None,
         };
         let mut s = LinuxSender {
             p,
@@ -234,6 +239,13 @@ impl LinuxSender {
         };
         s.sync_stats();
         s
+    }
+
+    /// Segmentation offload at the host's NIC: skbs of up to `gso_max` bytes (None: TSO
+    /// off, one MSS).
+    pub fn with_tso(mut self, gso_max: Option<u64>) -> Self {
+        self.p.gso_max = gso_max.filter(|&g| g > self.p.mss as u64 + 52);
+        self
     }
 
     // --- the driving interface (as `TcpSender`) ---
@@ -492,7 +504,7 @@ impl LinuxSender {
                 break;
             }
             let Some(i) = self.sb.next_lost() else { break };
-            if (sent || !rto_head) && self.tsq_holds(self.sb.seg(i).len, true) {
+            if (sent || !rto_head) && self.tsq_holds(self.sb.seg(i).len as u64, true) {
                 break;
             }
             self.retransmit(now, i, out);
@@ -506,26 +518,8 @@ impl LinuxSender {
                     self.cwnd_restart(now - last);
                 }
             }
-            while self.snd_nxt < app_limit {
-                if !self.may_send() {
-                    limited = true;
-                    break;
-                }
-                let len = (app_limit - self.snd_nxt).min(self.p.mss as u64) as u32;
-                if self.tsq_holds(len, false) {
-                    break;
-                }
-                let seq = self.snd_nxt;
-                if self.pipe() == 0 {
-                    self.ca.cwnd_event(&mut self.tp, CaEvent::TxStart);
-                }
-                self.sb.push(seq, len, now);
-                self.snd_nxt += len as u64;
-                // The hooks read snd_nxt (DCTCP's once-per-window alpha, HyStart's rounds).
-                self.tp.snd_nxt = self.snd_nxt;
-                self.emit(now, seq, len, true, out);
-                sent = true;
-            }
+            let (s, l) = self.write_xmit(now, app_limit, out);
+            (sent, limited) = (sent || s, l);
         }
         // (3) and (4): RFC 6675 NextSeg's last rules, in Recovery with SACK only.
         if !limited && self.p.sack && self.snd_nxt >= app_limit {
@@ -534,7 +528,7 @@ impl LinuxSender {
                     break;
                 }
                 if let Some(i) = self.sb.next_unsacked_below_sack(high_rxt) {
-                    if self.tsq_holds(self.sb.seg(i).len, true) {
+                    if self.tsq_holds(self.sb.seg(i).len as u64, true) {
                         break;
                     }
                     self.retransmit(now, i, out);
@@ -542,7 +536,7 @@ impl LinuxSender {
                 } else {
                     if rescue_rxt.is_none_or(|r| self.tp.snd_una > r) {
                         if let Some(i) =
-                            self.sb.highest_unsacked().filter(|&i| !self.tsq_holds(self.sb.seg(i).len, true))
+                            self.sb.highest_unsacked().filter(|&i| !self.tsq_holds(self.sb.seg(i).len as u64, true))
                         {
                             // The rescue retransmission: HighRxt is not updated.
                             self.retransmit(now, i, out);
@@ -574,12 +568,19 @@ impl LinuxSender {
 
     /// `tcp_small_queue_check` before an skb of `len` bytes (a `retransmission`: `factor`
     /// 1): true when the socket must wait for a TX completion.
-    fn tsq_holds(&mut self, len: u32, retransmission: bool) -> bool {
-        let Some(q) = self.tsq.as_mut() else { return false };
-        let out = self.sb.packets_out();
+    fn tsq_holds(&mut self, len: u64, retransmission: bool) -> bool {
+        if self.tsq.is_none() {
+            return false;
+        }
+        let (rate, skbs) = (self.pacing_rate(), self.sb.skbs_out);
+        self.tsq.as_mut().is_some_and(|q| q.holds(len, rate, skbs, retransmission))
+    }
+
+    /// `sk_pacing_rate` (`tcp_update_pacing_rate`), bytes per second; None before an RTT
+    /// sample (unlimited).
+    fn pacing_rate(&self) -> Option<u64> {
         let tp = &self.tp;
-        let rate = self.p.kernel.pacing_rate(self.p.mss, tp.snd_cwnd, tp.snd_ssthresh, out, tp.srtt_us as u64);
-        q.holds(len, rate, out, retransmission)
+        self.p.kernel.pacing_rate(self.p.mss, tp.snd_cwnd, tp.snd_ssthresh, self.sb.packets_out(), tp.srtt_us as u64)
     }
 
     /// `tcp_cwnd_restart`: halve cwnd once per RTO of idle, down to the restart window.
@@ -614,6 +615,9 @@ impl LinuxSender {
             self.deadline = Some(now + self.rto);
         }
         self.stats.retransmitted_bytes += s.len as u64;
+        if let Some(q) = self.tsq.as_mut() {
+            q.handed(s.len as u64, 1);
+        }
         self.emit(now, s.seq, s.len, false, out);
     }
 
@@ -631,9 +635,6 @@ impl LinuxSender {
             prr.out += 1;
         }
         self.force_one = false;
-        if let Some(q) = self.tsq.as_mut() {
-            q.handed(len);
-        }
         self.stats.sent_bytes += len as u64;
         self.stats.sent_segments += 1;
         self.lsndtime = Some(now);

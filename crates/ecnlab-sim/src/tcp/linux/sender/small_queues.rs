@@ -18,16 +18,27 @@ use crate::tcp::linux::kernel::{Kernel, TsqCheck, SKB_OVERHEAD};
 use ecnlab_core::units::Nanos;
 use std::collections::VecDeque;
 
+/// One skb below TCP.
+#[derive(Clone, Copy, Debug)]
+struct Skb {
+    truesize: u64,
+    /// Its wire packets the NIC has not yet taken or refused.
+    unplaced: u32,
+    /// Whether the NIC took any of them, and when the last it took will have left.
+    taken: bool,
+    done: Nanos,
+}
+
 /// TSQ's state of one socket.
 #[derive(Clone, Debug)]
 pub(super) struct SmallQueues {
     pub kernel: Kernel,
     /// `tcp_limit_output_bytes`.
     pub lob: u64,
-    /// Skbs below TCP, oldest first: `truesize` and the TX completion time, once the NIC has
-    /// taken it (the first `scheduled` entries; the rest were handed over in this call).
-    below: VecDeque<(u64, Nanos)>,
-    scheduled: usize,
+    /// Skbs below TCP, oldest first; the first `placed` have all their packets in the NIC
+    /// (their TX completion is known), the rest were handed over in this call.
+    below: VecDeque<Skb>,
+    placed: usize,
     /// Sum of `below`'s truesizes (`sk_wmem_alloc`).
     pub in_host: u64,
     /// Held back by the limit and waiting for a TX completion (`TSQ_THROTTLED`).
@@ -38,18 +49,18 @@ pub(super) struct SmallQueues {
 
 impl SmallQueues {
     pub fn new(kernel: Kernel, lob: u64) -> Self {
-        SmallQueues { kernel, lob, below: VecDeque::new(), scheduled: 0, in_host: 0, throttled: false, holds: 0 }
+        SmallQueues { kernel, lob, below: VecDeque::new(), placed: 0, in_host: 0, throttled: false, holds: 0 }
     }
 
-    /// `skb->truesize` of an skb of `payload` bytes in one segment (its wire bytes and the
-    /// kernel's overhead).
-    pub fn truesize(payload: u32) -> u64 {
-        payload as u64 + crate::packet::TCP_IP_HEADER as u64 + SKB_OVERHEAD
+    /// `skb->truesize` of an skb carrying `payload` bytes (one header, the kernel's
+    /// overhead).
+    pub fn truesize(payload: u64) -> u64 {
+        payload + crate::packet::TCP_IP_HEADER as u64 + SKB_OVERHEAD
     }
 
     /// `tcp_small_queue_check` for an skb of `payload` bytes: true when the socket must wait
     /// (and is then throttled).
-    pub fn holds(&mut self, payload: u32, rate: Option<u64>, rtx_skbs: u32, retransmission: bool) -> bool {
+    pub fn holds(&mut self, payload: u64, rate: Option<u64>, rtx_skbs: u32, retransmission: bool) -> bool {
         let check = TsqCheck {
             in_host: self.in_host,
             truesize: Self::truesize(payload),
@@ -66,31 +77,32 @@ impl SmallQueues {
         hold
     }
 
-    /// An skb of `payload` bytes went below TCP (`refcount_add(truesize, &sk_wmem_alloc)`).
-    pub fn handed(&mut self, payload: u32) {
-        let t = Self::truesize(payload);
-        self.below.push_back((t, Nanos::MAX));
-        self.in_host += t;
+    /// An skb of `payload` bytes in `packets` wire packets went below TCP
+    /// (`refcount_add(truesize, &sk_wmem_alloc)`).
+    pub fn handed(&mut self, payload: u64, packets: u32) {
+        let truesize = Self::truesize(payload);
+        self.below.push_back(Skb { truesize, unplaced: packets.max(1), taken: false, done: 0 });
+        self.in_host += truesize;
     }
 
-    /// The NIC took the oldest skb handed over in the last call, to complete at `done`; or
-    /// refused it (None): it is freed at once. A packet this sender did not hand over (a
-    /// test's) is ignored.
+    /// The NIC took the oldest wire packet handed over and not yet placed, to leave it at
+    /// `done`, or refused it (None). An skb is complete when the last packet the NIC took
+    /// has left; one it refused whole is freed at once. A packet this sender did not hand
+    /// over (a test's) is ignored.
     pub fn scheduled(&mut self, done: Option<Nanos>) {
-        let i = self.scheduled;
-        if i >= self.below.len() {
+        let i = self.placed;
+        let Some(skb) = self.below.get_mut(i) else { return };
+        if let Some(t) = done {
+            (skb.taken, skb.done) = (true, t);
+        }
+        skb.unplaced -= 1;
+        if skb.unplaced > 0 {
             return;
         }
-        match done {
-            Some(t) => {
-                self.below[i].1 = t;
-                self.scheduled += 1;
-            }
-            None => {
-                if let Some((t, _)) = self.below.remove(i) {
-                    self.in_host -= t;
-                }
-            }
+        if skb.taken {
+            self.placed += 1;
+        } else if let Some(skb) = self.below.remove(i) {
+            self.in_host -= skb.truesize;
         }
     }
 
@@ -98,14 +110,14 @@ impl SmallQueues {
     /// by one (`tcp_tsq_handler` then sends).
     pub fn complete(&mut self, now: Nanos) -> bool {
         let mut freed = false;
-        while self.scheduled > 0 {
-            let (t, done) = self.below[0];
-            if done > now {
+        while self.placed > 0 {
+            let skb = self.below[0];
+            if skb.done > now {
                 break;
             }
             self.below.pop_front();
-            self.scheduled -= 1;
-            self.in_host -= t;
+            self.placed -= 1;
+            self.in_host -= skb.truesize;
             freed = true;
         }
         let woken = freed && self.throttled;
@@ -117,8 +129,8 @@ impl SmallQueues {
 
     /// When a throttled socket is woken: its oldest skb's TX completion.
     pub fn wake(&self) -> Option<Nanos> {
-        if self.throttled && self.scheduled > 0 {
-            Some(self.below[0].1)
+        if self.throttled && self.placed > 0 {
+            Some(self.below[0].done)
         } else {
             None
         }
@@ -135,7 +147,7 @@ mod tests {
         let t = SmallQueues::truesize(1460);
         assert_eq!(t, 1500 + SKB_OVERHEAD);
         for _ in 0..4 {
-            q.handed(1460);
+            q.handed(1460, 1);
         }
         assert_eq!(q.in_host, 4 * t);
         q.scheduled(Some(1_200));
@@ -154,5 +166,25 @@ mod tests {
         assert_eq!((q.in_host, q.throttled, q.wake()), (2 * t, false, None));
         assert!(!q.complete(5_000), "not throttled: nothing to wake");
         assert_eq!(q.in_host, 0);
+    }
+
+    /// A TSO skb of three packets completes when the last the NIC took has left: one truesize
+    /// (its 4,380 B of payload, one header and the overhead), freed at once if the NIC took
+    /// none of its packets.
+    #[test]
+    fn a_tso_skb_completes_with_its_last_packet() {
+        let mut q = SmallQueues::new(Kernel::V6_18, 4 << 20);
+        q.handed(3 * 1460, 3);
+        assert_eq!(q.in_host, 3 * 1460 + 40 + SKB_OVERHEAD);
+        q.scheduled(Some(1_200));
+        q.scheduled(Some(2_400));
+        q.scheduled(None);
+        q.throttled = true;
+        assert_eq!(q.wake(), Some(2_400), "the last packet taken");
+        assert!(!q.complete(2_399) && q.complete(2_400));
+        q.handed(2 * 1460, 2);
+        q.scheduled(None);
+        q.scheduled(None);
+        assert_eq!(q.in_host, 0, "refused whole: freed");
     }
 }

@@ -370,3 +370,52 @@ fn a_loss_during_cwr_keeps_the_reduction_and_its_recovery_point() {
     assert_eq!(s.sock().ca_state, CaState::Open, "Recovery ends at CWR's high_seq");
     assert_eq!(s.sock().snd_ssthresh, 10, "one reduction (CWR's), not a second cut");
 }
+
+/// A sender with TSO (64 KiB skbs) and `n` segments of window, 100 segments to send.
+fn with_tso(kernel: crate::tcp::config::Kernel, n: u32) -> (LinuxSender, Vec<Packet>) {
+    let c = TcpConfig { kernel, ..cfg(CcKind::Dctcp, n) };
+    let mut s = LinuxSender::new(&c, 0, 0, 1, 0).with_tso(Some(65536));
+    s.add_data(100 * MSS);
+    let mut out = Vec::new();
+    s.poll(0, &mut out);
+    (s, out)
+}
+
+/// `tcp_write_xmit` with TSO, by hand: an initial window of 20 goes out as two skbs of 10
+/// (`tcp_cwnd_test` gives an skb at most half the window, from 4.x on), as one skb of 20
+/// under 3.18; the wire sees 20 segments back to back either way.
+#[test]
+fn tso_skbs_are_at_most_half_the_window_from_4x() {
+    use crate::tcp::config::Kernel;
+    let (s, out) = with_tso(Kernel::V6_18, 20);
+    assert_eq!((out.len(), s.scoreboard().skbs_out), (20, 2));
+    let (s, out) = with_tso(Kernel::V4_19, 20);
+    assert_eq!((out.len(), s.scoreboard().skbs_out), (20, 2));
+    let (s, out) = with_tso(Kernel::V3_18, 20);
+    assert_eq!((out.len(), s.scoreboard().skbs_out), (20, 1));
+    let (s, out) = started(CcKind::Dctcp, 20, 100);
+    assert_eq!((out.len(), s.scoreboard().skbs_out), (0, 20), "without TSO, an skb per segment");
+}
+
+/// `tcp_tso_should_defer`, by hand. 20 segments out at t = 0; at 100 us the ACK of 3 (RTT
+/// 100 us) grows cwnd to 23 with 17 in flight: 6 segments of room, below a third of the
+/// window (23 x 1,460 / 3 = 11,193 B) and below a whole skb, and the oldest outstanding
+/// segment went 100 us ago (at least half an RTT): the skb waits. At 110 us the ACK of 4 more
+/// leaves 14 of cwnd 27 free, over a third: one skb of 13 (half the window) goes. Without
+/// TSO the first ACK sends its 6 at once.
+#[test]
+fn tso_defers_a_small_skb_for_the_next_ack() {
+    use crate::tcp::config::Kernel;
+    let (mut s, mut out) = with_tso(Kernel::V6_18, 20);
+    out.clear();
+    s.on_ack(100_000, &ack(3 * MSS, false, 0), None, &mut out);
+    assert_eq!((s.sock().snd_cwnd, s.pipe()), (23, 17));
+    assert!(out.is_empty(), "deferred: {} sent", out.len());
+    s.on_ack(110_000, &ack(7 * MSS, false, 0), None, &mut out);
+    assert_eq!((out.len(), s.scoreboard().skbs_out), (13, 3));
+    assert!(out.windows(2).all(|w| w[1].seq == w[0].seq + MSS), "one skb, contiguous");
+
+    let (mut s, mut out) = started(CcKind::Dctcp, 20, 100);
+    s.on_ack(100_000, &ack(3 * MSS, false, 0), None, &mut out);
+    assert_eq!(out.len(), 6);
+}
