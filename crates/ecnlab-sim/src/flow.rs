@@ -1,9 +1,9 @@
 //! A flow (message) as the hosts carry it and the results read it: its endpoints, size,
 //! start and finish, and the timeouts and fast retransmissions of its connection's sender
-//! that resent its bytes. Here, apart from the hosts ([`crate::hosts`]) that update it, so
+//! that resent its bytes, and the handshake's retransmissions its start waited for. Here, apart from the hosts ([`crate::hosts`]) that update it, so
 //! that the results ([`crate::metrics`]) read flows without importing the hosts.
 
-use crate::transport::Sender;
+use crate::transport::{Receiver, Sender};
 use ecnlab_core::units::Nanos;
 
 /// A flow (message): `size` bytes on a connection, or a long-lived flow (`size` None).
@@ -21,12 +21,21 @@ pub(crate) struct Flow {
     pub finish: Option<Nanos>,
     timeouts_at_start: u64,
     rtx_at_start: u64,
+    syn_at_start: u64,
     /// Timeouts before the flow finished (each a stall of at least `rto_min`).
     pub timeouts: u64,
     /// Timeouts after it finished at its receiver, while its last ACK was delayed: spurious,
     /// they stall nothing of this flow (the sender's window collapses for the next one).
     pub late_timeouts: u64,
     pub retransmits: u64,
+    /// Retransmissions of the handshake this flow's start waited for (SYNs and SYN-ACKs,
+    /// each after a timeout of at least `transport.rto_syn`): lost SYNs.
+    pub syn_timeouts: u64,
+}
+
+/// The handshake's timeouts of a connection so far, at both ends.
+fn syn_timeouts(sender: &Sender, receiver: &Receiver) -> u64 {
+    sender.syn_timeouts() + receiver.synack_timeouts()
 }
 
 impl Flow {
@@ -43,6 +52,8 @@ impl Flow {
             finish: None,
             timeouts_at_start: 0,
             rtx_at_start: 0,
+            syn_at_start: 0,
+            syn_timeouts: 0,
             timeouts: 0,
             late_timeouts: 0,
             retransmits: 0,
@@ -50,14 +61,16 @@ impl Flow {
     }
 
     /// Its timeouts and fast retransmissions: the sender's since the flow began counting.
-    pub(crate) fn count(&mut self, sender: &Sender) {
+    pub(crate) fn count(&mut self, sender: &Sender, receiver: &Receiver) {
         self.timeouts = sender.timeouts() - self.timeouts_at_start;
         self.retransmits = sender.fast_retransmits() - self.rtx_at_start;
+        self.syn_timeouts = syn_timeouts(sender, receiver) - self.syn_at_start;
     }
 
     /// Count from here on (what the sender did before was for an earlier message's bytes).
-    pub(crate) fn count_from(&mut self, sender: &Sender) {
+    pub(crate) fn count_from(&mut self, sender: &Sender, receiver: &Receiver) {
         self.timeouts_at_start = sender.timeouts();
         self.rtx_at_start = sender.fast_retransmits();
+        self.syn_at_start = syn_timeouts(sender, receiver);
     }
 }

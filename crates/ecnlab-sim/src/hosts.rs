@@ -252,11 +252,11 @@ impl Hosts {
             return;
         }
         let before = flow.timeouts;
-        flow.count(&conn.sender);
+        flow.count(&conn.sender, &conn.receiver);
         (flow.late_timeouts, flow.timeouts) = (flow.timeouts.saturating_sub(before), before);
         conn.settling = None;
         if let Some(next) = conn.current {
-            self.flows[next as usize].count_from(&conn.sender);
+            self.flows[next as usize].count_from(&conn.sender, &conn.receiver);
         }
     }
 
@@ -322,7 +322,7 @@ impl Hosts {
         let flow = &mut self.flows[f];
         flow.conn = c as u32;
         flow.seq_start = conn.sender.added_bytes();
-        flow.count_from(&conn.sender);
+        flow.count_from(&conn.sender, &conn.receiver);
         conn.current = Some(f as u32);
         conn.sender.set_dscp(flow.class);
         if !pias.is_empty() {
@@ -390,7 +390,7 @@ impl Hosts {
                 self.settle(c, true);
             }
             let conn = &mut self.conns[c];
-            self.flows[f as usize].count(&conn.sender);
+            self.flows[f as usize].count(&conn.sender, &conn.receiver);
             if unacked {
                 conn.settling = Some(f);
             }
@@ -456,7 +456,7 @@ impl Hosts {
             if flow.finish.is_none() {
                 let conn = &self.conns[flow.conn as usize];
                 if conn.current == Some(f as u32) {
-                    flow.count(&conn.sender);
+                    flow.count(&conn.sender, &conn.receiver);
                 }
             }
         }

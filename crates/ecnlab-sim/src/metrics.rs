@@ -49,6 +49,8 @@ pub(crate) struct RunView<'a> {
     pub mss: u32,
     /// `[switch.pfc]` is enabled.
     pub pfc: bool,
+    /// Connections open with a handshake (`transport.handshake` under `linux`).
+    pub handshake: bool,
 }
 
 /// One link's egress port, with what the recorder kept of it when the window opened.
@@ -104,6 +106,8 @@ pub struct FlowRecord {
     /// Timeouts after the flow finished ([`crate::flow::Flow::late_timeouts`]).
     pub timeouts_after_finish: u64,
     pub retransmits: u64,
+    /// Handshake retransmissions the flow waited for ([`crate::hosts::Flow::syn_timeouts`]).
+    pub syn_timeouts: u64,
 }
 
 /// The FCT of a flow alone in the network, measured as ecnlab measures FCT (from the
@@ -176,6 +180,7 @@ impl FlowRecord {
             timeouts: f.timeouts,
             timeouts_after_finish: f.late_timeouts,
             retransmits: f.retransmits,
+            syn_timeouts: f.syn_timeouts,
         }
     }
 
@@ -199,6 +204,7 @@ impl FlowRecord {
             timeouts: 0,
             timeouts_after_finish: 0,
             retransmits: 0,
+            syn_timeouts: 0,
         }
     }
 }
@@ -303,6 +309,7 @@ pub(crate) fn summary(
             .collect(),
         timeouts: flows.iter().map(|f| f.timeouts).sum(),
         timeouts_after_finish: Some(flows.iter().map(|f| f.timeouts_after_finish).sum()),
+        syn_timeouts: run.handshake.then(|| flows.iter().map(|f| f.syn_timeouts).sum()),
         counters,
         queues,
         probes: probes

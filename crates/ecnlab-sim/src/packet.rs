@@ -41,6 +41,10 @@ pub mod flags {
     /// textbook profile, DCQCN) or when short (Linux); connections are never closed, so no
     /// segment is a FIN.
     pub const PSH: u8 = 4;
+    /// TCP's SYN: the opening of a connection (RFC 9293 §3.5). A SYN is a `Data` packet
+    /// without payload from the sender; the SYN-ACK an `Ack` with this flag (bit 8 is DCQCN's
+    /// NAK).
+    pub const SYN: u8 = 16;
 }
 
 /// Header bytes added to a TCP payload on the wire (IP 20 + TCP 20); a 1460-byte MSS gives

@@ -11,7 +11,8 @@
 //! simulation, so a run with captures is bit-identical to one without. Frames carry the
 //! headers only (payload omitted: `incl_len` < `orig_len`, as a snaplen does): Ethernet,
 //! IPv4 with the packet's DSCP and ECN bits, then TCP (data and ACKs: ports from the
-//! connection, sequence and ACK numbers modulo 2^32, ACK/PSH/ECE/CWR flags), UDP to port
+//! connection, sequence and ACK numbers modulo 2^32, SYN/ACK/PSH/ECE/CWR flags: the
+//! handshake's SYN and SYN-ACK with the ISN 2^32 - 1 below the data), UDP to port
 //! 4791 for DCQCN (data, ACKs, CNPs), or ICMP echo for probes. Hosts are 10.0.x.y and
 //! 02:00:00:00:x:y for host index x*256+y. Checksums of TCP/UDP are zero (no payload to
 //! sum); the IPv4 header checksum is real.
@@ -152,8 +153,14 @@ impl Capture {
                 b.extend_from_slice(&[0, 0]);
             }
             L4::Tcp => {
-                let (seq, ack) = if pkt.kind == Kind::Data { (pkt.seq as u32, 0u32) } else { (0, pkt.seq as u32) };
+                let (mut seq, ack) = if pkt.kind == Kind::Data { (pkt.seq as u32, 0u32) } else { (0, pkt.seq as u32) };
                 let mut f: u8 = 0x10; // ACK: every segment of an established connection
+                if pkt.has(flags::SYN) {
+                    // The handshake: data numbering starts at the ISN + 1, so the ISN is
+                    // 2^32 - 1 on both sides; the SYN alone carries no ACK.
+                    seq = u32::MAX;
+                    f = if pkt.kind == Kind::Data { 0x02 } else { 0x12 };
+                }
                 if pkt.has(flags::PSH) {
                     f |= 0x08;
                 }
@@ -217,6 +224,26 @@ mod tests {
         assert_eq!(u16::from_be_bytes([tcp[0], tcp[1]]), 1024 + 3);
         assert_eq!(u16::from_be_bytes([tcp[2], tcp[3]]), SERVER_PORT);
         assert_eq!(u32::from_be_bytes(tcp[4..8].try_into().unwrap()), 1460, "sequence numbers modulo 2^32");
+    }
+
+    /// The handshake's frames: a SYN (flags 0x02, ISN 2^32 - 1, no ACK) and a SYN-ACK (0x12,
+    /// acknowledging the ISN + 1, the data's first byte 0).
+    #[test]
+    fn syn_and_synack_frames_carry_their_flags() {
+        let mut c = Capture::new(1, &[(0, "p".into())], 1 << 20, false);
+        let syn =
+            Packet { flow: 1, src: 0, dst: 1, size: 40, kind: Kind::Data, flags: flags::SYN, ..Default::default() };
+        let synack =
+            Packet { flow: 1, src: 1, dst: 0, size: 40, kind: Kind::Ack, flags: flags::SYN, ..Default::default() };
+        c.record(0, 0, &syn);
+        c.record(0, 1, &synack);
+        let b = c.into_ports().pop().unwrap().bytes;
+        let frame = |k: usize| &b[24 + k * (16 + 54) + 16..24 + (k + 1) * (16 + 54)];
+        let tcp = |k: usize| &frame(k)[34..];
+        assert_eq!((tcp(0)[13], u32::from_be_bytes(tcp(0)[4..8].try_into().unwrap())), (0x02, u32::MAX));
+        assert_eq!(u32::from_be_bytes(tcp(0)[8..12].try_into().unwrap()), 0);
+        assert_eq!((tcp(1)[13], u32::from_be_bytes(tcp(1)[4..8].try_into().unwrap())), (0x12, u32::MAX));
+        assert_eq!(u32::from_be_bytes(tcp(1)[8..12].try_into().unwrap()), 0, "acknowledges ISN + 1");
     }
 
     #[test]

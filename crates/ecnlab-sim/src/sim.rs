@@ -354,7 +354,7 @@ impl Simulator {
             }
         }
         self.counting.sent += 1;
-        if self.hosts.tx_completions && pkt.kind == Kind::Data {
+        if self.hosts.tx_completions && pkt.kind == Kind::Data && pkt.payload > 0 {
             // TCP Small Queues: the sender learns when its packet will have left the NIC.
             let li = self.routes.next_hop(pkt.src as usize, pkt.dst as usize, || self.ecmp_key(&pkt));
             let done = self.wire.enqueue_from_host(&mut self.events, self.now, li as usize, pkt);
@@ -466,6 +466,7 @@ impl Simulator {
             probes: &self.probes,
             mss: self.hosts.mss,
             pfc: self.wire.pfc.is_some(),
+            handshake: self.hosts.transport.profile == crate::tcp::Profile::Linux && self.hosts.transport.handshake,
         }
     }
 

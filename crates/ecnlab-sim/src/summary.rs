@@ -143,6 +143,10 @@ pub struct FlowCounts {
     /// counter holds both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeouts_after_finish: Option<u64>,
+    /// The flows' handshake retransmissions (lost SYNs and SYN-ACKs, each a wait of at least
+    /// `transport.rto_syn`), when connections open with one (simulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_timeouts: Option<u64>,
     /// Every flow of the scenario: each generated message, listed flows counted one per
     /// connection, and those that never started.
     pub total: u64,
@@ -260,6 +264,9 @@ pub struct Measurements {
     /// [`FlowCounts::timeouts_after_finish`].
     #[serde(default)]
     pub timeouts_after_finish: Option<u64>,
+    /// [`FlowCounts::syn_timeouts`].
+    #[serde(default)]
+    pub syn_timeouts: Option<u64>,
     /// The window counters of every queue the run counts, listed in `queues` or not.
     pub counters: Vec<ReasonCounts>,
     /// The queues the summary lists, as measured.
@@ -337,6 +344,7 @@ impl Summary {
                 long_lived: m.flows.iter().filter(|f| f.size.is_none()).count() as u64,
                 timeouts: m.timeouts,
                 timeouts_after_finish: m.timeouts_after_finish,
+                syn_timeouts: m.syn_timeouts,
                 total: m.flows.len() as u64,
                 unfinished: (measured.len() - done.len()) as u64,
                 not_started: m.flows.iter().filter(|f| !started(f)).count() as u64,

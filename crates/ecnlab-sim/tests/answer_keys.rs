@@ -61,6 +61,7 @@ fn linux_fct_ends_at_the_receiver_not_at_the_delayed_ack() {
 profile = "linux"
 cc = "dctcp"
 rto_min = "10ms"
+handshake = false
 [[flows]]
 src = 1
 dst = 0

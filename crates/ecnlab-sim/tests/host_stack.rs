@@ -44,3 +44,23 @@ fn small_queues_hold_a_nic_bound_sender_to_the_limit() {
     let (max, drops) = sender_nic(&off);
     assert!(max > 990_000 && drops > 0, "without TSQ the NIC fills and drops: {max} B, {drops} drops");
 }
+
+/// One segment over a 2-host star (10 Gbps, 10 us per link), offloads off, by hand: with the
+/// handshake the SYN (40 B: 32 ns a hop) takes 2 x 10,032 ns, the SYN-ACK as long back; at
+/// 40,128 ns the sender's pure ACK (32 ns) and its segment (1,200 ns a hop) leave back to back,
+/// and the segment is in at 40,128 + 32 + 2 x 11,200 = 62,560 ns. Pre-established: 22,400 ns.
+#[test]
+fn the_handshake_costs_one_round_trip_before_the_first_byte() {
+    let fct = |handshake: bool| {
+        let text = format!(
+            "name = \"syn\"\nduration = \"10ms\"\n[topology]\nkind = \"star\"\nhosts = 2\nlink_rate = \"10Gbps\"\n\
+             link_delay = \"10us\"\n[host]\ntso = \"off\"\ngro = false\n[transport]\nhandshake = {handshake}\n\
+             [[flows]]\nsrc = 0\ndst = 1\nsize = \"1460B\"\n"
+        );
+        let scn = Scenario::from_toml(&text).unwrap();
+        let out = ecnlab_sim::run(&scn, scn.seed).unwrap();
+        (out.flows[0].fct_us.unwrap() * 1e3).round() as u64
+    };
+    assert_eq!(fct(true), 62_560);
+    assert_eq!(fct(false), 22_400);
+}

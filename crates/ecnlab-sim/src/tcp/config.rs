@@ -247,6 +247,21 @@ pub struct TcpConfig {
     /// bytes below TCP (under 3.18 its floor), by default the kernel line's: 128KiB (3.18),
     /// 256KiB (4.19), 4MiB (6.18).
     pub limit_output_bytes: ByteSize,
+    /// `linux` only. Connections open with the three-way handshake (RFC 9293 §3.5, as
+    /// `tcp_connect`): the sender's SYN, the receiver's SYN-ACK, then the sender's ACK and its
+    /// first data; a lost SYN or SYN-ACK waits `rto_syn`, doubled per retry. Default true (what
+    /// every Linux connection does); false: connections are pre-established, with `rto_init`
+    /// standing for the RTO a handshake leaves behind.
+    pub handshake: bool,
+    /// `linux` only. The SYN's and SYN-ACK's retransmission timeout (RFC 6298 §5.7,
+    /// `TCP_TIMEOUT_INIT`), doubled per retry. Default 1s.
+    pub rto_syn: Duration,
+    /// `linux` only. SYN retransmissions before the connection fails (`tcp_syn_retries`).
+    /// Default 6.
+    pub syn_retries: u32,
+    /// `linux` only. SYN-ACK retransmissions before the receiver forgets the connection
+    /// request (`tcp_synack_retries`). Default 5.
+    pub synack_retries: u32,
     /// DCQCN parameters (used when `cc = "dcqcn"`).
     pub dcqcn: crate::dcqcn::DcqcnConfig,
 }
@@ -260,7 +275,7 @@ impl Default for TcpConfig {
 
 /// Keys only `textbook` reads, and keys only `linux` reads (the rest are shared).
 pub const TEXTBOOK_ONLY: [&str; 3] = ["partial_ack_rto", "min_cwnd", "dctcp_alpha_bits"];
-pub const LINUX_ONLY: [&str; 9] = [
+pub const LINUX_ONLY: [&str; 13] = [
     "sack",
     "prr",
     "cubic_beta",
@@ -270,6 +285,10 @@ pub const LINUX_ONLY: [&str; 9] = [
     "kernel",
     "small_queues",
     "limit_output_bytes",
+    "handshake",
+    "rto_syn",
+    "syn_retries",
+    "synack_retries",
 ];
 
 impl TcpConfig {
@@ -310,6 +329,10 @@ impl TcpConfig {
             kernel: Kernel::default(),
             small_queues: true,
             limit_output_bytes: ByteSize(Kernel::default().limit_output_bytes()),
+            handshake: linux,
+            rto_syn: ms(1000),
+            syn_retries: 6,
+            synack_retries: 5,
             dcqcn: Default::default(),
         }
     }
@@ -404,6 +427,9 @@ impl TcpConfig {
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return Err(format!("transport.cubic_beta = {} must be in (0, 1)", self.cubic_beta));
         }
+        if self.handshake && self.rto_syn.0 == 0 {
+            return Err("transport.rto_syn: must be > 0 (times are whole nanoseconds)".into());
+        }
         if self.small_queues && self.limit_output_bytes.0 == 0 {
             return Err(
                 "transport.limit_output_bytes: must be > 0 with small_queues (false turns TCP Small Queues off)".into(),
@@ -487,6 +513,14 @@ pub struct RawTcpConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     limit_output_bytes: Option<ByteSize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    handshake: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rto_syn: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    syn_retries: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    synack_retries: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     dcqcn: Option<crate::dcqcn::DcqcnConfig>,
 }
 
@@ -506,6 +540,10 @@ impl RawTcpConfig {
             "kernel" => self.kernel.is_some(),
             "small_queues" => self.small_queues.is_some(),
             "limit_output_bytes" => self.limit_output_bytes.is_some(),
+            "handshake" => self.handshake.is_some(),
+            "rto_syn" => self.rto_syn.is_some(),
+            "syn_retries" => self.syn_retries.is_some(),
+            "synack_retries" => self.synack_retries.is_some(),
             _ => unreachable!("{k} is not a profile-specific key"),
         };
         let other: &[&'static str] = match profile {
@@ -556,6 +594,10 @@ impl RawTcpConfig {
             kernel,
             small_queues: self.small_queues.unwrap_or(d.small_queues),
             limit_output_bytes: self.limit_output_bytes.unwrap_or(ByteSize(kernel.limit_output_bytes())),
+            handshake: self.handshake.unwrap_or(d.handshake),
+            rto_syn: self.rto_syn.unwrap_or(d.rto_syn),
+            syn_retries: self.syn_retries.unwrap_or(d.syn_retries),
+            synack_retries: self.synack_retries.unwrap_or(d.synack_retries),
             dcqcn: self.dcqcn.unwrap_or(d.dcqcn),
         })
     }
@@ -605,6 +647,10 @@ impl From<TcpConfig> for RawTcpConfig {
             kernel: linux.then_some(c.kernel),
             small_queues: linux.then_some(c.small_queues),
             limit_output_bytes: linux.then_some(c.limit_output_bytes),
+            handshake: linux.then_some(c.handshake),
+            rto_syn: linux.then_some(c.rto_syn),
+            syn_retries: linux.then_some(c.syn_retries),
+            synack_retries: linux.then_some(c.synack_retries),
             dcqcn: Some(c.dcqcn),
         }
     }

@@ -68,6 +68,8 @@ pub struct SenderStats {
     pub srtt_ns: u64,
     /// Current retransmission timeout including backoff, ns.
     pub rto_ns: u64,
+    /// SYN retransmissions (`linux` with `transport.handshake`).
+    pub syn_timeouts: u64,
 }
 
 /// What `[transport]` sets for a sender, fixed at construction (bytes and nanoseconds).

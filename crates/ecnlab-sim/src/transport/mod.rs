@@ -122,6 +122,13 @@ impl Sender {
             Sender::Dcqcn(s) => s.stats().timeouts,
         }
     }
+    /// SYN retransmissions so far (the `linux` handshake).
+    pub fn syn_timeouts(&self) -> u64 {
+        match self {
+            Sender::Linux(s) => s.stats().syn_timeouts,
+            Sender::Tcp(_) | Sender::Dcqcn(_) => 0,
+        }
+    }
     /// Fast retransmissions so far.
     pub fn fast_retransmits(&self) -> u64 {
         match self {
@@ -144,6 +151,13 @@ impl Receiver {
     #[inline]
     pub fn timer(&self) -> Option<Nanos> {
         each!(self, Receiver, r => r.timer())
+    }
+    /// SYN-ACK retransmissions so far (the `linux` handshake).
+    pub fn synack_timeouts(&self) -> u64 {
+        match self {
+            Receiver::Linux(r) => r.synack_timeouts(),
+            Receiver::Tcp(_) | Receiver::Dcqcn(_) => 0,
+        }
     }
     /// In-order bytes the application holds, where a message's completion is taken at the
     /// receiver: the `linux` profile, whose delayed ACKs would otherwise add up to the

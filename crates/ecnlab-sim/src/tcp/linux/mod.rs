@@ -3,6 +3,7 @@
 //! it is for the catalog entries that reproduce ns-2 simulations.
 //!
 //! Layout:
+//! - [`accept`]: the receiver's side of the handshake (SYN-ACK and its timer).
 //! - [`ca`]: the congestion-control interface (`tcp_congestion_ops`) and Reno.
 //! - [`cubic`]: CUBIC (RFC 9438) as `tcp_cubic.c`, HyStart included.
 //! - [`dctcp`]: DCTCP as `tcp_dctcp.c`.
@@ -18,6 +19,7 @@
 //! - [`sender`]: the sender (loss recovery, PRR, RTO), on the SACK [`scoreboard`]; its
 //!   state machine in `sender/episode.rs`, its RTT estimate in [`rtt`].
 
+pub mod accept;
 pub mod ca;
 pub mod cubic;
 pub mod dctcp;

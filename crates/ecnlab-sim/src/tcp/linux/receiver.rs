@@ -67,6 +67,7 @@
 //!   last byte the application handed over (`flags::PSH`) is Linux's PSH segment:
 //!   acknowledged at once only when shorter than `rcv_mss`.
 
+use super::accept::{Listener, Step};
 use super::ca::CongestionOps;
 use super::congestion_ops;
 use super::gro::{Aggregate, Gro};
@@ -145,6 +146,8 @@ pub struct LinuxReceiver {
     ce_state: bool,
     prior_rcv_nxt: u64,
     sack_log: SackLog,
+    /// The handshake (`transport.handshake`): the connection request's state.
+    listen: Listener,
     /// GRO (`host.gro`): segments held for the next NAPI poll; None when off.
     gro: Option<Gro>,
     /// The aggregates of a poll (reused).
@@ -188,6 +191,7 @@ impl LinuxReceiver {
             ce_state: false,
             prior_rcv_nxt: 0,
             sack_log: SackLog::default(),
+            listen: Listener::new(cfg.handshake, cfg.rto_syn.ns(), cfg.synack_retries),
             gro: None,
             batch: Vec::new(),
             stats: ReceiverStats::default(),
@@ -209,10 +213,19 @@ impl LinuxReceiver {
     /// The next deadline: GRO's poll, if segments are held, or the delayed ACK, if one is
     /// being held back.
     pub fn timer(&self) -> Option<Nanos> {
-        match self.gro.as_ref().and_then(Gro::poll_at) {
+        let t = match self.gro.as_ref().and_then(Gro::poll_at) {
             Some(p) => Some(self.delack_deadline.map_or(p, |d| d.min(p))),
             None => self.delack_deadline,
+        };
+        match self.listen.timer() {
+            Some(s) => Some(t.map_or(s, |t| t.min(s))),
+            None => t,
         }
+    }
+
+    /// SYN-ACK retransmissions (the handshake's timeouts at this end).
+    pub fn synack_timeouts(&self) -> u64 {
+        self.listen.synack_timeouts
     }
 
     pub fn stats(&self) -> &ReceiverStats {
@@ -238,6 +251,11 @@ impl LinuxReceiver {
     pub fn on_data(&mut self, now: Nanos, pkt: &Packet, out: &mut Vec<Packet>) {
         if pkt.kind != Kind::Data {
             return;
+        }
+        match self.listen.on_packet(now, pkt) {
+            Step::SynAck(echo) => return self.send_synack(echo, pkt.dscp, out),
+            Step::Done => return,
+            Step::Data => {}
         }
         match self.gro.as_mut() {
             Some(g) => g.receive(now, pkt),
@@ -299,6 +317,10 @@ impl LinuxReceiver {
     /// A deadline passed (harmless if early or disarmed): GRO's NAPI poll, which hands TCP
     /// the aggregates it holds, and the delayed-ACK timer.
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if let Some(echo) = self.listen.on_timer(now) {
+            let dscp = self.dscp;
+            self.send_synack(echo, dscp, out);
+        }
         if let Some(g) = self.gro.as_mut() {
             let mut batch = std::mem::take(&mut self.batch);
             g.poll(now, &mut batch);
@@ -478,6 +500,14 @@ impl LinuxReceiver {
         let ecn = if self.mode == EchoMode::Dctcp { Ecn::Ect0 } else { Ecn::NotEct };
         let fl = if ece { flags::ECE } else { 0 };
         out.push(self.ends.reply(Kind::Ack, ack, self.ts_recent, tag, ecn, fl, self.dscp));
+    }
+
+    /// The SYN-ACK, echoing the SYN's timestamp (ECT under a congestion control that needs
+    /// ECN: `tcp_ecn_send_synack`, as its ACKs).
+    fn send_synack(&mut self, echo: Nanos, dscp: u8, out: &mut Vec<Packet>) {
+        self.dscp = dscp;
+        let ecn = if self.mode == EchoMode::Dctcp { Ecn::Ect0 } else { Ecn::NotEct };
+        out.push(self.ends.reply(Kind::Ack, 0, echo, 0, ecn, flags::SYN, dscp));
     }
 
     /// RFC 2018 §4: the run holding the new segment goes first; runs it absorbed leave.

@@ -80,9 +80,11 @@ use crate::transport::app::{AppWrites, Endpoints, Tagging};
 use ecnlab_core::units::Nanos;
 
 mod episode;
+mod open;
 mod small_queues;
 mod write_xmit;
 
+pub use open::Open;
 use small_queues::SmallQueues;
 
 const NS_PER_US: u64 = 1000;
@@ -109,6 +111,9 @@ struct SenderParams {
     /// TSO (`host.tso`): the largest skb the NIC takes (`sk_gso_max_size`), None when off
     /// (every skb one segment).
     gso_max: Option<u64>,
+    /// The SYN's timer (`TCP_TIMEOUT_INIT`) and retries (`tcp_syn_retries`).
+    rto_syn: Nanos,
+    syn_retries: u32,
 }
 
 /// PRR's counts over one reduction (RFC 6937 `prr_delivered`, `prr_out`; `tp.prior_cwnd` is
@@ -163,6 +168,8 @@ pub struct LinuxSender {
     tp: CaSock,
     ca: LinuxCa,
     episode: Episode,
+    /// The handshake (`transport.handshake`).
+    open: Open,
     /// A reduction began and nothing has been sent since: one segment may go regardless of
     /// cwnd (PRR's "force fast retransmit" when `prr` is off). It outlives a reduction that
     /// ends before anything was sent, as the segment it allows is still owed.
@@ -212,6 +219,8 @@ impl LinuxSender {
             ecn: cfg.cc.uses_ecn() || ca.needs_ecn(),
             kernel: cfg.kernel,
             gso_max: None,
+            rto_syn: cfg.rto_syn.ns().max(1),
+            syn_retries: cfg.syn_retries,
         };
         let mut s = LinuxSender {
             p,
@@ -224,6 +233,7 @@ impl LinuxSender {
             tp,
             ca,
             episode: Episode::None,
+            open: if cfg.handshake { Open::Closed } else { Open::Established },
             force_one: false,
             queue_cwr: false,
             is_cwnd_limited: false,
@@ -239,6 +249,11 @@ impl LinuxSender {
         };
         s.sync_stats();
         s
+    }
+
+    /// Where the connection's opening stands.
+    pub fn open_state(&self) -> Open {
+        self.open
     }
 
     /// Segmentation offload at the host's NIC: skbs of up to `gso_max` bytes (None: TSO
@@ -315,6 +330,10 @@ impl LinuxSender {
     /// Sends what NextSeg and the window allow.
     pub fn poll(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.tp.now = now;
+        if self.open != Open::Established {
+            self.open_poll(now, out);
+            return;
+        }
         self.tsq_complete(now);
         self.transmit(now, false, out);
         self.sync_stats();
@@ -326,6 +345,10 @@ impl LinuxSender {
             return;
         }
         self.tp.now = now;
+        if self.open != Open::Established || ack.has(flags::SYN) {
+            self.on_synack(now, ack, out);
+            return;
+        }
         self.tsq_complete(now);
         self.stats.acks_received += 1;
         let a = ack.seq.min(self.snd_nxt);
@@ -442,6 +465,9 @@ impl LinuxSender {
         match self.deadline {
             Some(t) if now >= t => {}
             _ => return,
+        }
+        if let Open::SynSent { retries } = self.open {
+            return self.syn_timeout(now, retries, out);
         }
         self.deadline = None;
         if self.sb.packets_out() == 0 {

@@ -3,6 +3,7 @@
 use super::*;
 use crate::tcp::config::CcKind;
 use crate::tcp::linux::sack_option::SackBlocks;
+use crate::tcp::linux::sender::Open;
 use crate::tcp::linux::LinuxReceiver;
 
 const MSS: u64 = 1000;
@@ -13,6 +14,8 @@ fn cfg(cc: CcKind, init_cwnd: u32) -> TcpConfig {
         mss: MSS as u32,
         init_cwnd,
         rto_min: ecnlab_core::units::Duration::from_ms(200),
+        // Pre-established: these tests start from an open connection.
+        handshake: false,
         ..TcpConfig::default()
     }
 }
@@ -418,4 +421,53 @@ fn tso_defers_a_small_skb_for_the_next_ack() {
     let (mut s, mut out) = started(CcKind::Dctcp, 20, 100);
     s.on_ack(100_000, &ack(3 * MSS, false, 0), None, &mut out);
     assert_eq!(out.len(), 6);
+}
+
+/// The handshake by hand (rto_syn 1 s): the SYN at 0 is lost; its timer fires at 1 s, the
+/// second SYN's at 1 + 2 = 3 s; a SYN-ACK at 3.5 s echoing the third SYN (sent at 3 s) gives a
+/// 500 ms RTT sample (RTO = 3 x 500 ms), and, the SYN having gone three times
+/// (`total_retrans` > 1), a window of one segment: the pure ACK, then one segment. Sent once,
+/// the window stays 10.
+#[test]
+fn the_handshake_backs_off_its_syn_and_opens_with_its_rtt() {
+    let s = 1_000_000_000u64;
+    let c = TcpConfig { handshake: true, ..cfg(CcKind::NewReno, 10) };
+    let mut snd = LinuxSender::new(&c, 0, 0, 1, 0);
+    snd.add_data(20 * MSS);
+    let mut out = Vec::new();
+    snd.poll(0, &mut out);
+    assert_eq!(out.len(), 1);
+    assert!(out[0].has(flags::SYN) && out[0].payload == 0);
+    assert_eq!(snd.timer(), Some(s));
+    out.clear();
+    snd.on_timer(s, &mut out);
+    assert_eq!((out.len(), snd.timer()), (1, Some(3 * s)));
+    snd.on_timer(3 * s, &mut out);
+    assert_eq!((out.len(), snd.timer(), snd.stats().syn_timeouts), (2, Some(7 * s), 2));
+    out.clear();
+    let synack = Packet { kind: Kind::Ack, flags: flags::SYN, tx_ns: 3 * s, ..Packet::default() };
+    snd.on_ack(3 * s + s / 2, &synack, None, &mut out);
+    assert_eq!(snd.open_state(), Open::Established);
+    assert_eq!(snd.rto(), 3 * s / 2, "srtt 500 ms + rttvar 2 x 500 ms");
+    let kinds: Vec<(u32, bool)> = out.iter().map(|p| (p.payload, p.has(flags::SYN))).collect();
+    assert_eq!(kinds, vec![(0, false), (1000, false)], "the pure ACK, then a window of one");
+
+    let mut snd = LinuxSender::new(&c, 0, 0, 1, 0);
+    snd.add_data(20 * MSS);
+    snd.poll(0, &mut out);
+    out.clear();
+    let synack = Packet { kind: Kind::Ack, flags: flags::SYN, tx_ns: 0, ..Packet::default() };
+    snd.on_ack(100_000, &synack, None, &mut out);
+    assert_eq!(out.len(), 11, "the pure ACK and the initial window of 10");
+    // Failure: six retries, then nothing more.
+    let mut snd = LinuxSender::new(&c, 0, 0, 1, 0);
+    snd.add_data(MSS);
+    snd.poll(0, &mut out);
+    let mut t = 0;
+    while let Some(d) = snd.timer() {
+        t = d;
+        snd.on_timer(d, &mut out);
+    }
+    assert_eq!((snd.open_state(), snd.stats().syn_timeouts), (Open::Failed, 6));
+    assert_eq!(t, 127 * s, "1 + 2 + 4 + 8 + 16 + 32 + 64 s: the seventh SYN's timer ends it");
 }
