@@ -128,3 +128,19 @@ def from_percentiles(text: str) -> RttProfile:
         mean = sum((b - a) * (given[a] + given[b]) / 2 for a, b in zip(qs, qs[1:]))
     return RttProfile(min_us=given[0.0], mean_us=mean, p50_us=at(0.5), p90_us=at(0.9), p99_us=at(0.99),
                       source=f"--rtt {text}", points=[(given[q], q) for q in qs])
+
+
+def from_points(points: list[tuple[float, float]], source: str) -> RttProfile:
+    """The profile of a piecewise-linear RTT distribution through ``(rtt_us, cumulative
+    probability)`` points (a scenario's propagation RTT plus its ``rtt_variation``)."""
+    pts = sorted(points, key=lambda p: (p[1], p[0]))
+
+    def at(q: float) -> float:
+        for (a, pa), (b, pb) in zip(pts, pts[1:]):
+            if pa <= q <= pb:
+                return a if pb == pa else a + (b - a) * (q - pa) / (pb - pa)
+        return pts[-1][0]
+
+    mean = sum((pb - pa) * (a + b) / 2 for (a, pa), (b, pb) in zip(pts, pts[1:]))
+    return RttProfile(min_us=pts[0][0], mean_us=mean, p50_us=at(0.5), p90_us=at(0.9), p99_us=at(0.99),
+                      source=source, points=[(round(r, 3), q) for r, q in pts])

@@ -16,6 +16,7 @@ the standing queue the mean (ECN# §3.4)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ LAMBDA_SOURCE = {
     "dcqcn": "no lambda in the papers for DCQCN; 1 assumed, the sweep explores below",
 }
 ROUND_ROBIN = {"dwrr", "wrr", "sp_dwrr"}
+SIGNIFICANT = 3  # a rule of thumb has no seven significant digits (issue 31: k=3118622B)
 
 
 @dataclass
@@ -42,12 +44,39 @@ class Start:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Skip:
+    """A scheme that cannot run on the operator's switch, and why (never started)."""
+
+    scheme: str
+    why: str
+
+
+def round_sig(x: float, digits: int = SIGNIFICANT) -> float:
+    """``x`` to ``digits`` significant digits (3118622 -> 3120000, 53.5999 -> 53.6)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    e = math.floor(math.log10(abs(x)))
+    q = 10.0 ** (e - digits + 1)
+    v = math.copysign(math.floor(abs(x) / q + 0.5 + 1e-9) * q, x)  # half up (1125000 -> 1130000), past float noise
+    return round(v, max(0, digits - 1 - e))
+
+
 def _bytes(x: float) -> str:
-    return f"{max(int(round(x)), 1500)}B"
+    return f"{max(int(round_sig(x)), 1500)}B"
 
 
 def _us(x: float) -> str:
-    return f"{x:.3f}us".replace(".000us", "us")
+    """A time in whole nanoseconds with the unit the core takes, at 3 significant digits."""
+    ns = round(round_sig(x * 1000))
+    return f"{ns // 1000}us" if ns % 1000 == 0 else f"{ns}ns"
+
+
+def skipped(schemes: list[str], scheduler: str) -> list[Skip]:
+    """The schemes the operator's scheduler cannot run, each with the paper's reason."""
+    return [Skip(s, f"MQ-ECN needs a round-robin scheduler (DWRR, WRR; MQ-ECN NSDI 2016 §3, TCN §1), not "
+                    f"{scheduler}: its threshold follows the round time, which {scheduler} has not")
+            for s in schemes if s == "mq_ecn" and scheduler not in ROUND_ROBIN]
 
 
 def starting_points(schemes: list[str], rate_bps: float, rtt: RttProfile, cc: str, scheduler: str,
@@ -55,14 +84,14 @@ def starting_points(schemes: list[str], rate_bps: float, rtt: RttProfile, cc: st
     lam = LAMBDA.get(cc, 1.0)
     lam_src = LAMBDA_SOURCE.get(cc, "lambda = 1 assumed")
     C = rate_bps / 8  # bytes per second
-    hi, mean = rtt.p90_us, rtt.mean_us
+    hi, mean = round_sig(rtt.p90_us), round_sig(rtt.mean_us)
     k_std = lam * C * hi * 1e-6
     out = []
     for s in schemes:
         if s == "per_queue" or s == "dctcp_red":
             out.append(Start(s, {"marking.threshold.k": _bytes(k_std)},
                              f"K = C x RTT x lambda = {rate_bps / 1e9:g} Gbps x {hi:g} us (RTT p90) x {lam:g} "
-                             f"= {k_std / 1e3:.1f} KB per queue (the standard threshold; DCTCP's K against C x RTT)",
+                             f"= {round_sig(k_std) / 1e3:g} KB per queue (the standard threshold; DCTCP's K against C x RTT)",
                              f"TCN §2.1 Eq. (1), §3.2.1; DCTCP; lambda: {lam_src}", ["marking.threshold.k"]))
         elif s == "tcn":
             t = lam * hi
@@ -81,26 +110,26 @@ def starting_points(schemes: list[str], rate_bps: float, rtt: RttProfile, cc: st
         elif s == "red":
             out.append(Start(s, {"marking.red.min_th": _bytes(k_std), "marking.red.max_th": _bytes(3 * k_std),
                                  "marking.red.max_p": 0.1, "marking.red.w": 0.002},
-                             f"min_th = C x RTT p90 x lambda = {k_std / 1e3:.1f} KB; max_th = 3 min_th; max_p = 0.1; "
+                             f"min_th = C x RTT p90 x lambda = {round_sig(k_std) / 1e3:g} KB; max_th = 3 min_th; max_p = 0.1; "
                              f"w = 0.002 (Floyd's RED guidelines)",
                              "dual AQM paper §IV-A (RED after Floyd & Jacobson's guidelines); K as TCN §2.1 Eq. (1)",
                              ["marking.red.min_th", "marking.red.max_th"]))
         elif s == "mq_ecn":
-            note = "" if scheduler in ROUND_ROBIN else f"MQ-ECN needs a round-robin scheduler, not {scheduler} (TCN §1)"
+            if scheduler not in ROUND_ROBIN:
+                continue  # skipped(), with its reason
             out.append(Start(s, {"marking.mq_ecn.k": _bytes(k_std)},
                              f"K_i = quantum_i / T_round x RTT x lambda, with the standard C x RTT p90 x lambda = "
-                             f"{k_std / 1e3:.1f} KB as its full-rate value",
-                             "MQ-ECN (NSDI 2016) as TCN §3.2.1 describes it; TCN §2.1 Eq. (1)", ["marking.mq_ecn.k"],
-                             note))
+                             f"{round_sig(k_std) / 1e3:g} KB as its full-rate value",
+                             "MQ-ECN (NSDI 2016) as TCN §3.2.1 describes it; TCN §2.1 Eq. (1)", ["marking.mq_ecn.k"]))
         elif s == "codel":
-            interval = rtt.p99_us
+            interval = round_sig(rtt.p99_us)
             out.append(Start(s, {"marking.codel.interval": _us(interval), "marking.codel.target": _us(interval / 10),
                                  "marking.codel.mode": "mark"},
                              f"interval = worst-case RTT (p99) = {interval:g} us; target = 10 % of interval "
                              f"= {interval / 10:g} us; marking, not dropping",
                              "RFC 8289 §4.3-4.4 (target 5-10 % of interval)", ["marking.codel.target"]))
         elif s == "dualq":
-            bdp = C * rtt.p50_us * 1e-6
+            bdp = C * round_sig(rtt.p50_us) * 1e-6
             mn = bdp / 4
             out.append(Start(s, {"marking.dualq.classic.min_th": _bytes(mn),
                                  "marking.dualq.classic.max_th": _bytes(3 * mn),
@@ -108,7 +137,7 @@ def starting_points(schemes: list[str], rate_bps: float, rtt: RttProfile, cc: st
                                  "marking.dualq.scalable.min_th": _bytes(1.73 * mn),
                                  "marking.dualq.scalable.max_th": _bytes(1.73 * mn),
                                  "marking.dualq.scalable.max_p": 1.0, "marking.dualq.scalable.w": 1.0},
-                             f"Reno's RED: min_th = BDP/4 = {mn / 1e3:.1f} KB (BDP at RTT p50), max_th = 3 min_th, "
+                             f"Reno's RED: min_th = BDP/4 = {round_sig(mn) / 1e3:g} KB (BDP at RTT p50), max_th = 3 min_th, "
                              f"max_p = 0.1; DCTCP's step K = 1.73 min_th_Reno (equal sharing at BDP/4, Table I); "
                              f"with a slope instead: min_th_Reno/min_th_DCTCP = x/(x-1), x = max_p_DCTCP/max_p_Reno "
                              f"(Eq. 3)",
