@@ -52,7 +52,7 @@ def test_the_first_line_is_the_verdict_with_interval_and_seeds(which, request):
     if v["kind"] != "sole":
         d = v["difference"]
         assert d["seeds"] >= 3 and f"{d['seeds']} paired seeds" in v["text"]
-        assert re.search(r"\(95 % interval -?[0-9.]+ to -?[0-9.]+ %\)", v["text"]), v["text"]
+        assert re.search(r"\(95 % interval (of the difference )?-?[0-9.]+ to -?[0-9.]+ %\)", v["text"]), v["text"]
         # The interval in words is the one advice.json keeps.
         lo, hi = d["other_higher_pct"]["lo"], d["other_higher_pct"]["hi"]
         assert lo <= d["other_higher_pct"]["mean"] <= hi
@@ -461,3 +461,101 @@ def test_advice_report_renders_with_every_figure(star, tmp_path):
     assert {"figures/check_thresholds.png", "figures/queues.png", "figures/isolation.png"} <= set(figs), figs
     dom = check_page(page, tmp_path / "advice.png", min_images=len(figs), height=3200)
     assert "Verdict" in dom and _advice(star[0])["verdict"]["text"][:40] in dom
+
+
+# --- the race, on a runner whose values are known ----------------------------------------
+
+class _FakeRunner:
+    """Runs whose metric is ``value(point, seed)``; every run sound unless ``unsound`` says."""
+
+    name = "fake"
+
+    def __init__(self, value, unsound=lambda p, seed: False):
+        self.value, self.unsound, self.made = value, unsound, []
+
+    def run(self, wanted):
+        from ecnlab.advise.sound import Verdict
+        from ecnlab.advise.validate import Run
+
+        self.made += wanted
+        flags = lambda p, s: (("nic_drops", "drops at a host NIC"),) if self.unsound(p, s) else ()  # noqa: E731
+        return {(p.scheme, p.factor, s): Run(p, s, None, self.value(p, s), Verdict(flags(p, s))) for p, s in wanted}
+
+
+def _pts(*schemes):
+    from ecnlab.advise.grid import GridPoint
+
+    return [GridPoint(s, f, {"marking.tcn.threshold": f"{int(f * 40)}us"}, "marking.tcn.threshold")
+            for s in schemes for f in (0.5, 1.0)]
+
+
+def _noise(scheme, seed, spread):
+    import random
+
+    return 1 + spread * random.Random(f"{scheme}-{seed}").uniform(-1, 1)
+
+
+def test_the_race_adds_paired_seeds_until_the_interval_excludes_zero():
+    from ecnlab.advise.validate import Budget, validate
+
+    base = {"tcn": 100.0, "per_queue": 108.0}  # 8 % apart, per-seed noise of ±10 %, shared by the pair
+    r = _FakeRunner(lambda p, s: base[p.scheme] * (1 + 0.05 * p.factor) * _noise("x", s, 0.1) * _noise(p.scheme, s, 0.03))
+    o = validate(_pts("tcn", "per_queue"), r, 3, 2, Budget(400, None))
+    assert o.end == "decisive" and o.leader == "tcn" and o.out["per_queue"][0] == "worse"
+    d = o.out["per_queue"][1]
+    assert d.lo > 0 and d.n >= 3 and len(o.candidates["tcn"].label) > 0
+    seeds = {s for p, s in r.made if p.scheme == "tcn" and p.factor == o.candidates["tcn"].factor}
+    assert seeds == {s for p, s in r.made if p.scheme == "per_queue" and p.factor == o.candidates["per_queue"].factor}
+
+
+def test_the_race_ends_equivalent_within_two_percent():
+    from ecnlab.advise.validate import Budget, validate
+
+    r = _FakeRunner(lambda p, s: 100.0 * (1 + 0.1 * p.factor) * _noise("x", s, 0.2) * _noise(p.scheme, s, 0.004))
+    o = validate(_pts("tcn", "per_queue"), r, 3, 2, Budget(400, None))
+    assert o.end == "equivalent", o.history[-1]
+    d = o.history[-1]["others"]
+    (only,) = d.values()
+    assert -2 <= only["other_higher_pct"]["lo"] and only["other_higher_pct"]["hi"] <= 2
+
+
+def test_the_race_stops_at_the_budget_undecided():
+    from ecnlab.advise.validate import Budget, validate
+
+    sign = {"tcn": 1, "per_queue": -1}  # the pair alternates which is faster: the interval straddles zero
+    r = _FakeRunner(lambda p, s: 100.0 * (1 + 0.3 * sign[p.scheme] * (-1) ** s))
+    o = validate(_pts("tcn", "per_queue"), r, 3, 2, Budget(20, None))
+    assert o.end == "undecided" and "budget of 20 runs" in o.why_end and len(r.made) <= 20
+
+
+def test_an_unsound_run_leaves_the_race_and_a_seed_unsound_for_all_is_set_aside():
+    from ecnlab.advise.validate import Budget, validate
+
+    r = _FakeRunner(lambda p, s: 100.0 * _noise(p.scheme, s, 0.3),
+                    unsound=lambda p, s: s == 2 or (p.scheme == "per_queue" and s == 5))
+    o = validate(_pts("tcn", "per_queue"), r, 3, 2, Budget(100, None))
+    assert 2 in o.discarded and o.screen == [1, 3], "seed 2 is unsound for every point: its traffic's fault"
+    assert o.end == "sole" and o.leader == "tcn"
+    assert o.out["per_queue"][0].startswith("an unsound run (seed 5) where others ran sound: drops at a host NIC")
+
+
+def test_a_best_point_at_the_edge_of_the_sweep_gets_the_next_one():
+    from ecnlab.advise.grid import GridPoint
+    from ecnlab.advise.validate import Budget, validate
+
+    r = _FakeRunner(lambda p, s: 100.0 * p.factor * _noise(p.scheme, s, 0.01))  # lower is better, without end
+    pts = _pts("tcn")
+    o = validate(pts, r, 3, 2, Budget(100, None),
+                 extend=lambda p, f: GridPoint(p.scheme, f, {"marking.tcn.threshold": f"{int(f * 40)}us"}, p.primary))
+    assert [p.factor for p in pts] == [0.5, 1.0, 0.25] and o.candidates["tcn"].factor == 0.25
+
+
+def test_advice_json_keeps_a_programs_precision_only_where_it_reads_it(star):
+    a = _advice(star[0])
+    rtt = a["inputs"]["rtt"]
+    assert all(round(rtt[k], 3) == rtt[k] for k in ("min_us", "mean_us", "p50_us", "p90_us", "p99_us")), rtt
+    for e in a["schemes"]:
+        for p in e.get("points", []):
+            for k, v in p["params"].items():
+                if isinstance(v, str):
+                    assert re.fullmatch(r"\d{1,3}0*(ns|us|B)", v), (k, v)  # 3 significant digits, whole units

@@ -23,7 +23,7 @@ from typing import Any
 from . import grid, network
 from .inputs import DEFAULT_SCHEMES, METRICS, Inputs, check_choices, record
 from .rules import Start, skipped, starting_points
-from .validate import Budget, ExactRunner, validate
+from .validate import Budget, runner_for, validate
 
 __all__ = ["Inputs", "advise", "DEFAULT_SCHEMES"]
 
@@ -63,16 +63,23 @@ def advise(inp: Inputs, out: str | os.PathLike, progress: bool = True) -> dict[s
 
     net, starts, skips, pts, cfg = _prepare(inp)
     with result_dir(out, keep=("validation",)) as tmp:
-        outcome = None
+        outcome, runner = None, None
         if inp.validate != "none" and any(not p.skip for p in pts):
             column = METRICS[inp.metric][0]
-            runner = ExactRunner(net, tmp / "validation", column, inp.jobs, progress)
+            runner = runner_for(net, tmp / "validation", column, inp.jobs, progress)
             b = inp.budget
             budget = Budget(b.runs, b.seconds) if b else Budget(cfg["runs"], None)
-            outcome = validate(pts, runner, inp.seeds or cfg["screen"], cfg["batch"], budget)
+            by_scheme = {s.scheme: s for s in starts}
+
+            def extend(p: grid.GridPoint, f: float) -> grid.GridPoint:
+                q = grid.point(by_scheme[p.scheme], f)
+                grid.check_fit([q], net)
+                return q
+
+            outcome = validate(pts, runner, inp.seeds or cfg["screen"], cfg["batch"], budget, extend)
         from .advice import compose
 
-        return compose(tmp, inp, net, starts, skips, pts, outcome)
+        return compose(tmp, inp, net, starts, skips, pts, outcome, runner.name if outcome else "none")
 
 
 def final_scenario(net: network.Network, scheme: str, params: dict[str, Any], header: str) -> str:

@@ -63,8 +63,9 @@ def conclude(o: Outcome | None, inp: Inputs, net: Network, sw: Switch) -> tuple[
         pick = min(group, key=lambda s: (-_expressible(s, inp, sw), _simplicity(s), s))
         other = o.leader if pick != o.leader else max(left, key=lambda s: abs(diffs[s].mean))
         d = diffs[other if pick == o.leader else pick]
-        why = (f"by what your platforms express ({words.name(pick)}: {_expressible(pick, inp, sw)} of "
-               f"{len(inp.platforms)}), then by simplicity")
+        counts = ", ".join(f"{words.name(s)} {_expressible(s, inp, sw)}" for s in group)
+        why = (f"by what your {len(inp.platforms)} platforms express ({counts}), then by simplicity "
+               f"({' < '.join(words.name(s) for s in sorted(group, key=_simplicity))})")
         return Verdict("equivalent", equivalent(label[pick], qs, label[other], d, what, why), label[pick],
                        label[other], d), pick
     closest = min(left, key=lambda s: diffs[s].mean)
@@ -133,6 +134,11 @@ def _scheme_entries(starts: list[Start], skips: list[Skip], pts: list[GridPoint]
             e["race"] = ("winner" if s.scheme == o.leader and o.end in ("decisive", "sole") else
                          f"out: {o.out[s.scheme][0]}" if s.scheme in o.out else
                          "in the race" if s.scheme in o.alive else "no sound point")
+            d = o.out.get(s.scheme, (None, None))[1]
+            if d is not None:
+                e["race_difference"] = d.as_dict()
+            if c:
+                e["candidate_value"] = metrics.interval(o.values(c).values())
         out.append(e)
     out += [{"scheme": k.scheme, "name": words.name(k.scheme), "skipped": k.why} for k in skips]
     return out
@@ -147,7 +153,7 @@ def point_metrics(o: Outcome, p: GridPoint, net: Network) -> dict[str, Any]:
 
 
 def compose(out: Path, inp: Inputs, net: Network, starts: list[Start], skips: list[Skip], pts: list[GridPoint],
-            o: Outcome | None) -> dict[str, Any]:
+            o: Outcome | None, engine: str) -> dict[str, Any]:
     """Write the advice into ``out`` and return ``advice.json``'s content."""
     from . import final_scenario
     from .report import write_advice_report
@@ -160,6 +166,11 @@ def compose(out: Path, inp: Inputs, net: Network, starts: list[Start], skips: li
     for e in schemes:
         if e["scheme"] in cm:
             e["candidate_metrics"] = cm[e["scheme"]]
+    off = max((m.get("drops", {}).get("marks_off_ecn_queues", {}).get("mean") or 0 for m in cm.values()), default=0)
+    if off:
+        net.notes.append(f"the simulation marks every queue (a scheme has no per-queue switch in ecnlab), and queues "
+                         f"without ECN in the files were marked {off:.3g} times per run: their traffic saw marking "
+                         f"the switch will not do")
     rec = None
     if best is not None:
         p = o.candidates[best]
@@ -174,6 +185,10 @@ def compose(out: Path, inp: Inputs, net: Network, starts: list[Start], skips: li
         key=lambda sp: min((r.value for r in o.point_runs(o.candidates[sp[0]]) if r.sound), default=1e300))
     order += [(s.scheme, s.params) for s in starts if s.scheme not in {x for x, _ in order}]
     edges = {s: e for s, p in (o.candidates.items() if o else ()) if (e := _edge(p, pts))}
+    if best in edges:
+        p = o.candidates[best]
+        net.notes.append(f"{p.label} is the {edges[best]} point swept ({p.factor:g} x its rule): the best threshold may "
+                         f"lie {'below' if edges[best] == 'lowest' else 'above'} it")
     config = write_configs(out / "config", list(inp.platforms), order, sw, validated=best is not None,
                            edges=edges) if order else {}
     if "sonic" in inp.platforms and config.get("sonic", {}).get("scheme"):
@@ -182,10 +197,11 @@ def compose(out: Path, inp: Inputs, net: Network, starts: list[Start], skips: li
         s = config["sonic"]["scheme"]
         (out / "config" / "sonic-config_db-legacy.json").write_text(render_legacy(s, dict(order)[s], sw))
     advice = {"verdict": verdict.as_dict(), "inputs": record(inp), "network": net.describe(),
-              "validation": {"engine": "exact simulation", "metric": {"name": inp.metric, "column": column,
+              "validation": {"engine": engine, "metric": {"name": inp.metric, "column": column,
                                                                        "words": METRICS[inp.metric][1]},
                              "screening_seeds": o.screen if o else [], "end": o.end if o else "none",
                              "discarded_seeds": {str(k): v for k, v in o.discarded.items()} if o else {},
+                             "edges": edges,
                              "why_end": o.why_end if o else "", "race": o.history if o else [],
                              "flows_per_run": _flows(net)},
               "soundness": {**soundness_of(o), "rules": _rules_text()},

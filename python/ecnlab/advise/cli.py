@@ -90,6 +90,7 @@ def lines(adv: dict[str, Any], out: str) -> list[str]:
         why = ", ".join(f"{rule.replace('_', ' ')} {n}" for rule, n in sorted(s["by_rule"].items()))
         out_lines.append(f"runs: {s['runs']}, of which {s['unsound']} unsound (never ranked)"
                          + (f": {why}" if why else "") + (f"; {s['failed']} failed" if s["failed"] else ""))
+        out_lines.append(f"each scheme's best point, {adv['validation']['metric']['words']} (mean over its paired seeds):")
     aside = s.get("set_aside", {}).get("runs", {})
     for rule, n in aside.items():
         out_lines.append(f"  ({n} runs flagged {rule.replace('_', ' ')}: not a reason to set a run aside here, "
@@ -103,11 +104,15 @@ def lines(adv: dict[str, Any], out: str) -> list[str]:
                 out_lines.append(f"not run: {p['label']}: {p['not_run']}")
         cand = e.get("candidate")
         if cand:
-            mm = next(p["metric"] for p in e["points"] if p["label"] == cand["label"])
-            out_lines.append(f"  {e['name']:<14} best point {words.params({k: cand['params'][k] for k in list(cand['params'])[:1]})}"
-                             f": {adv['validation']['metric']['words']} {_m(mm)} (screening seeds); {e.get('race', '')}")
+            v = e["candidate_value"]
+            race = e.get("race", "")
+            if e.get("race_difference"):
+                d = e["race_difference"]["other_higher_pct"]
+                race = f"out: {d['mean']:.1f} % higher (95 % interval {d['lo']:.1f} to {d['hi']:.1f} %)"
+            out_lines.append(f"  {e['name']}, {words.params({cand['axis']['key']: cand['params'][cand['axis']['key']]})}"
+                             f": {_m(v)} over {v['n']} seeds; {race}")
         elif "race" in e:
-            out_lines.append(f"  {e['name']:<14} no sound point")
+            out_lines.append(f"  {e['name']}: no sound point")
     if rec:
         m = rec["metrics"]
         out_lines.append(f"recommendation: {words.name(rec['scheme'])}, {words.params(rec['params'])} on "

@@ -84,10 +84,13 @@ def largest_queue_bytes(points: list[GridPoint], rate_bps: int) -> int:
     return out
 
 
+def point(s: Start, f: float) -> GridPoint:
+    return GridPoint(s.scheme, f, _scaled(s, f), s.scale_keys[0])
+
+
 def points(starts: list[Start], validate: str) -> list[GridPoint]:
     """Each runnable scheme's points (its starting point times each factor)."""
-    return [GridPoint(s.scheme, f, _scaled(s, f), s.scale_keys[0])
-            for s in starts if s.scale_keys and not s.note for f in FACTORS[validate]]
+    return [point(s, f) for s in starts if s.scale_keys and not s.note for f in FACTORS[validate]]
 
 
 def check_fit(pts: list[GridPoint], net: Network) -> None:

@@ -262,8 +262,10 @@ def _host_nics(doc: dict[str, Any], resolved: dict[str, Any]) -> str:
     t = resolved["transport"]
     if t["cc"] == "dcqcn":
         return "DCQCN hosts are RDMA NICs: a queue pair hands the NIC one packet at a time (no NIC queue builds)"
-    if t["profile"] == "linux" and "small_queues" in json.dumps(resolved.get("host", {})) + json.dumps(t):
-        return "TCP small queues (linux profile): a sender waits instead of queueing in its own NIC"
+    if t["profile"] == "linux" and t.get("small_queues") is True:
+        return (f"TCP small queues (transport.small_queues, linux profile): a sender holds a socket back once "
+                f"{t.get('limit_output_bytes', 'tcp_limit_output_bytes')} of it wait below TCP, instead of "
+                f"queueing in (and dropping at) its own NIC")
     if resolved["host"]["nic_marking"]:
         return "host.nic_marking (the scenario's): the NICs mark with the switch's scheme"
     doc.setdefault("host", {})["nic_marking"] = True

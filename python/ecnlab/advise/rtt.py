@@ -38,8 +38,12 @@ class RttProfile:
     points: list[tuple[float, float]] | None = None  # (rtt_us, cumulative probability), for the scenario
 
     def as_dict(self) -> dict:
+        """For ``advice.json``: times to the nanosecond (a mean of 53.599999999999994 us is
+        53.6; no program reads finer than the core's whole nanoseconds)."""
         d = asdict(self)
-        d["points"] = [list(p) for p in self.points or []]
+        for k in ("min_us", "mean_us", "p50_us", "p90_us", "p99_us"):
+            d[k] = round(d[k], 3)
+        d["points"] = [[round(r, 3), q] for r, q in self.points or []]
         return d
 
 

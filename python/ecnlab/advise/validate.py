@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from . import sound
 from .grid import GridPoint, with_point
@@ -32,6 +32,7 @@ from .network import Network
 from .verdict import Difference
 
 Key = tuple[str, float, int]  # (scheme, factor, seed)
+Extend = Callable[[GridPoint, float], "GridPoint | None"]  # a scheme's point at another factor (checked to fit)
 
 
 @dataclass
@@ -54,6 +55,13 @@ class Runner(Protocol):
     name: str
 
     def run(self, wanted: list[tuple[GridPoint, int]]) -> dict[Key, Run]: ...
+
+
+def runner_for(net: Network, out: Path, column: str, jobs: int | None, progress: bool) -> "Runner":
+    """How this network's runs are made: exactly, by the simulator. (A fabric beyond exact
+    simulation will go to ``ecnlab estimate``, issue 34, chosen here by the core's memory and
+    time estimate of the scenario.)"""
+    return ExactRunner(net, out, column, jobs, progress)
 
 
 class ExactRunner:
@@ -159,13 +167,40 @@ def _screen(o: Outcome, pts: list[GridPoint]) -> dict[str, GridPoint]:
     return {s: p for s, (_, p) in best.items()}
 
 
-def validate(pts: list[GridPoint], runner: Runner, screen: int, batch: int, budget: Budget) -> Outcome:
-    """Screen the points, then race the schemes' best points (module doc)."""
+EXTEND_ROUNDS = 1  # one point past the edge of a scheme's sweep: twice (half) its last factor
+
+
+def _extend(o: Outcome, pts: list[GridPoint], runner: Runner, extend: Extend) -> None:
+    """A scheme whose best point is the lowest (highest) of its sweep gets the point at half
+    (twice) that factor, on the screening seeds, and is judged again: the best threshold
+    may lie beyond the papers' range."""
+    for _ in range(EXTEND_ROUNDS):
+        new = []
+        for s, p in o.candidates.items():
+            fs = sorted(x.factor for x in pts if x.scheme == s and not x.skip)
+            f = fs[0] / 2 if p.factor == fs[0] else fs[-1] * 2 if p.factor == fs[-1] else None
+            tried = any(x.scheme == s and x.factor == f for x in pts)
+            q = extend(p, f) if f is not None and len(fs) > 1 and not tried else None
+            if q is not None:
+                pts.append(q)
+                new += [q] if not q.skip else []
+        if not new:
+            return
+        o.runs.update(runner.run([(q, seed) for q in new for seed in o.screen]))
+        o.candidates = _screen(o, [p for p in pts if not p.skip])
+
+
+def validate(pts: list[GridPoint], runner: Runner, screen: int, batch: int, budget: Budget,
+             extend: Extend | None = None) -> Outcome:
+    """Screen the points (``pts`` gains the points past a sweep's edge, ``_extend``), then
+    race the schemes' best points (module doc)."""
     runnable = [p for p in pts if not p.skip]
     seeds = list(range(1, screen + 1))
     o = Outcome(runner.run([(p, s) for p in runnable for s in seeds]), [], {}, [], {}, None, [], "none")
     o.screen = _discard(o, runnable, seeds)
     o.candidates = _screen(o, runnable)
+    if extend is not None and o.screen:
+        _extend(o, pts, runner, extend)
     o.alive = sorted(o.candidates)
     if not o.candidates:
         o.why_end = "no point ran sound on every screening seed"
