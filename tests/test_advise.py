@@ -52,7 +52,7 @@ def test_the_first_line_is_the_verdict_with_interval_and_seeds(which, request):
     if v["kind"] != "sole":
         d = v["difference"]
         assert d["seeds"] >= 3 and f"{d['seeds']} paired seeds" in v["text"]
-        assert re.search(r"\(95 % interval (of the difference )?-?[0-9.]+ to -?[0-9.]+ %\)", v["text"]), v["text"]
+        assert re.search(r"\(95 % interval (of the difference to the first )?-?[0-9.]+ to -?[0-9.]+ %\)", v["text"]), v["text"]
         # The interval in words is the one advice.json keeps.
         lo, hi = d["other_higher_pct"]["lo"], d["other_higher_pct"]["hi"]
         assert lo <= d["other_higher_pct"]["mean"] <= hi

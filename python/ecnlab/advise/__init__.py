@@ -51,6 +51,9 @@ def _prepare(inp: Inputs) -> tuple[network.Network, list[Start], list[Any], list
                         inp.scenario is not None)
     network.resolve(net.doc, net.blame, net.source)
     grid.check_fit(pts, net)
+    first = next((p for p in pts if not p.skip), None)
+    if inp.validate != "none" and first is not None:
+        network.cap_duration(net, grid.with_point(net.doc, first))
     return net, starts, skips, pts, cfg
 
 

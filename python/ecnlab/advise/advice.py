@@ -54,8 +54,11 @@ def conclude(o: Outcome | None, inp: Inputs, net: Network, sw: Switch) -> tuple[
     if o.end == "decisive":
         closest = min((s for s, (_, d) in o.out.items() if d is not None), key=lambda s: o.out[s][1].mean)
         d = o.out[closest][1]
-        return Verdict("decisive", decisive(label[o.leader], qs, label[closest], d, what), label[o.leader],
-                       label[closest], d), o.leader
+        text = decisive(label[o.leader], qs, label[closest], d, what)
+        unsound = [words.name(s) for s, (_, dd) in o.out.items() if dd is None]
+        if unsound:
+            text += f"; {' and '.join(unsound)} left the race with an unsound run (see soundness)"
+        return Verdict("decisive", text, label[o.leader], label[closest], d), o.leader
     left = [s for s in o.alive if s != o.leader]
     diffs = {s: _diff(o, s) for s in left}
     if o.end == "equivalent":
@@ -66,7 +69,7 @@ def conclude(o: Outcome | None, inp: Inputs, net: Network, sw: Switch) -> tuple[
         counts = ", ".join(f"{words.name(s)} {_expressible(s, inp, sw)}" for s in group)
         why = (f"by what your {len(inp.platforms)} platforms express ({counts}), then by simplicity "
                f"({' < '.join(words.name(s) for s in sorted(group, key=_simplicity))})")
-        return Verdict("equivalent", equivalent(label[pick], qs, label[other], d, what, why), label[pick],
+        return Verdict("equivalent", equivalent(label[pick], qs, versus, d, what, why), label[pick],
                        label[other], d), pick
     closest = min(left, key=lambda s: diffs[s].mean)
     return Verdict("undecided", undecided(label[o.leader], qs, label[closest], diffs[closest], what, o.why_end),

@@ -90,11 +90,12 @@ def lines(adv: dict[str, Any], out: str) -> list[str]:
         why = ", ".join(f"{rule.replace('_', ' ')} {n}" for rule, n in sorted(s["by_rule"].items()))
         out_lines.append(f"runs: {s['runs']}, of which {s['unsound']} unsound (never ranked)"
                          + (f": {why}" if why else "") + (f"; {s['failed']} failed" if s["failed"] else ""))
-        out_lines.append(f"each scheme's best point, {adv['validation']['metric']['words']} (mean over its paired seeds):")
     aside = s.get("set_aside", {}).get("runs", {})
     for rule, n in aside.items():
         out_lines.append(f"  ({n} runs flagged {rule.replace('_', ' ')}: not a reason to set a run aside here, "
                          f"advice.json soundness.set_aside says why)")
+    if any(e.get("candidate") for e in adv["schemes"]):
+        out_lines.append(f"each scheme's best point, {adv['validation']['metric']['words']} (mean over its paired seeds):")
     for e in adv["schemes"]:
         if e.get("skipped"):
             out_lines.append(f"skipped {e['name']}: {e['skipped']}")

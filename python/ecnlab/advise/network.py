@@ -334,6 +334,29 @@ def build(inp: Inputs) -> Network:
                    ports=inp.ports or (), host_nics=host_nics, blame=blame, notes=notes, probes=probes)
 
 
+CAP_FACTOR = 10  # the validation runs' duration cap: this many times the span of one run
+
+
+def cap_duration(net: Network, doc: dict[str, Any]) -> None:
+    """Bound the validation runs' ``duration`` (a cap: a run ends when its flows are done) to
+    ``CAP_FACTOR`` times what one run of ``doc`` (a point of the sweep, seed 1, without time
+    series) takes, if that is below the scenario's. The core sizes a run's time series by the
+    cap (duration / sample interval): the 30 s cap of a run that ends after 0.1 s asked for
+    1.2 GB on a leaf-spine and was refused on a loaded machine. A run cut by the new cap is
+    flagged by the guard (flows cut by the duration)."""
+    from ..api import run
+
+    probe = copy.deepcopy(doc)
+    probe.setdefault("metrics", {})["timeseries"] = False
+    took = run(probe, seed=1).summary["sim_time_s"]
+    cap_ns = max(int(CAP_FACTOR * took * 1e9), 10_000_000)
+    now = _core.parse_unit("time", str(json.loads(_core.resolve_json(json.dumps(net.doc)))["duration"]))
+    if cap_ns < now:
+        net.doc["duration"] = f"{-(-cap_ns // 1_000_000)}ms"
+        net.notes.append(f"the runs are capped at {net.doc['duration']} ({CAP_FACTOR} x the {took * 1e3:.3g} ms one "
+                         f"run takes; the guard flags a run the cap cuts)")
+
+
 def with_buffer(net: Network, largest_bytes: int, given: bool) -> None:
     """The buffer of a star built without ``--buffer``: twice the largest queue a point of
     the sweep marks at (a threshold must be below the buffer to mark), at least 1 MB."""

@@ -104,7 +104,7 @@ def decisive(winner: str, queues: str, versus: str, d: Difference, metric: str) 
 def equivalent(winner: str, queues: str, versus: str, d: Difference, metric: str, why: str) -> str:
     lo, hi = d.pct(d.lo), d.pct(d.hi)
     return (f"{winner} on {queues}: equivalent to {versus} on {metric}, within ±{EQUIVALENT_PCT:g} % (95 % interval "
-            f"of the difference {_range(lo, hi)}), {d.n} paired seeds; chosen {why}")
+            f"of the difference to the first {_range(lo, hi)}), {d.n} paired seeds; chosen {why}")
 
 
 def undecided(winner: str, queues: str, versus: str, d: Difference, metric: str, why: str) -> str:
