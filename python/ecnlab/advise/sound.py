@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .. import soundness
 
@@ -36,10 +35,12 @@ class Verdict:
         return not self.flags
 
 
-def judge(run_dir: Path, summary: dict[str, Any] | None = None) -> Verdict:
-    """The guard's verdict on a run directory (the one ``ecnlab run`` wrote into its summary,
-    else assessed from the run's files)."""
-    s = soundness.from_summary(summary) if summary is not None else None
+def judge(run_dir: Path) -> Verdict:
+    """The guard's verdict on a run directory: the one the run wrote into its summary
+    (``api.run`` does), else the rules on the run's files."""
+    from ..outdir import read_json
+
+    s = soundness.from_summary(read_json(run_dir / "summary.json"))
     if s is None:
         s = soundness.assess(soundness.Run.from_dir(run_dir))
     flags = [(f.rule, f.text) for f in s.flags]
