@@ -68,7 +68,7 @@ def _bytes(x: float) -> str:
 
 def _us(x: float) -> str:
     """A time in whole nanoseconds with the unit the core takes, at 3 significant digits."""
-    ns = round(round_sig(x * 1000))
+    ns = max(1, round(round_sig(x * 1000)))  # whole nanoseconds, at least one
     return f"{ns // 1000}us" if ns % 1000 == 0 else f"{ns}ns"
 
 
