@@ -559,3 +559,25 @@ def test_advice_json_keeps_a_programs_precision_only_where_it_reads_it(star):
             for k, v in p["params"].items():
                 if isinstance(v, str):
                     assert re.fullmatch(r"\d{1,3}0*(ns|us|B)", v), (k, v)  # 3 significant digits, whole units
+
+
+def test_an_equivalent_verdict_breaks_the_tie_by_platforms_then_simplicity():
+    """TCN and per-queue ECN within ±2 %: per-queue ECN, which all four platforms express (TCN
+    two: tc and Junos), is chosen, whichever of them led."""
+    from types import SimpleNamespace
+
+    from ecnlab.advise.advice import conclude
+    from ecnlab.advise.validate import Budget, validate
+
+    from test_advise_configs import SW
+
+    r = _FakeRunner(lambda p, s: (100.0 if p.scheme == "tcn" else 100.5) * (1 + 0.1 * p.factor) * _noise("x", s, 0.2)
+                    * _noise(p.scheme, s, 0.004))
+    o = validate(_pts("tcn", "per_queue"), r, 3, 2, Budget(400, None))
+    assert o.end == "equivalent" and o.leader == "tcn"
+    inp = SimpleNamespace(metric="small_avg", platforms=("sonic", "tc", "nvue", "junos"))
+    net = SimpleNamespace(ecn_queues=(1, 2, 3))
+    v, best = conclude(o, inp, net, SW)
+    assert best == "per_queue" and v.kind == "equivalent"
+    assert v.text.startswith("per-queue ECN at T = 20 us on queues 1-3: equivalent to TCN at T = 20 us on ")
+    assert "(TCN 2, per-queue ECN 4)" in v.text and "per-queue ECN < TCN" in v.text

@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 from . import grid, network
-from .inputs import DEFAULT_SCHEMES, METRICS, Inputs, check_choices, record
+from .options import DEFAULT_SCHEMES, METRICS, Inputs, check_choices
 from .rules import Start, skipped, starting_points
 from .validate import Budget, runner_for, validate
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import metrics, words
 from .grid import GridPoint
-from .inputs import METRICS, Inputs, record
+from .options import METRICS, Inputs, record
 from .network import Network
 from .platforms import Switch, supports, write_configs
 from .rules import Skip, Start
@@ -66,6 +66,7 @@ def conclude(o: Outcome | None, inp: Inputs, net: Network, sw: Switch) -> tuple[
         pick = min(group, key=lambda s: (-_expressible(s, inp, sw), _simplicity(s), s))
         other = o.leader if pick != o.leader else max(left, key=lambda s: abs(diffs[s].mean))
         d = diffs[other if pick == o.leader else pick]
+        versus = " and ".join([label[other]] + [label[s] for s in group if s not in (pick, other)])
         counts = ", ".join(f"{words.name(s)} {_expressible(s, inp, sw)}" for s in group)
         why = (f"by what your {len(inp.platforms)} platforms express ({counts}), then by simplicity "
                f"({' < '.join(words.name(s) for s in sorted(group, key=_simplicity))})")

@@ -54,7 +54,7 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
 
 def inputs_of(a: argparse.Namespace):
     from . import Inputs
-    from .inputs import parse_budget, parse_dscp_map, parse_ports, parse_queue_set, parse_traffic, parse_weights
+    from .options import parse_budget, parse_dscp_map, parse_ports, parse_queue_set, parse_traffic, parse_weights
     from .rtt import from_file, from_percentiles
 
     defaults = build_parser()

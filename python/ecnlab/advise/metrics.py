@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import _core
-from ..outdir import read_csv, read_json
+from ..inputs import read_csv, read_summary
 from ..report.stats import t975
 from . import sound
 from .network import Network
@@ -82,7 +82,7 @@ def _drops(summary: dict[str, Any], net: Network) -> dict[str, Any]:
 
 def run_metrics(run_dir: Path, net: Network) -> dict[str, Any]:
     """The operator's metrics of one run."""
-    summary = read_json(run_dir / "summary.json")
+    summary = read_summary(run_dir / "summary.json")
     flows = read_csv(run_dir / "flows.csv")
     if flows is not None and len(flows):
         flows["queue"] = [net.dscp_to_queue[int(c) & 63] for c in flows["class"]]

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _core
-from ..scenario import ScenarioError
-from .inputs import Inputs
+from ..inputs import ScenarioError
+from .options import Inputs
 from .rtt import RttProfile, from_points
 
 ROUND_ROBIN = {"dwrr", "wrr", "sp_dwrr"}

@@ -38,9 +38,9 @@ class Verdict:
 def judge(run_dir: Path) -> Verdict:
     """The guard's verdict on a run directory: the one the run wrote into its summary
     (``api.run`` does), else the rules on the run's files."""
-    from ..outdir import read_json
+    from ..inputs import read_summary
 
-    s = soundness.from_summary(read_json(run_dir / "summary.json"))
+    s = soundness.from_summary(read_summary(run_dir / "summary.json"))
     if s is None:
         s = soundness.assess(soundness.Run.from_dir(run_dir))
     flags = [(f.rule, f.text) for f in s.flags]

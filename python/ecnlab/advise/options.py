@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _core
-from ..scenario import ScenarioError
+from ..inputs import ScenarioError
 from .rtt import RttProfile
 
 DEFAULT_SCHEMES = ("tcn", "ecn_sharp", "per_queue")
