@@ -3,13 +3,15 @@
 anything.
 
 The regeneration tests read the small committed fixture ``tests/data/reproduce-results``
-(two quick-scale entries, as ``results.save`` wrote them: results.csv, claims.json,
-experiment.json, no figures); a paper-scale subset is made from it in a temporary copy."""
+(two quick-scale entries, as ``results.save`` wrote them: results.csv, runs.json.gz,
+claims.json, experiment.json, no figures): every claim is judged again from it, nothing
+runs."""
 
 import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from ecnlab.reproduce import CATALOG
@@ -68,7 +70,7 @@ def test_where_errors_are_one_line_and_run_nothing(tmp_path):
     assert p.returncode == 2 and "tcn-buffer has no parameter 'variant'" in p.stderr
     assert not (tmp_path / "y" / "tcn-leafspine" / "runs").exists()
     p = run_cli("reproduce", "--from", FIXTURE, "--all", check=False)
-    assert p.returncode == 2 and "--from rebuilds the reports" in p.stderr
+    assert p.returncode == 2 and "--from judges the saved results again" in p.stderr
 
 
 def test_from_refuses_before_writing_and_takes_the_entries_it_has(tmp_path):
@@ -88,7 +90,7 @@ def test_from_refuses_before_writing_and_takes_the_entries_it_has(tmp_path):
     text = (tmp_path / "R.md").read_text()
     assert "| tcn-buffer |" in text and "| ecnsharp-sched |" in text
     p = run_cli("reproduce", "tcn-bufer", "--from", root, check=False)
-    assert p.returncode == 2 and "tcn-bufer: not a catalog id" in p.stderr, p.stderr
+    assert p.returncode == 2 and "no catalog entry 'tcn-bufer' (did you mean 'tcn-buffer'?)" in p.stderr, p.stderr
 
 
 def test_a_damaged_committed_file_is_one_line_naming_it(tmp_path):
@@ -104,9 +106,11 @@ def test_a_damaged_committed_file_is_one_line_naming_it(tmp_path):
 def test_subset_run_judges_what_ran_and_saves_lean_results(tmp_path):
     """ecnsharp-incast at quick scale with only N = 16: the claims on N = 16 are judged and
     say so; the others are "not run" with what is left; --save copies the entry without
-    per-run files, with the build, the grid and the runs' summed time, and only the
-    figures this entry drew (a store shared with another entry holds its figures too)."""
+    per-run files but with each run's compact data, the build, the grid and the runs' summed
+    time, and only the figures this entry drew (a store shared with another entry holds its
+    figures too)."""
     from ecnlab.api import engine_id
+    from ecnlab.reproduce.results import read_runs
 
     store, results = tmp_path / "store", tmp_path / "results"
     (store / "figures").mkdir(parents=True)
@@ -114,149 +118,134 @@ def test_subset_run_judges_what_ran_and_saves_lean_results(tmp_path):
     run_cli("reproduce", "ecnsharp-incast", "--scale", "quick", "--seeds", "1", "--where", "n=16", "--jobs", "1",
             "--out", store, "--save", results, "-q")
     claims = json.loads((store / "claims.json").read_text())
-    judged = [c for c in claims if c["status"] in ("shown", "not shown")]
+    judged = [c for c in claims if c["status"] in ("shown", "not shown", "undecided")]
     left = [c for c in claims if c["status"] == "not run"]
     assert judged and left and len(judged) + len(left) == len(claims)
     for c in judged:
-        assert c["note"].startswith("Judged on the quick-scale subset n=16 (3 of 18 points). "), c
+        assert c["note"].startswith("Judged on the quick-scale subset n=16 (3 of 21 points). "), c
     for c in left:
-        assert c["note"].startswith("not run at quick scale: the runs so far are the subset n=16 (3 of 18 points); "
-                                    "left: 15 of 18 points: n in 25, 50, 100, 150, 200"), c
+        assert c["note"].startswith("not run at quick scale: the runs so far are the subset n=16 (3 of 21 points); "
+                                    "left: 18 of 21 points: n in 25, 50, 100, 150, 175, 200"), c
     saved = results / "quick" / "ecnsharp-incast"
-    assert sorted(p.name for p in saved.iterdir()) == ["claims.json", "experiment.json", "figures", "results.csv"]
+    assert sorted(p.name for p in saved.iterdir()) == ["claims.json", "experiment.json", "figures", "results.csv",
+                                                       "runs.json.gz"]
     assert json.loads((saved / "claims.json").read_text()) == claims
+    runs = read_runs(saved / "runs.json.gz")
+    assert len(runs) == 3 and all(set(r) == {"params", "seed", "summary", "series"} for r in runs.values())
+    assert all("soundness" in r["summary"] and "qct_us" in r["series"] for r in runs.values())
     m = json.loads((saved / "experiment.json").read_text())
     drawn = sorted(f"{f['name']}.svg" for f in m["figures_drawn"])
     assert drawn and sorted(f.name for f in (saved / "figures").iterdir()) == drawn
     assert m["engine"] == [engine_id()]
-    assert m["grid"] == {"points": 18, "run": 3, "where": {"n": ["16"]},
-                         "left": "15 of 18 points: n in 25, 50, 100, 150, 200"}
+    assert m["grid"] == {"points": 21, "run": 3, "where": {"n": ["16"]},
+                         "left": "18 of 21 points: n in 25, 50, 100, 150, 175, 200"}
     assert m["command"].startswith(".venv/bin/ecnlab reproduce ecnsharp-incast --scale quick --out <store> ")
     assert m["command"].endswith(" --where n=16")
     rows = (saved / "results.csv").read_text().splitlines()
     assert len(rows) == 4
     wall = sum(float(r.split(",")[rows[0].split(",").index("wall_time_s")]) for r in rows[1:])
     assert m["runs"]["run_time_s"] == pytest.approx(wall) and wall > 0
-    assert str(tmp_path) not in "".join(p.read_text() for p in saved.rglob("*") if p.is_file())
+    assert str(tmp_path) not in "".join(p.read_text() for p in saved.rglob("*") if p.is_file() and p.suffix != ".gz")
 
 
-def _paper_subset(root: Path) -> None:
-    """A paper-scale tcn-buffer next to the quick one: seed 1 of the entry's 3, TCN only (1
-    of the 3 points of a one-seed grid), its last claim not run."""
-    src, dst = root / "quick" / "tcn-buffer", root / "paper" / "tcn-buffer"
-    shutil.copytree(src, dst)
-    m = json.loads((dst / "experiment.json").read_text())
-    m |= {"scale": "paper", "seeds": [1], "grid": {"points": 3, "run": 1, "where": {"scheme": ["tcn"]},
-                                                     "left": "2 of 3 points: scheme in per_queue, dequeue_red"},
-          "engine": ["0123456789abcdef"]}
-    m["runs"]["run_time_s"] = 7200.0
-    (dst / "experiment.json").write_text(json.dumps(m))
-    claims = json.loads((dst / "claims.json").read_text())
-    claims[-1] |= {"status": "not run", "shown": False, "ecnlab": None, "note": "not run at paper scale: left"}
-    for c in claims:
-        c.pop("per_seed", None), c.pop("seeds_judged", None), c.pop("seeds_shown", None)
-    (dst / "claims.json").write_text(json.dumps(claims))
+def test_regenerate_judges_every_claim_again_from_the_saved_runs(tmp_path, monkeypatch):
+    """--from runs nothing: the claims are judged again from results.csv and runs.json.gz (a
+    changed rule is a new verdict in seconds); a saved run whose set-up is no longer a point
+    of the grid is left out, and its point is "left to run"."""
+    import ecnlab.reproduce.rules as rules
+    import ecnlab.sweep as sweep
 
-
-def test_regenerate_from_committed_results(tmp_path):
+    monkeypatch.setattr(sweep, "run_points", lambda *a, **k: pytest.fail("--from ran something"))
     root = tmp_path / "results"
     shutil.copytree(FIXTURE, root)
     ids = ["tcn-buffer", "ecnsharp-sched"]
-    quick = {i: json.loads((root / "quick" / i / "claims.json").read_text()) for i in ids}
+    saved = {i: json.loads((root / "quick" / i / "claims.json").read_text()) for i in ids}
     md = tmp_path / "R.md"
     manifests, claims = regenerate(root, md, ids=ids)
     assert [m["scale"] for m in manifests] == ["quick", "quick"]
-    assert [c["id"] for c in claims] == [c["id"] for i in ids for c in quick[i]]
+    assert [(c["id"], c["status"], c["ecnlab"]) for c in claims] == [(c["id"], c["status"], c["ecnlab"])
+                                                                     for i in ids for c in saved[i]]
     text = md.read_text()
     assert ".venv/bin/ecnlab reproduce --from results --markdown REPRODUCTION.md" in text
-    assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | quick | 3 (1-3) | 9 / 9 | 9/9 |" in text
-    assert text.count("| tcn-buffer | quick |") == len(quick["tcn-buffer"])
-    assert "| ecnsharp-sched | ECN# (Zhang et al., IEEE TCC 2022), Figs. 19-20 (§5.4.3) | quick | 3 (1-3) | 6 / 6 | " \
-           "6/6 | 0.8 s | f2d4e9bddf8886ec | paper scale: all 6 points (3 seeds) |" in text
-    assert (root / "index.html").is_file()
-    assert "href=\"quick/tcn-buffer/report.html\"" in (root / "index.html").read_text()
-    assert "figures/fig3-buffer.svg" in (root / "quick" / "tcn-buffer" / "report.html").read_text()
-
-    # a paper-scale result wins over the quick one; a claim it has not run keeps the quick verdict
-    _paper_subset(root)
-    manifests, claims = regenerate(root, md, ids=ids)
-    assert [m["scale"] for m in manifests] == ["paper", "quick"]
-    text = md.read_text()
-    # the grid and what is left count the entry's own 3 seeds
-    assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | paper | 1 | 1 / 9 | 9/9 | 2.0 h | " \
-           "0123456789abcdef | 8 of 9 points: scheme in per_queue, dequeue_red; seeds 2-3 of every point |" in text
-    last = quick["tcn-buffer"][-1]
-    row = next(line for line in text.splitlines() if line.startswith(f"| tcn-buffer | paper | {last['claim']} |"))
-    assert "| not run |" in row and "At quick scale: " in row and f", {last['status']}, " in row
-    assert "Scale **paper** (1 entries)" in text and "Scale **quick** (1 entries)" in text
-
+    assert "| tcn-buffer | TCN (Bai et al., CoNEXT 2016), Fig. 3 (§4.3) | quick | 1 | 3 / 3 | 3/3 |" in text
+    assert text.count("| tcn-buffer | quick |") == len(saved["tcn-buffer"])
+    assert "paper scale: all 6 points (3 seeds) |" in text and "## Rerunning the whole catalog on one build" in text
+    assert (root / "index.html").is_file() and "figures/fig3-buffer.svg" in (root / "quick" / "tcn-buffer" /
+                                                                              "report.html").read_text()
+    # A wider band: the same saved runs, other verdicts (ECN#'s short flows, 60 % against 19.6 %).
+    short = next(c for c in claims if c["experiment"] == "ecnsharp-sched" and c["id"] == "short")
+    assert short["magnitude"] == "not shown"
+    monkeypatch.setattr(rules, "BAND", 3.0)
+    _, claims = regenerate(root, None, ids=ids)
+    assert next(c for c in claims if c["experiment"] == "ecnsharp-sched" and c["id"] == "short")["magnitude"] == "shown"
+    monkeypatch.undo()
+    monkeypatch.setattr(sweep, "run_points", lambda *a, **k: pytest.fail("--from ran something"))
+    # A saved run that is not today's point (its key: another set-up) is left out.
+    csv = root / "quick" / "tcn-buffer" / "results.csv"
+    lines = csv.read_text().splitlines()
+    key = lines[1].split(",")[lines[0].split(",").index("key")]
+    csv.write_text("\n".join([lines[0], lines[1].replace(key, "0" * 16)] + lines[2:]) + "\n")
+    manifests, claims = regenerate(root, None, ids=["tcn-buffer"])
+    assert manifests[0]["grid"]["run"] == 2 and "1 saved runs left out" in (root / "quick" / "tcn-buffer" /
+                                                                            "experiment.json").read_text()
     with pytest.raises(ScenarioError, match=r"has no results for 1 of the 2 entries \(ecnsharp-dcqcn\)"):
         regenerate(root, None, ids=["tcn-buffer", "ecnsharp-dcqcn"])
 
 
-def test_quoted_paper_numbers_are_the_claims_and_drawn_on_the_figures(tmp_path):
-    """One constant per quoted number: the claim's paper value is the Quote's, and the
-    figure draws it (a star at its load, or the dotted best point when no load is quoted)."""
-    import pandas as pd
+def test_the_papers_numbers_are_the_claims_and_drawn_on_the_figures(tmp_path):
+    """One table of numbers: a claim's paper value is its Number's, and the figure draws it
+    (a star at its load, or the dotted best point when no load is quoted)."""
+    from ecnlab.reproduce.base import Context, SavedRuns
+    from ecnlab.reproduce.numbers import ECNSHARP
+    from ecnlab.reproduce.evaluate import evaluate
 
-    from ecnlab.reproduce.base import Context
-    from ecnlab.reproduce.ecnsharp import DCQCN_SHORT, STAR_QUOTES
-
-    star = {c.id: c.paper for c in CATALOG["ecnsharp-star"].claims}
-    assert all(star[cid] is q for cid, q in STAR_QUOTES.items())
-    assert {c.id: c.paper for c in CATALOG["ecnsharp-dcqcn"].claims}["short"] is DCQCN_SHORT
-
+    star = {c.id: c.number for c in CATALOG["ecnsharp-star"].claims}
+    assert star["ws_small_avg"] is ECNSHARP["star_ws_small_avg"] and star["ws_small_avg"].at == {"load": 0.9}
     rows = [{"study": "fig9_10", "variation": "3x", "workload": "websearch", "scheme": s, "load": load, "seed": 1,
              "fct_all_avg_us": 1e3, "fct_small_avg_us": 100.0 if s != "ecn_sharp" else 80.0,
              "fct_small_p99_us": 500.0, "fct_large_avg_us": 1e5, "timeouts": 0, "drops": 0, "flows_unfinished": 0,
-             "status": "ok", "key": "k"} for s in ("tail", "avg", "codel", "ecn_sharp") for load in (0.5, 0.9)]
-    ctx = Context(CATALOG["ecnsharp-star"], tmp_path, pd.DataFrame(rows), "quick", [1])
-    CATALOG["ecnsharp-star"].analyze(ctx)
+             "status": "ok", "key": "k", "max_qlen_bytes": 0} for s in ("tail", "avg", "codel", "ecn_sharp")
+            for load in (0.5, 0.9)]
+    exp = CATALOG["ecnsharp-star"]
+    ctx = Context(exp, tmp_path, pd.DataFrame(rows), "quick", [1], SavedRuns(exp, {}))
+    claims = evaluate(exp, ctx, {})
     svg = (tmp_path / "figures" / "fig9-websearch.svg").read_text()
-    assert "paper (text)" in svg and "stars: ECN#'s values" in ctx.figures[0].caption
-    assert ctx.claims["ws_small_avg"].paper == 23.4 and ctx.claims["ws_small_avg"].ecnlab == pytest.approx(20.0)
-
-    rows = [{"scheme": s, "load": load, "seed": 1, "fct_all_avg_us": 1e3, "fct_small_avg_us": 90.0 if "sharp" in s
-             else 100.0, "fct_small_p99_us": 500.0, "fct_large_avg_us": 1e5, "timeouts": 0, "drops": 0,
-             "flows_unfinished": 0, "status": "ok", "key": "k"} for s in ("dcqcn", "dcqcn_ecn_sharp") for load in (0.9,)]
-    ctx = Context(CATALOG["ecnsharp-dcqcn"], tmp_path / "dcqcn", pd.DataFrame(rows), "quick", [1])
-    CATALOG["ecnsharp-dcqcn"].analyze(ctx)
-    assert "paper: best point (load not quoted)" in (tmp_path / "dcqcn" / "figures" / "fig21-dcqcn.svg").read_text()
+    assert "paper (text)" in svg and "star: the paper's number at its load" in ctx.figures[0].caption
+    c = claims["ws_small_avg"].as_dict()
+    assert c["paper"] == 23.4 and c["ecnlab"] == pytest.approx(20.0) and c["magnitude"] == "shown"
 
 
 def test_a_claim_not_shown_leads_its_note_with_why_and_stale_reasons_are_found(tmp_path):
-    """results/reasons.toml: each claim not shown carries its reason (issue 17), shown in
-    REPRODUCTION.md and the report; a missing one, one whose claim is now shown, and a
-    category outside the five are all found."""
+    """results/reasons.toml: each claim not shown carries its reason, shown in REPRODUCTION.md
+    and the report with the paper's sentence it rests on; a missing one, one whose claim is
+    now shown, a category outside the list and a blame without evidence are all found."""
     from ecnlab.reproduce.reasons import REASONS, load_reasons, reasons_problems
 
     root = tmp_path / "results"
     shutil.copytree(FIXTURE, root)
-    f = root / "quick" / "ecnsharp-sched" / "claims.json"
-    cl = json.loads(f.read_text())
-    cl[0]["status"], cl[0]["shown"] = "not shown", False
-    f.write_text(json.dumps(cl))
     ids = ["tcn-buffer", "ecnsharp-sched"]
     manifests, claims = regenerate(root, None, ids=ids)
     scales = {m["id"]: m["scale"] for m in manifests}
     assert reasons_problems(load_reasons(root), claims, scales) == [
-        f"ecnsharp-sched/{cl[0]['id']}/quick: not shown, no reason in {REASONS}"]
-
+        f"ecnsharp-sched/short/quick: not shown, no reason in {REASONS}"]
+    quote = "ECN $^{\\sharp}$ achieves 19.6% better average FCT"
     (root / REASONS).write_text(
-        f'[[reason]]\nentry = "ecnsharp-sched"\nclaim = "{cl[0]["id"]}"\nscale = "quick"\ncategory = "unexplained"\n'
-        'text = "ECN# 9.6 Gbps, paper 9.9: cause not found."\n'
-        '[[reason]]\nentry = "tcn-buffer"\nclaim = "enq_peak"\nscale = "quick"\ncategory = "scale"\ntext = "x"\n')
+        '[[reason]]\nentry = "ecnsharp-sched"\nclaim = "short"\nscale = "quick"\ncategory = "cannot-hold"\n'
+        f"text = \"60 % where the paper has 19.6 %.\"\nquote = '{quote}'\npaper = \"ecnsharp\"\n"
+        '[[reason]]\nentry = "tcn-buffer"\nclaim = "peak_enq"\nscale = "quick"\ncategory = "scale"\ntext = "x"\n')
     md = tmp_path / "R.md"
     manifests, claims = regenerate(root, md, ids=ids)
-    row = next(line for line in md.read_text().splitlines() if line.startswith("| ecnsharp-sched | quick | "))
-    assert "**Why not shown (unexplained: a difference ecnlab cannot explain): ECN# 9.6 Gbps, paper 9.9: " \
-           "cause not found.**" in row
-    assert "Why not shown (unexplained" in (root / "quick" / "ecnsharp-sched" / "report.html").read_text()
-    assert reasons_problems(load_reasons(root), claims, scales) == [
-        "tcn-buffer/enq_peak/quick: a reason, but the claim is shown or absent"]
-
+    row = next(line for line in md.read_text().splitlines() if line.startswith("| ecnsharp-sched | quick | ECN#'s short"))
+    assert "**Why not shown (cannot-hold: the paper's claim cannot hold as stated): 60 % where the paper has 19.6 %. " \
+           "(the paper: \"ECN $^{\\sharp}$ achieves 19.6% better average FCT\")**" in row
+    assert "Why not shown (cannot-hold" in (root / "quick" / "ecnsharp-sched" / "report.html").read_text()
+    assert reasons_problems(load_reasons(root), claims, scales) == ["tcn-buffer/peak_enq/quick: a reason, but the claim is shown or absent"]
     (root / REASONS).write_text('[[reason]]\nentry = "a"\nclaim = "b"\nscale = "quick"\ncategory = "noise"\ntext = "x"\n')
     with pytest.raises(ScenarioError, match=r"reasons.toml: reason\[0\].category: 'noise' is not one of cannot-hold"):
+        load_reasons(root)
+    (root / REASONS).write_text('[[reason]]\nentry = "a"\nclaim = "b"\nscale = "quick"\ncategory = "cannot-hold"\n'
+                                'text = "the paper is wrong"\n')
+    with pytest.raises(ScenarioError, match=r"blames the paper: give the sentence it rests on"):
         load_reasons(root)
 
 
@@ -296,3 +285,23 @@ def test_reproduction_md_bold_leads_close(tmp_path):
     for r in rows:
         assert "****" not in r and not re.search(r"\s\*\*(\s|\|)", r), r
         assert "**Unsound baseline: " in r and re.search(r"\(claims\.json\)\.\*\*|\.\*\* ", r), r
+
+
+def test_a_rerun_runs_only_what_is_missing_and_status_says_how_much_is_stored(tmp_path):
+    """The background rerun's machinery: the store keeps every finished run (a killed run loses
+    only its runs in progress: tests/test_sweep_faults.py), the same command again runs only
+    what is missing, and --status counts what is stored of each entry's grid for this build
+    while progress.json says which entry runs."""
+    import re
+
+    store = tmp_path / "store"
+    run_cli("reproduce", "tcn-buffer", "--out", store, "-q")
+    status = run_cli("reproduce", "tcn-buffer", "--out", store, "--status").stdout
+    assert re.search(r"tcn-buffer\s+3 / 3\s+runs stored done", status), status
+    assert json.loads((store / "progress.json").read_text()) | {"updated_at": 0} == {
+        "scale": "quick", "entries": ["tcn-buffer"], "done": ["tcn-buffer"], "running": None, "updated_at": 0}
+    shutil.rmtree(next(p for p in (store / "runs").iterdir() if p.is_dir()))  # as if killed before it finished
+    assert re.search(r"tcn-buffer\s+2 / 3", run_cli("reproduce", "tcn-buffer", "--out", store, "--status").stdout)
+    run_cli("reproduce", "tcn-buffer", "--out", store, "-q")
+    m = json.loads((store / "experiment.json").read_text())
+    assert m["runs"]["total"] == 3 and m["runs"]["reused"] == 2

@@ -256,56 +256,6 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     return 1 if res.failed else 0
 
 
-def _cmd_reproduce(a: argparse.Namespace) -> int:
-    from .reproduce import CATALOG, reproduce
-
-    if a.list:
-        for e in CATALOG.values():
-            print(f"  {e.id:<22} {e.paper}, {e.figures}: {e.title}")
-        return 0
-    if a.from_:
-        if a.all or a.where or a.save:
-            raise ScenarioError("--from rebuilds the reports from saved results: give no --all, --where or --save "
-                                "(ids to rebuild only those entries)")
-        from .reproduce.reasons import REASONS, load_reasons, reasons_problems
-        from .reproduce.results import regenerate
-
-        unknown = [i for i in a.ids if i not in CATALOG]
-        if unknown:
-            raise ScenarioError(f"{unknown[0]}: not a catalog id (ecnlab reproduce --list)")
-        manifests, claims = regenerate(a.from_, a.markdown, ids=a.ids or None)
-        reasons = {k: v for k, v in load_reasons(a.from_).items() if not a.ids or k[0] in a.ids}
-        stale = reasons_problems(reasons, claims, {m["id"]: m["scale"] for m in manifests})
-        if stale:  # the tables are written; the reasons file needs its reader's attention
-            print(f"ecnlab: warning: {Path(a.from_) / REASONS} is not current ({len(stale)}): "
-                  + "; ".join(stale[:5]) + (" ..." if len(stale) > 5 else ""), file=sys.stderr)
-        if not a.quiet:
-            shown = sum(1 for c in claims if c["status"] == "shown")
-            print(f"{len(manifests)} entries, {shown}/{len(claims)} claims shown; report: {Path(a.from_) / 'index.html'}")
-        return 0
-    if a.all and a.ids:
-        raise ScenarioError("give catalog ids or --all, not both")
-    if not a.all and not a.ids:
-        raise ScenarioError("give a catalog id (ecnlab reproduce --list) or --all")
-    ids = None if a.all else (a.ids[0] if len(a.ids) == 1 else a.ids)
-    out = a.out or (f"out/reproduce-{a.scale}" if a.all else f"out/{a.ids[0]}")
-    r = reproduce(ids, out=out, scale=a.scale, seeds=a.seeds, jobs=a.jobs, cluster=a.cluster,
-                  progress=not a.quiet, markdown=a.markdown, where=a.where, save=a.save)
-    if not a.quiet:
-        c = r.claims
-        for exp_id, m in r.manifests.items():
-            cl = c[c["experiment"] == exp_id]
-            if m["status"] == "not run":
-                print(f"{exp_id}: not run: {m['reason']}")
-                continue
-            shown = int((cl["status"] == "shown").sum())
-            print(f"{exp_id}: {shown}/{len(cl)} claims shown ({m['runs']['ok']}/{m['runs']['total']} runs ok, "
-                  f"{m['wall_time_s']:.0f} s)")
-        page = "index.html" if ids is None or not isinstance(ids, str) else "report.html"
-        print(f"report: {Path(out) / page}")
-    return 0
-
-
 def _cmd_advise(a: argparse.Namespace) -> int:
     from .advise.cli import build_parser as advise_parser, run as advise_run
 
@@ -382,27 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     rep.set_defaults(func=_cmd_report)
 
-    rp = sub.add_parser("reproduce", help="run paper experiments of the catalog and report paper vs ecnlab")
-    rp.add_argument("ids", nargs="*", metavar="ID", help="catalog entries (ecnlab reproduce --list)")
-    rp.add_argument("--all", action="store_true", help="the whole catalog, with an index page")
-    rp.add_argument("--list", action="store_true", help="list the catalog entries")
-    rp.add_argument("--out", help="result directory (default: out/<ID> or out/reproduce-<scale>)")
-    rp.add_argument("--scale", choices=["quick", "paper"], default="quick",
-                    help="quick: minutes on a laptop (default); paper: the papers' sizes")
-    rp.add_argument("--seeds", type=positive, help="number of seeds (default: the entry's)")
-    rp.add_argument("--jobs", type=positive, help="local worker processes (default: all cores)")
-    rp.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run on a Dask scheduler")
-    rp.add_argument("--markdown", metavar="FILE", help="also write the claims table as Markdown (REPRODUCTION.md)")
-    rp.add_argument("--where", action="append", metavar="KEY=V[,V]",
-                    help="run only the grid points whose parameter KEY takes one of the values (repeatable, e.g. "
-                         "--where load=0.9); runs already in --out are reused, so a wider subset later adds to them")
-    rp.add_argument("--save", metavar="RESULTS", help="also copy each entry's results.csv, claims.json, "
-                    "experiment.json and figures into RESULTS/<scale>/<id>/ (the committed results)")
-    rp.add_argument("--from", dest="from_", metavar="RESULTS", help="run nothing: rebuild the reports (and "
-                    "--markdown) from the committed results in RESULTS, paper scale preferred; with ids, only "
-                    "those entries (and an index of them)")
-    rp.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
-    rp.set_defaults(func=_cmd_reproduce)
+    from .reproduce.command import add_parser as reproduce_parser  # the catalog's own options
+
+    reproduce_parser(sub)
     return p
 
 

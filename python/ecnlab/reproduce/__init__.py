@@ -7,9 +7,10 @@ paper's figures, and checks the paper's claims against what ecnlab measures.
 >>> r.claims[["claim", "paper", "ecnlab", "shown"]]                 # doctest: +SKIP
 
 Each entry writes ``results.csv``, ``figures/*.png|svg``, ``claims.json`` (a list of
-``{id, claim, paper, ecnlab, shown, status, note}``), ``experiment.json`` and
-``report.html``. Entries whose simulator features do not exist yet report "not run:
-<reason>" for each claim instead of numbers.
+``{id, claim, paper, unit, section, quote, ecnlab, ci95, direction, magnitude, status,
+note}``), ``experiment.json`` and ``report.html``; ``--save`` keeps them, and each run's
+compact data, in ``results/``, from which every claim is judged again without a run. The
+papers' numbers are ``papers/*.toml`` (``numbers``); how a claim is judged, ``rules``.
 """
 
 import sys as _sys

@@ -1,13 +1,16 @@
 """Catalog entries of the dual-AQM paper (Kühlewind, Wagner, Espinosa, Briscoe, "Using
-Data Center TCP (DCTCP) in the Internet", 2014; papers/dctcp-internet-dual-aqm.txt)."""
+Data Center TCP (DCTCP) in the Internet", 2014; papers/dctcp-internet-dual-aqm.txt). Its
+numbers: ``papers/dualq.toml``."""
 
 from __future__ import annotations
 
 
 from ..sweep import override
-from .base import ClaimDef, Experiment, Unavailable, Verdict, axis, cases, grid, register
+from .base import ClaimDef, Experiment, Unavailable, axis, cases, grid, register
+from .numbers import DUALQ as N
+from .rules import At, AtLeast, Direction, Fn, Near, Reduction
 
-PAPER = "Dual AQM (Kühlewind et al., 2014)"
+PAPER = N["nflows_rises"].paper
 BDP = 31250  # bytes: 10 Mbps x 25 ms
 RATE = 10e6
 BOTTLENECK = "s0->s1"
@@ -78,29 +81,14 @@ def _crossing(xs, log_ratios):
     return None
 
 
-def _bracket(s):
-    """The two measured settings on either side of the first crossing of the throughput
-    ratio through 1 (rows of ``s``, indexed by the swept parameter), nearest-to-1 first;
-    None if the ratio does not cross 1. Nothing between them was measured, so nothing is
-    interpolated there."""
-    xs, ys = list(s.index), list(s["log_ratio"])
-    for i, (y0, y1) in enumerate(zip(ys, ys[1:])):
-        if y0 == 0 or (y0 < 0) != (y1 < 0):
-            a, b = s.iloc[i], s.iloc[i + 1]
-            pair = [(xs[i], a), (xs[i + 1], b)]
-            return sorted(pair, key=lambda p: abs(p[1]["log_ratio"]))
-    if ys and ys[-1] == 0:
-        return [(xs[-1], s.iloc[-1]), (xs[-1], s.iloc[-1])]
-    return None
-
-
 # --------------------------------------------------------------------------------------
 # dualq-step (Table I, Fig. 5)
 
 
 _MINTHS = {"1/8": 1 / 8, "1/4": 1 / 4, "1/2": 1 / 2, "3/4": 3 / 4, "1": 1.0}
-_TABLE1 = {"1/8": (2.3, 0.98, 0.207), "1/4": (1.73, 0.987, 0.335), "1/2": (1.34, 0.996, 0.548),
-           "3/4": (1.26, 0.999, 0.724), "1": (1.16, 1.0, 0.99)}
+# Table I's row of each min_th_Reno (papers/dualq.toml): K/M, U and O with one DCTCP and one
+# Reno flow (DR), and with two Reno flows (2R).
+_ROW = {name: f"table1_{name.replace('/', '_')}" for name in _MINTHS}
 
 
 def _kgrid(scale):
@@ -112,18 +100,47 @@ def _step_points(scale, seeds):
     pts = []
     for name, m in _MINTHS.items():
         pts += grid("dualq-step", seeds, [
-            cases("min_th", {name: _classic(m)}),
+            cases("min_th", {name: _classic(m)}), cases("mix", {"dctcp_reno": []}),
             axis("k_over_m", _kgrid(scale), lambda r, m=m: _step(r * m * BDP)),
         ], fixed=_dur(scale))
+        # Table I's two-Reno columns: flow 0 Reno too (K then marks nothing: no ECN traffic).
+        pts += grid("dualq-step", seeds, [cases("min_th", {name: _classic(m)}),
+                                          cases("mix", {"two_reno": ['flows.0.cc="newreno"']}),
+                                          axis("k_over_m", [0.0], lambda r, m=m: _step(m * BDP))], fixed=_dur(scale))
     return pts
+
+
+def _at_crossing(s, col: str):
+    """``col`` linearly interpolated at the K where the log throughput ratio crosses 0 (the
+    first crossing); None where it does not cross."""
+    xs, ys = list(s.index), list(s["log_ratio"])
+    vs = xs if col == "k" else list(s[col])
+    for i in range(len(xs) - 1):
+        y0, y1 = ys[i], ys[i + 1]
+        if y0 == 0:
+            return float(vs[i])
+        if (y0 < 0) != (y1 < 0):
+            f = (0 - y0) / (y1 - y0)
+            return float(vs[i] + f * (vs[i + 1] - vs[i]))
+    return None
 
 
 def _step_tables(ctx):
     """Per min_th_Reno (mean over seeds, by K / min_th): throughput ratio, utilization,
-    occupancy; and the two measured K on either side of equal sharing (``_bracket``)."""
-    g = _metrics(ctx.df).groupby(["min_th", "k_over_m"]).mean(numeric_only=True)
+    occupancy; at equal sharing (interpolated where the ratio crosses 1): K / min_th,
+    utilization, occupancy; with two Reno flows: utilization and occupancy."""
+    d = _metrics(ctx.df)
+    g = d[d["mix"] == "dctcp_reno"].groupby(["min_th", "k_over_m"]).mean(numeric_only=True)
+    two = d[d["mix"] == "two_reno"].groupby("min_th").mean(numeric_only=True)
     have = set(g.index.get_level_values(0))
-    return {"means": g, "bracket": {name: _bracket(g.loc[name]) for name in _MINTHS if name in have}}
+    eq = {c: {name: _at_crossing(g.loc[name], c) for name in _MINTHS if name in have} for c in ("k", "util", "occ")}
+    data = {"means": g, "equal": eq, "two_reno": {"util": two["util"].to_dict(), "occ": two["occ"].to_dict()}
+            if len(two) else Unavailable("no two-Reno runs at this scale")}
+    u8, t8 = eq["util"].get("1/8"), data["two_reno"]["util"].get("1/8") if len(two) else None
+    data["util_gain"] = {"1/8": (u8 / t8 - 1) * 100} if u8 and t8 else Unavailable("needs BDP/8 with both mixes")
+    o8, o1 = eq["occ"].get("1/8"), eq["occ"].get("1")
+    data["occ_ratio"] = o1 / o8 if o8 and o1 else None
+    return data
 
 
 def _step_draw(ctx, data):
@@ -138,7 +155,7 @@ def _step_draw(ctx, data):
             axes[0][1].plot(s.index, s["util"], marker="o", ms=3)
             axes[0][2].plot(s.index, s["occ"], marker="o", ms=3)
             # Table I: the paper's equal-sharing K/min_th with its utilization and occupancy
-            k, u, o = _TABLE1[name]
+            k, u, o = (N[f"{_ROW[name]}.{c}"].value for c in ("k_over_m", "u_dr", "o_dr"))
             axes[0][0].plot([k], [1.0], "*", ms=10, color=line.get_color(), mec="k")
             axes[0][1].plot([k], [u], "*", ms=10, color=line.get_color(), mec="k")
             axes[0][2].plot([k], [o], "*", ms=10, color=line.get_color(), mec="k")
@@ -151,61 +168,53 @@ def _step_draw(ctx, data):
         axes[0][0].legend(fontsize=7, title="min_th_Reno", title_fontsize=7)
 
 
-def _equal_k(name):
-    """min_th_Reno = name x BDP: equal sharing between two measured K at full utilization."""
-    k_paper, u_paper, o_paper = _TABLE1[name]
-
-    def judge(data, paper):
-        if name not in data["bracket"]:
-            return Unavailable("not run at this scale")
-        s, br = data["means"].loc[name], data["bracket"][name]
-        if br is None:
-            side = "DCTCP" if s["ratio"].max() < 1 else "Reno"
-            return Verdict(None, False, f"no K in [1, 3] x min_th gives equal sharing: {side} gets more at every K "
-                           f"(ratio {s['ratio'].min():.2f}-{s['ratio'].max():.2f}); rule: shown if the ratio crosses 1 "
-                           "between two measured K, both at utilization >= 0.98", {"min_th": [name]})
-        (k_near, near), (k_far, far) = br
-        pts = "; ".join(f"K/min_th {k:g}: Reno/DCTCP {r['ratio']:.2f}, utilization {r['util']:.3f}, occupancy "
-                        f"{r['occ']:.3f} BDP" for k, r in sorted(br, key=lambda p: p[0]))
-        ok = min(near["util"], far["util"]) >= 0.98
-        return Verdict(k_near, ok, f"the measured K on either side of Reno/DCTCP = 1 ({pts}); value: the one nearer "
-                       f"to 1 (paper: K/min_th {k_paper}, utilization {u_paper}, occupancy {o_paper} BDP); rule: shown "
-                       "if both are at utilization >= 0.98. Fair because the ratio jumps several-fold per packet of K, "
-                       "so no K between two measured ones is known to share equally; the crossing lies between two "
-                       "configurations that were run, and both are judged",
-                       {"min_th": [name], "k_over_m": [k_near, k_far]})
-    return judge
-
-
-def _occ4(data, paper):
-    br = data["bracket"]
-    if br.get("1/8") is None or br.get("1") is None or float(br["1/8"][0][1]["occ"]) <= 0:
-        return Unavailable("equal sharing not reached for BDP/8 or BDP")
-    (k8, n8), _ = br["1/8"]
-    (k1, n1), _ = br["1"]
-    r = float(n1["occ"]) / float(n8["occ"])
-    return Verdict(r, r >= 0.99 / 0.207 / 2, "occupancy at the measured K nearest to equal sharing, "
-                   "min_th = BDP vs BDP/8 (ratio); rule: shown if >= half the paper's 4.8",
-                   {"min_th": ["1/8", "1"], "k_over_m": [k8, k1]})
+def _row_claims() -> list[ClaimDef]:
+    """Table I, one row per min_th_Reno: where equal sharing is (K / min_th, found on every
+    seed), its utilization and occupancy, and those of two Reno flows."""
+    out = []
+    for name in _MINTHS:
+        r, tag = _ROW[name], f"min_th_Reno = BDP*{name}"
+        out += [
+            ClaimDef(f"k_{name.replace('/', '_')}", f"{tag}: equal sharing at K / min_th", N[f"{r}.k_over_m"],
+                     Near(At(("equal", "k", name), f"{tag}: K / min_th where Reno / DCTCP crosses 1 (interpolated)",
+                             {"min_th": [name], "mix": ["dctcp_reno"]}), exists=True)),
+            ClaimDef(f"u_{name.replace('/', '_')}", f"{tag}: utilization at equal sharing", N[f"{r}.u_dr"],
+                     Near(At(("equal", "util", name), f"{tag}: utilization at equal sharing (interpolated)",
+                             {"min_th": [name], "mix": ["dctcp_reno"]}))),
+            ClaimDef(f"o_{name.replace('/', '_')}", f"{tag}: occupancy at equal sharing (BDP)", N[f"{r}.o_dr"],
+                     Near(At(("equal", "occ", name), f"{tag}: occupancy at equal sharing (BDP, interpolated)",
+                             {"min_th": [name], "mix": ["dctcp_reno"]}))),
+            ClaimDef(f"u2r_{name.replace('/', '_')}", f"{tag}: utilization with two Reno flows", N[f"{r}.u_2r"],
+                     Near(At(("two_reno", "util", name), f"{tag}: utilization with two Reno flows",
+                             {"min_th": [name], "mix": ["two_reno"]}))),
+            ClaimDef(f"o2r_{name.replace('/', '_')}", f"{tag}: occupancy with two Reno flows (BDP)", N[f"{r}.o_2r"],
+                     Near(At(("two_reno", "occ", name), f"{tag}: occupancy with two Reno flows (BDP)",
+                             {"min_th": [name], "mix": ["two_reno"]}))),
+        ]
+    return out
 
 
 register(Experiment(
     id="dualq-step", paper=PAPER, figures="Table I, Fig. 5 (§IV-B)", scenario="dualq-step",
     title="DCTCP marking step vs Reno RED in one queue",
-    claims=[
-        ClaimDef("k_1_8", "min_th_Reno = BDP/8: equal sharing at some K / min_th, utilization >= 0.98 (K/min_th)",
-                 _TABLE1["1/8"][0], _equal_k("1/8")),
-        ClaimDef("k_1_4", "min_th_Reno = BDP/4: equal sharing at K / min_th", _TABLE1["1/4"][0], _equal_k("1/4")),
-        ClaimDef("k_1_2", "min_th_Reno = BDP/2: equal sharing at K / min_th", _TABLE1["1/2"][0], _equal_k("1/2")),
-        ClaimDef("k_3_4", "min_th_Reno = 3 BDP/4: equal sharing at K / min_th", _TABLE1["3/4"][0], _equal_k("3/4")),
-        ClaimDef("k_1", "min_th_Reno = BDP: equal sharing at K / min_th", _TABLE1["1"][0], _equal_k("1")),
-        ClaimDef("occ4", "Equal sharing with a 4x smaller queue at BDP/8 than at BDP (occupancy ratio)", 4.8, _occ4),
+    claims=_row_claims() + [
+        ClaimDef("occ4", "Equal sharing with a 4x smaller queue at BDP/8 than at BDP (occupancy ratio)",
+                 N["step_occupancy_4x"], AtLeast(At(("occ_ratio",), "occupancy at equal sharing, min_th = BDP over "
+                                                    "BDP/8", {"mix": ["dctcp_reno"]}))),
+        ClaimDef("util_gain", "At BDP/8 DCTCP raises the utilization over two Reno flows (% higher)",
+                 N["step_util_gain"], Reduction(At(("util_gain",), "utilization at equal sharing over two Reno flows' "
+                                                   "(% higher)", axis="min_th"), word="higher")),
+        ClaimDef("fig1", "Modified DCTCP's window after slow start like DCTCP's (Fig. 1)", N["fig1_similar"],
+                 Near(Fn(lambda d, at: Unavailable("ecnlab records no congestion window over time (Fig. 1 plots the "
+                                                   "window of single flows)"), "-"))),
     ],
     points=_step_points, tables=_step_tables, draw=_step_draw,
     notes=["Scenario dualq-step: dumbbell, 10 Mbps bottleneck, base RTT 25 ms, 400 KB buffer (not stated), Linux "
-           "RTO (200 ms min, 1 s initial); 1 flow of the paper's modified DCTCP (dctcp_dualq) and 1 NewReno flow.",
-           "Table I prints min_th = 1/2 BDP twice; we read the fourth row as 3/4 BDP (its occupancy 0.724 BDP lies "
-           "between the 1/2 and 1 BDP rows).",
+           "RTO (200 ms min, 1 s initial); 1 flow of the paper's modified DCTCP (dctcp_dualq) and 1 NewReno flow; "
+           "Table I's two-Reno columns: both flows NewReno (mix = two_reno).",
+           f"{N['table1_3_4.k_over_m'].point_from}.",
+           "Equal sharing: K / min_th, utilization and occupancy interpolated (in the log throughput ratio) where "
+           "Reno / DCTCP crosses 1 between two measured K.",
            "Utilization is the bottleneck's wire utilization; occupancy the time-average queue; both from 20 s on.",
            "Quick: 120 s runs, K / min_th in steps of 0.25; paper: 600 s, steps of 0.1."],
 ))
@@ -223,9 +232,15 @@ def _nflows_points(scale, seeds):
 
 
 def _nflows_tables(ctx):
+    """Per N (mean over K and seeds): utilization, and the slope of utilization against N."""
+    import numpy as np
+
     d = _metrics(ctx.df, n_dctcp="n")
-    return {"means": d.groupby(["n", "k_over_m"]).mean(numeric_only=True), "ns": sorted(set(d["n"])),
-            "util": d.groupby("n")["util"].mean()}
+    u = d.groupby("n")["util"].mean()
+    slope = float(np.polyfit(u.index.to_numpy(float), u.to_numpy(float), 1)[0]) if len(u) >= 2 else None
+    return {"means": d.groupby(["n", "k_over_m"]).mean(numeric_only=True), "ns": sorted(set(d["n"])), "util": u,
+            "slope": slope * 100 if slope is not None else None,
+            "util_text": ", ".join(f"N={n}: {v:.4f}" for n, v in u.items())}
 
 
 def _nflows_draw(ctx, data):
@@ -245,21 +260,12 @@ def _nflows_draw(ctx, data):
         axes[0][0].legend(fontsize=7)
 
 
-def _util_rises(data, paper):
-    u = data["util"]
-    if len(u) < 2:
-        return None
-    rho = float(u.index.to_series().rank().corr(u.rank()))
-    return Verdict(rho, rho >= 0.9 - 1e-9 and u.iloc[-1] > u.iloc[0],
-                   f"Spearman rank correlation of N with the mean utilization over K (N=1: {u.iloc[0]:.4f}, "
-                   f"N={u.index[-1]}: {u.iloc[-1]:.4f}); rule: shown if >= 0.9 and utilization at N=5 above N=1")
-
-
 register(Experiment(
     id="dualq-nflows", paper=PAPER, figures="Fig. 6 (§IV-B)", scenario="dualq-nflows",
     title="One Reno flow against N DCTCP flows",
-    claims=[ClaimDef("util", "Utilization rises with the number N of DCTCP flows (rank correlation)", "rises",
-                     _util_rises)],
+    claims=[ClaimDef("util", "Utilization rises with the number N of DCTCP flows (slope, points per flow)",
+                     N["nflows_rises"], Direction(At(("slope",), "least-squares slope of the mean utilization over K "
+                                                    "against N, in points of utilization per flow ({util_text})")))],
     points=_nflows_points, tables=_nflows_tables, draw=_nflows_draw,
     notes=["Scenario dualq-nflows: dualq-step with min_th_Reno = BDP/8 and N = flows.0.count DCTCP flows "
            "(all to host 2; the DCTCP share is their aggregate / N)."],
@@ -305,8 +311,12 @@ def _slope_tables(ctx):
             x = _crossing(list(s.index), list(s["log_ratio"]))
             if x is not None:
                 found[name] = (x / 0.1, 1 / m)
-    return {"means": g, "found": found, "lower": [n for n in _SLOPE_MINTHS if _SLOPE_MINTHS[n] < 1 and n in have],
+    data = {"means": g, "found": found, "lower": [n for n in _SLOPE_MINTHS if _SLOPE_MINTHS[n] < 1 and n in have],
             "maxp_min": min(_maxp_grid(ctx.scale))}
+    data["max_ratio_bdp"] = float(g.loc["1"]["ratio"].max()) if "1" in have else None
+    data["found_text"] = "; ".join(f"min_th BDP*{n}: x = {x:.3f}, 1/y = {1 / y:.3f} vs 1 - 1/x = {1 - 1 / x:.3f}"
+                                   for n, (x, y) in found.items())
+    return data
 
 
 def _slope_draw(ctx, data):
@@ -341,55 +351,48 @@ def _slope_draw(ctx, data):
         ax.grid(alpha=0.3)
 
 
-def _reachable(data, paper):
+def _slope_facts(data):
     lower, found = data["lower"], data["found"]
-    reached = [n for n in lower if n in found]
-    return Verdict(len(reached), len(reached) == len(lower) and len(lower) > 0,
-                   f"min_th_DCTCP < BDP values with equal sharing at some max_p in [{data['maxp_min']}, 1]: "
-                   f"{', '.join(reached) or 'none'} of {', '.join(lower)}; rule: shown if all")
+    return {"reached": sum(1 for n in lower if n in found) / len(lower) if lower else None}
 
 
-def _none_at_bdp(data, paper):
-    g = data["means"]
-    if "1" not in g.index.get_level_values(0):
-        return None
-    return Verdict(float(g.loc["1"]["ratio"].max()), "1" not in data["found"],
-                   "largest Reno/DCTCP ratio over max_p at min_th_DCTCP = BDP; rule: shown if it never reaches 1 "
-                   "(no equal sharing), as the paper")
+# Fig. 9's rule y = x / (x - 1) judged as 1/y = 1 - 1/x (bounded, where y explodes near x = 1):
+# the median error within the step between the min_th_DCTCP values tried (1/8 BDP), i.e. the
+# rule picks the right min_th for ecnlab's max_p.
+RULE_STEP = 1 / 8
 
 
-def _slope_rule(data, paper):
+def _rule_error(data, at=None):
     found = data["found"]
     if not found:
-        return Verdict(None, False, "no equal-sharing point found")
-    # y = x/(x-1) is 1/y = 1 - 1/x: min_th_DCTCP / min_th_Reno against 1 - max_p_Reno /
-    # max_p_DCTCP. Both sides lie in (-inf, 1) and the error is bounded, where y itself
-    # explodes near x = 1 (a 0.01 error in x there is a 100 % error in y).
-    errs = {n: abs((1 - 1 / x) - 1 / y) for n, (x, y) in found.items()}
-    med = float(sorted(errs.values())[len(errs) // 2])
-    det = "; ".join(f"min_th BDP*{n}: x = {v[0]:.3f}, 1/y = {1 / v[1]:.3f} vs 1 - 1/x = {1 - 1 / v[0]:.3f}"
-                    for n, v in found.items())
-    return Verdict(med, med <= 0.125, f"median |(1 - 1/x) - 1/y| at ecnlab's equal-sharing points "
-                   f"(x = max_p_DCTCP / max_p_Reno interpolated where the ratio crosses 1, 1/y = min_th_DCTCP / "
-                   f"min_th_Reno); {det}; rule: shown if <= 1/8, the step between the min_th values tried, i.e. the "
-                   "rule picks the right min_th for ecnlab's max_p. Judged in 1/y, which is bounded, not in y = "
-                   "x/(x-1), which explodes near x = 1")
+        return None
+    errs = sorted(abs((1 - 1 / x) - 1 / y) for x, y in found.values())
+    return float(errs[len(errs) // 2])
 
 
 register(Experiment(
     id="dualq-slope", paper=PAPER, figures="Figs. 7-9 (§IV-C)", scenario="dualq-slope",
     title="DCTCP marking slope: where is equal sharing?",
     claims=[
-        ClaimDef("reachable", "Equal sharing reachable for every min_th_DCTCP < BDP (count)", 4, _reachable),
-        ClaimDef("none_at_bdp", "No equal sharing at min_th_DCTCP = BDP (max Reno/DCTCP ratio)", "< 1", _none_at_bdp),
-        ClaimDef("rule", "Fairest settings follow MinTh_Reno/MinTh_DCTCP = x/(x-1) (median error of 1/y = 1 - 1/x)",
-                 0.0, _slope_rule),
+        ClaimDef("reachable", "Equal sharing reachable for every min_th_DCTCP < BDP (share of them)",
+                 N["slope_possible"], Direction(Fn(lambda d, at: _slope_facts(d)["reached"],
+                                                   "share of the min_th_DCTCP < BDP with equal sharing at some max_p"),
+                                                reference_value=1 - 1e-9)),
+        ClaimDef("none_at_bdp", "No equal sharing at min_th_DCTCP = BDP (largest Reno / DCTCP ratio)",
+                 N["slope_possible"], Direction(At(("max_ratio_bdp",), "largest Reno / DCTCP ratio over max_p at "
+                                                   "min_th_DCTCP = BDP"), sign=-1, reference_value=1.0)),
+        ClaimDef("rule", "Fairest settings follow MinTh_Reno / MinTh_DCTCP = x / (x - 1) (median error of 1/y)",
+                 N["slope_rule"], Direction(Fn(_rule_error, "median |(1 - 1/x) - 1/y| at ecnlab's equal-sharing "
+                                               "points (x = max_p_DCTCP / max_p_Reno where the ratio crosses 1, 1/y = "
+                                               "min_th_DCTCP / min_th_Reno; {found_text})"),
+                                            sign=-1, reference_value=RULE_STEP)),
     ],
     points=_slope_points, tables=_slope_tables, draw=_slope_draw,
     notes=["Scenario dualq-slope: dualq-step with min_th_Reno = BDP (max_th 3 BDP, max_p 0.1, w 0.002) and a DCTCP "
            "RED slope with w = 0.002, max_th = min_th + 2 BDP (§IV-C); min_th_DCTCP in BDP x {1/8, 1/4, 1/2, 3/4, 1}, "
            "max_p_DCTCP from 0.03/0.05 to 1 (below max_p_Reno = 0.1 too: there the lower min_th values cross in ecnlab).",
-           "The fairest max_p per min_th is where the throughput ratio crosses 1 (interpolated)."],
+           "The fairest max_p per min_th is where the throughput ratio crosses 1 (interpolated). The rule is judged "
+           "in 1/y = 1 - 1/x, within 1/8 (the step between the min_th values tried)."],
 ))
 
 
@@ -413,10 +416,6 @@ def _equal_points(scale, seeds):
     return grid("dualq-equal", seeds, [axis("min_th_reno", ms, ovs)], fixed=_dur(scale))
 
 
-def _equal_tables(ctx):
-    return {"means": _metrics(ctx.df).groupby("min_th_reno").mean(numeric_only=True)}
-
-
 def _equal_draw(ctx, data):
     g = data["means"]
     with ctx.figure("fig10-equal", "Fig. 10: equal-sharing configurations: Jain's index, utilization and queue "
@@ -435,43 +434,34 @@ def _equal_draw(ctx, data):
         ax.grid(alpha=0.3)
 
 
-def _jain(data, paper):
-    g = data["means"]
-    jmin = float(g["jain"].min())
+def _equal_facts(ctx):
+    g = _metrics(ctx.df).groupby("min_th_reno").mean(numeric_only=True)
+    hi = g[g.index >= N["equal_utilization"].at["min_th_reno"] - 1e-9]
     at = g["jain"].idxmin()
-    return Verdict(jmin, jmin >= 0.95, f"lowest Jain's index over min_th_Reno (at {at:g} BDP, where Reno gets "
-                   f"{g.loc[at, 'reno_bps'] / 1e6:.2f} and DCTCP {g.loc[at, 'dctcp_bps'] / 1e6:.2f} Mbps); "
-                   "rule: shown if >= 0.95")
-
-
-def _full_util(data, paper):
-    hi = data["means"][data["means"].index >= 0.3 - 1e-9]
-    if not len(hi):
-        return None
-    umin = float(hi["util"].min())
-    return Verdict(umin, umin >= 0.98, f"lowest utilization for min_th_Reno >= 0.3 BDP (at {hi['util'].idxmin():g} "
-                   "BDP); rule: shown if >= 0.98")
-
-
-def _linear(data, paper):
-    g = data["means"]
-    if len(g) < 3:
-        return None
-    r = float(g.index.to_series().corr(g["occ"]))
-    return Verdict(r, r >= 0.95, "Pearson correlation of occupancy with min_th_Reno; rule: shown if >= 0.95")
+    return {"means": g, "jain_min": float(g["jain"].min()), "util_min": float(hi["util"].min()) if len(hi) else None,
+            "linear": float(g.index.to_series().corr(g["occ"])) if len(g) >= 3 else None,
+            "ratio": g["ratio"], "jain_text": f"at {at:g} BDP, where Reno gets {g.loc[at, 'reno_bps'] / 1e6:.2f} and "
+                                              f"DCTCP {g.loc[at, 'dctcp_bps'] / 1e6:.2f} Mbps"}
 
 
 register(Experiment(
-    id="dualq-equal", paper=PAPER, figures="Fig. 10 (§IV-C)", scenario="dualq-equal",
+    id="dualq-equal", paper=PAPER, figures="Figs. 2, 10 (§III-C, §IV-C)", scenario="dualq-equal",
     title="Equal-sharing configuration rule",
     claims=[
-        ClaimDef("jain", "Jain's index ~1 for every min_th_Reno (minimum)", 1.0, _jain),
-        ClaimDef("util", "Utilization near 100 % from min_th_Reno ~0.3 BDP (minimum)", 0.99, _full_util),
-        ClaimDef("linear", "Occupancy roughly linear in min_th_Reno (correlation)", 1.0, _linear),
+        ClaimDef("jain", "Jain's index ~1 for every min_th_Reno (lowest)", N["equal_fairness"],
+                 Near(At(("jain_min",), "lowest Jain's index over min_th_Reno ({jain_text})"))),
+        ClaimDef("util", "Utilization near 100 % from min_th_Reno ~0.3 BDP (lowest)", N["equal_utilization"],
+                 Near(At(("util_min",), "lowest utilization for min_th_Reno >= 0.3 BDP"))),
+        ClaimDef("linear", "Occupancy roughly linear in min_th_Reno (correlation)", N["equal_linear"],
+                 Near(At(("linear",), "Pearson correlation of occupancy with min_th_Reno"))),
+        ClaimDef("fig2", "One Reno and one DCTCP flow share equally (Fig. 2; Reno / DCTCP, farthest min_th)",
+                 N["fig2_equal"], Near(At(("ratio",), "Reno / DCTCP throughput ratio", axis="min_th_reno"),
+                                       over="worst")),
     ],
-    points=_equal_points, tables=_equal_tables, draw=_equal_draw,
+    points=_equal_points, tables=_equal_facts, draw=_equal_draw,
     notes=["Scenario dualq-equal: max_p_Reno = 0.1 / m, max_p_DCTCP = 0.2 / m (capped at 1), min_th_DCTCP = m / 2, "
            "w = 0.002 for both, m = min_th_Reno in BDPs from 0.2 (below, 0.2/m would exceed 1). Both slopes keep "
            "the width of the Figs. 7-9 configuration, max_th = min_th + 2 BDP, at every m: §IV-C 'altered only the "
-           "minimum threshold' (an earlier version widened them with m, 2 m BDP)."],
+           "minimum threshold'. Fig. 2 plots one Reno and one DCTCP flow with 'the used parameter set derived from "
+           "our investigations described later on in the second part of Section IV-C': this rule's configurations."],
 ))

@@ -1,19 +1,23 @@
 """Catalog entries of the ECN# paper (Zhang et al., "Enabling ECN for Datacenter Networks
-with RTT Variations", IEEE TCC 2022; papers/ecn-sharp-tcc2022.txt)."""
+with RTT Variations", IEEE TCC 2022; papers/ecn-sharp-tcc2022.txt). Its numbers:
+``papers/ecnsharp.toml``; the incast entry is ``ecnsharp_incast``."""
 
 from __future__ import annotations
 
-import json
 
 from ..api import resolve
 from ..scenario import ScenarioError
 from ..sweep import override
-from .base import (At, ClaimDef, Experiment, Near, Over, Quote, Unavailable, UpTo, Verdict, Within, axis, cases, grid,
-                   pct_lower, quotes_of, register)
-from .plots import fct_vs_load, style
-from .tables import fct_table
+from .base import ClaimDef, Experiment, NoRunData, Unavailable, axis, cases, grid, pct_lower, register
+from .fct import FctEntry, FctView, build, fct_claim
+from .numbers import ECNSHARP as N
+from .numbers import similar_as
+from .plots import style
+from .rules import At, Direction, Grows, Near, Reduction, Within
 
-PAPER = "ECN# (Zhang et al., IEEE TCC 2022)"
+PAPER = N["star_ws_small_avg"].paper
+# ECN#'s own measure of "similar" overall FCT (§5.2.1: "within 4.2%"), for its "similar" claims.
+SIMILAR = N["star_ws_overall"]
 PORT = "s0->h0"
 C_BPS = 10e9
 
@@ -71,6 +75,12 @@ def _kb(x: float) -> str:
 # ecnsharp-dilemma (Figs. 2-3)
 
 
+# §2.3's thresholds: Fig. 2 sweeps K from 50 to 250 KB (the baseline it normalizes to is
+# 50 KB); ~100 KB is the average RTT's, 250 KB the 90th percentile's.
+K_MIN, K_AVG, K_P90 = 50, int(N["dilemma_tput_100"].at["k_kb"]), int(N["dilemma_p99_250"].at["k_kb"])
+K_GRID = [K_MIN, K_AVG, 150, 200, K_P90]
+
+
 def _dilemma_points(scale, seeds):
     flows = 1500 if scale == "quick" else 2000
     pts0 = _points("ecnsharp-dilemma")
@@ -79,12 +89,12 @@ def _dilemma_points(scale, seeds):
     fixed = [override("traffic.0.flows", flows)]
     pts = grid("ecnsharp-dilemma", seeds, [
         cases("study", {"fig2": []}), cases("variation", {"3x": []}), cases("basis", {"sweep": []}),
-        axis("k_kb", [50, 100, 150, 200, 250], lambda k: [override("marking.threshold.k", f"{k}KB")]),
+        axis("k_kb", K_GRID, lambda k: [override("marking.threshold.k", f"{k}KB")]),
     ], fixed=fixed)
     for n in (2, 3, 4, 5):
         avg, p90 = _stats(pts0, n, base)
         # The paper's 3x thresholds (avg ~100 KB, p90 250 KB) scaled with the RTT statistics.
-        ks = {"avg": 100 * avg / avg3, "p90": 250 * p90 / p903}
+        ks = {"avg": K_AVG * avg / avg3, "p90": K_P90 * p90 / p903}
         for basis, k in ks.items():
             pts += grid("ecnsharp-dilemma", seeds, [
                 cases("study", {"fig3": []}), cases("variation", {f"{n}x": [override(
@@ -100,10 +110,13 @@ def _dilemma_tables(ctx):
     threshold basis, with the avg-RTT threshold's loss and the p90 threshold's penalty (%)."""
     t = ctx.df[ctx.df["study"] == "fig2"].groupby("k_kb").mean(numeric_only=True).sort_index()
     data = {"fig2": t}
-    if {50, 250} <= set(t.index):
-        data["p99_250"] = float((t.loc[250, "fct_small_p99_us"] / t.loc[50, "fct_small_p99_us"] - 1) * 100)
-    if {100, 250} <= set(t.index):
-        data["tput_100"] = float((t.loc[100, "fct_all_avg_us"] / t.loc[250, "fct_all_avg_us"] - 1) * 100)
+    if {K_MIN, K_P90} <= set(t.index):
+        data["p99_250"] = float((t.loc[K_P90, "fct_small_p99_us"] / t.loc[K_MIN, "fct_small_p99_us"] - 1) * 100)
+    if {K_AVG, K_P90} <= set(t.index):
+        data["tput_100"] = float((t.loc[K_AVG, "fct_all_avg_us"] / t.loc[K_P90, "fct_all_avg_us"] - 1) * 100)
+    if len(t) >= 2:  # the K best for short flows' p99 and the K best for throughput, KB apart
+        data["k_lat"], data["k_tput"] = float(t["fct_small_p99_us"].idxmin()), float(t["fct_all_avg_us"].idxmin())
+        data["k_gap"] = abs(data["k_lat"] - data["k_tput"])
     d3 = ctx.df[ctx.df["study"] == "fig3"]
     if d3.empty:
         return data
@@ -143,29 +156,6 @@ def _dilemma_draw(ctx, data):
         axes[0][0].set_ylabel("FCT(K_p90) / FCT(K_avg)")
 
 
-def _dilemma(data, paper):
-    t = data["fig2"]
-    if len(t) < 2:
-        return None
-    k_lat = float(t["fct_small_p99_us"].idxmin())
-    k_tput = float(t["fct_all_avg_us"].idxmin())
-    return Verdict(k_lat, k_lat != k_tput, f"K (KB) with the lowest small-flow p99; the lowest overall "
-                   f"avg FCT is at K = {k_tput:g} KB; rule: shown if the two differ")
-
-
-def _grows(key, what, paper_text):
-    """``data[key]`` (% per RTT variation) positive and larger at 5x than at 2x."""
-
-    def judge(data, paper):
-        x = data.get(key, {})
-        if "2x" not in x or "5x" not in x:
-            return None
-        return Verdict(float(x["5x"]), x["5x"] > x["2x"] and x["5x"] > 0,
-                       f"{what} at 5x; at 2x {x['2x']:.1f} % (paper {paper_text}); "
-                       "rule: shown if positive and larger at 5x than at 2x")
-    return judge
-
-
 def _dilemma_notes():
     try:
         pts0 = _points("ecnsharp-dilemma")
@@ -186,21 +176,31 @@ def _dilemma_notes():
     ]
 
 
+def _grows(key: str, what: str, low: str, high: str) -> Grows:
+    """``data[key]`` (% per RTT variation) from the paper's ``low`` number to its ``high``."""
+    lo, hi = N[low].at["variation"], N[high].at["variation"]
+    return Grows(At((key, hi), f"{what} at {hi}"), low=At((key, lo), f"{what} at {lo}"), low_number=N[low])
+
+
 register(Experiment(
     id="ecnsharp-dilemma", paper=PAPER, figures="Figs. 2-3 (§2.3)", scenario="ecnsharp-dilemma",
     title="The threshold dilemma under RTT variation",
     claims=[
-        ClaimDef("p99_250", "3x: K = 250 KB (p90 RTT) gives short flows a longer p99 FCT than 50 KB (% longer)", 119.2,
-                 UpTo(At(("p99_250",), "small-flow p99 FCT, K = 250 KB vs 50 KB (% longer)"))),
-        ClaimDef("tput_100", "3x: K ~ 100 KB (avg RTT) loses throughput vs 250 KB (overall avg FCT, % longer)", 8.0,
-                 UpTo(At(("tput_100",), "overall avg FCT, K = 100 KB vs 250 KB (% longer; the paper's "
-                         "'throughput loss')"))),
-        ClaimDef("dilemma", "No single K is best for both short-flow latency and throughput (K best for small p99, KB)",
-                 "none", _dilemma),
-        ClaimDef("loss_grows", "Throughput loss of the avg-RTT threshold grows with variation (% at 5x)", 29.8,
-                 _grows("loss", "overall avg FCT of K_avg vs K_p90 (% longer)", "6.7 -> 29.8")),
-        ClaimDef("pen_grows", "Short-flow p99 penalty of the p90 threshold grows with variation (% at 5x)", 198.0,
-                 _grows("penalty", "small-flow p99 of K_p90 vs K_avg (% longer)", "41.1 -> 198")),
+        ClaimDef("p99_250", "3x: K = 250 KB (p90 RTT) gives short flows a longer p99 FCT than 50 KB",
+                 N["dilemma_p99_250"], Reduction(At(("p99_250",), "small-flow p99 FCT, K = 250 KB vs 50 KB (% longer)"),
+                                                 upto=False, word="longer")),
+        ClaimDef("tput_100", "3x: K ~ 100 KB (avg RTT) loses throughput vs 250 KB (overall avg FCT longer)",
+                 N["dilemma_tput_100"], Reduction(At(("tput_100",), "overall avg FCT, K = 100 KB vs 250 KB (% longer; "
+                                                     "the paper's 'throughput loss')"), upto=False, word="longer")),
+        ClaimDef("dilemma", "No single K is best for both short-flow latency and throughput (KB between the two bests)",
+                 N["dilemma_none"], Direction(At(("k_gap",), "KB between the K with the lowest small-flow p99 "
+                                                 "({k_lat:g}) and the K with the lowest overall avg FCT ({k_tput:g})"))),
+        ClaimDef("loss_grows", "Throughput loss of the avg-RTT threshold grows with variation (% longer, 2x to 5x)",
+                 N["dilemma_loss_5x"], _grows("loss", "overall avg FCT of K_avg vs K_p90 (% longer)", "dilemma_loss_2x",
+                                              "dilemma_loss_5x")),
+        ClaimDef("pen_grows", "Short-flow p99 penalty of the p90 threshold grows with variation (% longer, 2x to 5x)",
+                 N["dilemma_penalty_5x"], _grows("penalty", "small-flow p99 of K_p90 vs K_avg (% longer)",
+                                                 "dilemma_penalty_2x", "dilemma_penalty_5x")),
     ],
     points=_dilemma_points, tables=_dilemma_tables, draw=_dilemma_draw, notes=_dilemma_notes(),
 ))
@@ -220,8 +220,9 @@ def _star_schemes(k_tail: str, k_avg: str):
 
 
 def _star_points(scale, seeds):
-    if scale == "quick":
-        loads, workloads = [0.3, 0.6, 0.9], {"websearch": ("websearch_bytes", 800), "datamining": ("datamining_bytes", 250)}
+    if scale == "quick":  # with the paper's points: 10 % (overall), 80 % (data mining), 90 % (web search)
+        loads = [0.1, 0.3, 0.6, 0.8, 0.9]
+        workloads = {"websearch": ("websearch_bytes", 800), "datamining": ("datamining_bytes", 250)}
         var_loads = [0.5, 0.9]
     else:
         loads = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -260,23 +261,6 @@ def _star_points(scale, seeds):
     return pts
 
 
-_SCHEMES4 = ["tail", "avg", "codel", "ecn_sharp"]
-
-
-# The numbers the text quotes with their load: percent lower than DCTCP-RED-Tail (-AVG for
-# the large-flow ones), testbed §5.2.1 and simulation §5.3. Claims and figures read them.
-STAR_QUOTES = {"ws_small_avg": Quote(23.4, 0.9),    # 964 -> 738 us
-               "ws_small_p99": Quote(37.2, 0.9),    # 5242 -> 3287 us
-               "ws_large_avg": Quote(25.6, 0.8),    # vs AVG: 94411 -> 70192 us
-               "dm_small_avg": Quote(31.2, 0.8),    # 548 -> 377 us
-               "dm_small_p99": Quote(37.6, 0.8),    # 2161 -> 1347 us
-               "dm_large_avg": Quote(20.5, 0.8)}    # vs AVG: 1049035 -> 833396 us
-LS_QUOTES = {"ws_small_avg": Quote(23.4, 0.9),      # 964 -> 738 us
-             "ws_small_p99": Quote(37.3, 0.9),      # 5242 -> 3287 us
-             "dm_small_avg": Quote(31.3, 0.8),      # 548 -> 377 us
-             "dm_small_p99": Quote(37.6, 0.8)}      # 2161 -> 1347 us
-
-
 def _codel_losses(runs, scenario: str) -> str:
     """What the paper blames for CoDel's short-flow FCT (§5.2.1: timeouts after drops under
     bursts), as these runs measured it: drops, timeouts and the peak queue against the buffer."""
@@ -297,65 +281,34 @@ _LS_FIGS = {"websearch": ("fig13-websearch", "Fig. 13: 128-host leaf-spine, web 
                            "DCTCP-RED-Tail")}
 
 
-def _star_like_tables(ctx, d):
-    """Per workload: FCT normalized to DCTCP-RED-Tail (``<wl>``, with the paper's numbers and
-    the runs for the notes), its large flows against DCTCP-RED-AVG (``<wl>-vs-avg``) and
-    what CoDel's runs lost (``<wl>-codel``)."""
-    data = {}
-    for wl in ("websearch", "datamining"):
-        dw = d[d["workload"] == wl]
-        if dw.empty:
-            data[wl] = data[f"{wl}-vs-avg"] = Unavailable(f"no {wl} runs at this scale")
-            continue
-        data[wl] = t = fct_table(dw, "tail", "DCTCP-RED-Tail", wl, quotes_of(ctx.exp, wl), diagnose=True)
-        data[f"{wl}-vs-avg"] = t.renormalized("avg", "DCTCP-RED-AVG", ["fct_large_avg_us"])
-        data[f"{wl}-codel"] = _codel_losses(dw[dw["scheme"] == "codel"], ctx.exp.scenario)
-    return data
-
-
-def _star_like_draw(ctx, data, figs):
+def _views(figs, avg: bool) -> list[FctView]:
+    out = []
     for wl, (fig, cap) in figs.items():
-        t = data[wl]
-        if isinstance(t, Unavailable):
-            continue
-        if t.quotes:
-            cap += "; stars: ECN#'s values that the paper's text quotes"
-        fct_vs_load(ctx, fig, cap, t, _SCHEMES4)
+        out += [FctView(wl, {"workload": wl, "study": "fig9_10"} if avg else {"workload": wl}, "tail", wl,
+                        (fig, cap, ("tail", "avg", "codel", "ecn_sharp"))),
+                FctView(f"{wl}-vs-codel", {"workload": wl, "study": "fig9_10"} if avg else {"workload": wl}, "codel",
+                        wl)]
+        if avg:
+            out.append(FctView(f"{wl}-vs-avg", {"workload": wl, "study": "fig9_10"}, "avg", wl))
+    return out
 
 
-def _codel_worse(wl):
-    """"Much worse" is a statement about every load the paper shows, not about their mean
-    (one overloaded point would carry a mean): judged per load."""
-
-    def judge(data, paper):
-        t = data.get(wl)
-        if t is None or isinstance(t, Unavailable):
-            return t
-        n = t.norm["fct_small_avg_us"]
-        per_load = ((n["codel"] / n["ecn_sharp"] - 1) * 100).dropna()
-        v = float(per_load.min()) if len(per_load) else None
-        loads = "; ".join(f"{ld:.0%}: {x:+.1f} %" for ld, x in per_load.items())
-        return Verdict(v, v is not None and v > 20, f"{wl}: CoDel's small-flow avg FCT vs ECN#, % longer, at each "
-                       f"load ({loads}); value: the smallest; rule: shown if > 20 % at every load. "
-                       + data[f"{wl}-codel"], {"scheme": ["codel", "ecn_sharp"], "workload": [wl]})
-    return judge
-
-
-def _star_tables(ctx):
-    data = _star_like_tables(ctx, ctx.df[ctx.df["study"] == "fig9_10"])
+def _star_extra(ctx, data):
+    """Fig. 11: ECN#'s small-flow p99 over Tail's at 3x-5x (NFCT, load x variation) and its
+    largest reduction per variation (%); what CoDel's runs lost."""
+    out = {f"{wl}-codel": _codel_losses(ctx.df[(ctx.df["scheme"] == "codel") & (ctx.df["workload"] == wl)],
+                                        ctx.exp.scenario) for wl in ("websearch", "datamining")}
     d = ctx.df[ctx.df["variation"].isin(["3x", "4x", "5x"]) & (ctx.df["workload"] == "websearch")
                & ctx.df["scheme"].isin(["tail", "ecn_sharp"])]
     if d.empty or set(d["variation"]) == {"3x"}:
-        return data
+        return out | {"nfct_best": Unavailable("no 4x / 5x runs at this scale")}
     loads = sorted(set(d[d["variation"] == "5x"]["load"]))
-    d = d[d["load"].isin(loads)]
-    g = d.groupby(["variation", "load", "scheme"])["fct_small_p99_us"].mean().unstack("scheme")
-    data["nfct"] = (g["ecn_sharp"] / g["tail"]).unstack("variation")  # Fig. 11's NFCT: load x variation
-    return data
+    g = d[d["load"].isin(loads)].groupby(["variation", "load", "scheme"])["fct_small_p99_us"].mean().unstack("scheme")
+    nf = (g["ecn_sharp"] / g["tail"]).unstack("variation")
+    return out | {"nfct": nf, "nfct_best": {v: float((1 - nf[v]).max() * 100) for v in nf.columns}}
 
 
 def _star_draw(ctx, data):
-    _star_like_draw(ctx, data, _STAR_FIGS)
     if "nfct" not in data:
         return
     nf = data["nfct"]
@@ -371,55 +324,47 @@ def _star_draw(ctx, data):
         ax.grid(alpha=0.3)
 
 
-def _star_grows(data, paper):
-    if "nfct" not in data:
-        return None
-    nf = data["nfct"]
-    best = {v: float((1 - nf[v]).max() * 100) for v in nf.columns}
-    if "5x" not in best or "3x" not in best:
-        return None
-    return Verdict(best["5x"], best["5x"] > best["3x"] and best["5x"] > 0,
-                   f"largest small-flow p99 reduction (%) of ECN# vs Tail at 5x (loads "
-                   f"{', '.join(f'{x:.0%}' for x in nf.index)}); 3x: {best['3x']:.1f} %, "
-                   f"4x: {best.get('4x', float('nan')):.1f} %; rule: shown if larger at 5x than at 3x")
+_STAR_VIEWS = _views(_STAR_FIGS, avg=True)
+_SV = {v.name: v for v in _STAR_VIEWS}
 
 
-def _vs_tail(wl, metric, rule=UpTo):
-    return rule(Over(wl, metric, "ecn_sharp"))
+def _best_at(v: str) -> At:
+    return At(("nfct_best", v), f"web search, {v}: ECN#'s largest small-flow p99 reduction vs Tail over loads (%)",
+              {"scheme": ["tail", "ecn_sharp"], "variation": [v]})
 
 
-register(Experiment(
+build(FctEntry(
     id="ecnsharp-star", paper=PAPER, figures="Figs. 9-11 (§5.2)", scenario="ecnsharp-star",
     title="Testbed: 7-to-1 star with 3x-5x RTT variation, web search and data mining",
+    points=_star_points, views=_STAR_VIEWS, extra=_star_extra, extra_draw=_star_draw,
     claims=[
-        ClaimDef("ws_small_avg", "Web search: short-flow avg FCT up to X % lower with ECN# than DCTCP-RED-Tail",
-                 STAR_QUOTES["ws_small_avg"], _vs_tail("websearch", "fct_small_avg_us")),
-        ClaimDef("ws_small_p99", "Web search: short-flow p99 FCT up to X % lower than Tail",
-                 STAR_QUOTES["ws_small_p99"], _vs_tail("websearch", "fct_small_p99_us")),
-        ClaimDef("ws_large_tail", "Web search: large flows like Tail (deviation, %)", "similar",
-                 _vs_tail("websearch", "fct_large_avg_us", Within)),
-        ClaimDef("ws_large_avg", "Web search: large-flow FCT up to X % lower than DCTCP-RED-AVG",
-                 STAR_QUOTES["ws_large_avg"], _vs_tail("websearch-vs-avg", "fct_large_avg_us")),
-        ClaimDef("ws_codel", "CoDel much worse than ECN# for short flows (% longer avg)", "much worse",
-                 _codel_worse("websearch")),
-        ClaimDef("dm_small_avg", "Data mining: short-flow avg FCT up to X % lower than Tail",
-                 STAR_QUOTES["dm_small_avg"], _vs_tail("datamining", "fct_small_avg_us")),
-        ClaimDef("dm_small_p99", "Data mining: short-flow p99 FCT up to X % lower than Tail",
-                 STAR_QUOTES["dm_small_p99"], _vs_tail("datamining", "fct_small_p99_us")),
-        ClaimDef("dm_large_avg", "Data mining: large-flow FCT up to X % lower than AVG",
-                 STAR_QUOTES["dm_large_avg"], _vs_tail("datamining-vs-avg", "fct_large_avg_us")),
-        ClaimDef("grows", "The short-flow benefit grows with RTT variation (p99, % lower at 5x; 3x 37.3 -> 5x 73.4)", 73.4,
-                 _star_grows),
+        fct_claim("ws_small_avg", N["star_ws_small_avg"], _SV["websearch"], "fct_small_avg_us", "ecn_sharp"),
+        fct_claim("ws_small_p99", N["star_ws_small_p99"], _SV["websearch"], "fct_small_p99_us", "ecn_sharp"),
+        fct_claim("ws_large_tail", similar_as(N["star_large_like_tail"], SIMILAR), _SV["websearch"], "fct_large_avg_us",
+                  "ecn_sharp", "similar"),
+        fct_claim("ws_large_avg", N["star_ws_large_avg"], _SV["websearch-vs-avg"], "fct_large_avg_us", "ecn_sharp"),
+        fct_claim("ws_overall", N["star_ws_overall"], _SV["websearch"], "fct_all_avg_us", "ecn_sharp", "within"),
+        fct_claim("ws_codel", N["star_codel_bad"], _SV["websearch-vs-codel"], "fct_small_avg_us", "ecn_sharp",
+                  "direction"),
+        fct_claim("dm_small_avg", N["star_dm_small_avg"], _SV["datamining"], "fct_small_avg_us", "ecn_sharp"),
+        fct_claim("dm_small_p99", N["star_dm_small_p99"], _SV["datamining"], "fct_small_p99_us", "ecn_sharp"),
+        fct_claim("dm_large_tail", similar_as(N["star_large_like_tail"], SIMILAR), _SV["datamining"],
+                  "fct_large_avg_us", "ecn_sharp", "similar"),
+        fct_claim("dm_large_avg", N["star_dm_large_avg"], _SV["datamining-vs-avg"], "fct_large_avg_us", "ecn_sharp"),
+        fct_claim("dm_codel", N["star_codel_bad"], _SV["datamining-vs-codel"], "fct_small_avg_us", "ecn_sharp",
+                  "direction"),
+        ClaimDef("p99_4x", "Web search, 4x RTT variation: small-flow p99 up to X % lower with ECN# than Tail",
+                 N["star_p99_4x"], Reduction(_best_at("4x"), upto=False)),
+        ClaimDef("grows", "The short-flow p99 benefit grows with RTT variation (% lower, 3x to 5x)", N["star_p99_5x"],
+                 Grows(_best_at("5x"), low=_best_at("3x"), low_number=N["star_p99_3x"])),
     ],
-    points=_star_points, tables=_star_tables, draw=_star_draw,
     notes=["Scenario ecnsharp-star: 7 senders, 1 receiver, 10 Gbps, base RTT ~70 us, 3x RTT variation (70-210 us, "
-           "long-tailed), 22 MB buffer (the testbed's Tofino, whose buffer the paper does not state), DCTCP, RTO_min 5 ms, persistent connections; DCTCP-RED-AVG 80 KB, -Tail 250 KB, "
-           "CoDel 85/200 us, ECN# 200/200/85 us (§5.2).",
+           "long-tailed), 22 MB buffer (the testbed's Tofino, whose buffer the paper does not state), DCTCP, RTO_min "
+           "5 ms, persistent connections; DCTCP-RED-AVG 80 KB, -Tail 250 KB, CoDel 85/200 us, ECN# 200/200/85 us (§5.2).",
            "Fig. 11 (4x, 5x): Tail K and ECN#'s ins_target, pst_interval scaled with the p90 RTT and pst_target "
            "with the average RTT of the n x distribution (the rule of thumb of §3.4, anchored at the 3x values); "
            "the paper does not list its 4x/5x settings.",
-           "'Large flows like Tail' is judged with a 5 % band (the paper gives no number).",
-           "Quick: loads 30/60/90 %, 800 web search / 250 data mining flows; paper: 10-90 %, 5000 / 2000 flows."],
+           "Quick: loads 10/30/60/80/90 %, 800 web search / 250 data mining flows; paper: 10-90 %, 5000 / 2000 flows."],
     scale_notes={"quick": "Quick scale: few flows per load; large-flow FCT rests on a handful of flows."},
 ))
 
@@ -427,7 +372,7 @@ register(Experiment(
 def _ls_points(scale, seeds):
     doc = resolve("ecnsharp-leafspine")
     k_tail = doc["marking"]["threshold"]["k"]
-    if scale == "quick":
+    if scale == "quick":  # with web search's point, 90 %
         loads, workloads = [0.5, 0.9], {"websearch": ("websearch_bytes", 2000)}
     else:
         loads = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -442,261 +387,37 @@ def _ls_points(scale, seeds):
     return pts
 
 
-def _ls_tables(ctx):
-    return _star_like_tables(ctx, ctx.df)
+_LS_VIEWS = _views(_LS_FIGS, avg=False)
+_LV = {v.name: v for v in _LS_VIEWS}
 
-
-register(Experiment(
+build(FctEntry(
     id="ecnsharp-leafspine", paper=PAPER, figures="Figs. 13-14 (§5.3)", scenario="ecnsharp-leafspine",
     title="128-host leaf-spine with 3x RTT variation",
+    points=_ls_points, views=_LS_VIEWS,
     claims=[
-        ClaimDef("ws_small_avg", "Web search: short-flow avg FCT up to X % lower with ECN# than DCTCP-RED-Tail",
-                 LS_QUOTES["ws_small_avg"], _vs_tail("websearch", "fct_small_avg_us")),
-        ClaimDef("ws_small_p99", "Web search: short-flow p99 FCT up to X % lower than Tail",
-                 LS_QUOTES["ws_small_p99"], _vs_tail("websearch", "fct_small_p99_us")),
-        ClaimDef("ws_overall", "Web search: overall FCT similar to Tail (deviation, %)", "similar",
-                 _vs_tail("websearch", "fct_all_avg_us", Within)),
-        ClaimDef("dm_small_avg", "Data mining: short-flow avg FCT up to X % lower than Tail",
-                 LS_QUOTES["dm_small_avg"], _vs_tail("datamining", "fct_small_avg_us")),
-        ClaimDef("dm_small_p99", "Data mining: short-flow p99 FCT up to X % lower than Tail",
-                 LS_QUOTES["dm_small_p99"], _vs_tail("datamining", "fct_small_p99_us")),
-        ClaimDef("dm_overall", "Data mining: overall FCT similar to Tail (deviation, %)", "similar",
-                 _vs_tail("datamining", "fct_all_avg_us", Within)),
+        fct_claim("ws_small_avg", N["ls_ws_small_avg"], _LV["websearch"], "fct_small_avg_us", "ecn_sharp"),
+        fct_claim("ws_small_p99", N["ls_ws_small_p99"], _LV["websearch"], "fct_small_p99_us", "ecn_sharp"),
+        fct_claim("ws_overall", similar_as(N["ls_overall_similar"], SIMILAR), _LV["websearch"], "fct_all_avg_us",
+                  "ecn_sharp", "similar"),
+        fct_claim("dm_small_avg", N["ls_dm_small_avg"], _LV["datamining"], "fct_small_avg_us", "ecn_sharp"),
+        fct_claim("dm_small_p99", N["ls_dm_small_p99"], _LV["datamining"], "fct_small_p99_us", "ecn_sharp"),
+        fct_claim("dm_overall", similar_as(N["ls_overall_similar"], SIMILAR), _LV["datamining"], "fct_all_avg_us",
+                  "ecn_sharp", "similar"),
     ],
-    points=_ls_points, tables=_ls_tables, draw=lambda ctx, data: _star_like_draw(ctx, data, _LS_FIGS),
     notes=["Scenario ecnsharp-leafspine: 8x8 leaf-spine, 16 hosts per leaf, 10 Gbps, 10 us per link, RTT 80-240 us "
            "(avg ~137, p90 ~220), 375 KB per port, DCTCP; DCTCP-RED-Tail K = 87.5 KB and -AVG 37.5 KB, the authors' "
            "ns-3 runs (README: thresholds 'calculated based on tail RTT and average RTT', 70 and 30 us at 10 Gbps); "
            "ECN# 70/70/10 us from the same runs, its persistent marks spaced as their code (pst_interval / "
-           "sqrt(count) from now; Alg. 1 as printed accumulates pst_interval / count), so Tail's threshold is ECN#'s instantaneous one (§3.4: ECN# "
-           "inherits the high-percentile threshold) and the two differ only by ECN#'s persistent marking. "
-           "(Until 2026-11-25 Tail was 275 KB = p90 RTT x C, with ECN# at 70 us: a 3x lower instantaneous "
-           "threshold credited to ECN#, and Tail's K near the 375 KB buffer.) CoDel 10/150 us.",
-           "'Overall similar' is judged with a 5 % band (the paper gives no number).",
+           "sqrt(count) from now; Alg. 1 as printed accumulates pst_interval / count), so Tail's threshold is ECN#'s "
+           "instantaneous one (§3.4: ECN# inherits the high-percentile threshold) and the two differ only by ECN#'s "
+           "persistent marking. CoDel 10/150 us.",
            "Quick: web search only, loads 50/90 %, 2000 flows; paper: both workloads, 10-90 %, 20000 / 5000 flows."],
     scale_notes={"quick": "Quick scale: web search only, 2000 flows per load; the data mining claims are not "
                  "evaluated."},
 ))
 
 
-# --------------------------------------------------------------------------------------
-# ecnsharp-incast (Figs. 16-17)
-
-
-def _incast_fixed(scale):
-    # §5.4.1: "Other settings are similar to Section 5.3": 250-packet (375 KB) buffers. Tail's
-    # K = 275 KB (p90 RTT x C) is what Fig. 16's ~182-packet Tail queue needs; the authors'
-    # §5.3 runs used 87.5 KB (ecnsharp-leafspine), which cannot build 182 packets.
-    ovs = [override("switch.buffer", "375KB"), override("marking.threshold.k", "275KB")]
-    if scale == "quick":  # 100 us queue samples instead of 10 us: 10x fewer time-series rows
-        ovs.append(override("metrics.sample_interval", "100us"))
-    return ovs
-
-
-def _incast_points(scale, seeds):
-    # N = 16: the authors' ns-3 code (queue-track) starts one query flow per sender, 16 per
-    # query (REFERENCE-IMPLEMENTATIONS §4.4), where "no drops" can hold (see the claim).
-    ns = [16, 25, 50, 100, 150, 200] if scale == "quick" else [16, 25, 50, 75, 100, 125, 150, 175, 200]
-    return grid("ecnsharp-incast", seeds, [
-        cases("scheme", {"tail": ["marking.scheme=per_queue"], "codel": ["marking.scheme=codel"],
-                         "ecn_sharp": ["marking.scheme=ecn_sharp"]}),
-        axis("n", ns, "traffic.1.fanout"),
-    ], fixed=_incast_fixed(scale))
-
-
-def _first_rtt_burst_kb(n, size_min, size_max, iw_bytes, mss):
-    """Wire bytes (KB) that n query flows of U(size_min, size_max) payload put into the
-    network in their first RTT: each sends min(size, IW), E[min(U, c)] for U ~ U(a, b) is
-    (c^2 - a^2) / (2 (b - a)) + c (b - c) / (b - a)."""
-    a, b, c = size_min, size_max, min(iw_bytes, size_max)
-    e = (c * c - a * a) / (2 * (b - a)) + c * (b - c) / (b - a) if c > a else c
-    return n * e * (mss + 40) / mss / 1e3
-
-
-# Fig. 16's caption: the bottleneck queue with 100 query flows, in packets (claims and figure).
-INCAST_QUEUE_PKTS = {"ecn_sharp": 8, "tail": 182}
-
-
-def _incast_tables(ctx):
-    """Per (scheme, N), per seed: drops at the bottleneck in the 10 ms after the query, the
-    mean queue (packets) in the 50 ms before it, the query flows' average and p99 completion
-    time; the first seed's queue around the 100-flow query (the figure); and what the
-    'no drops' arithmetic needs from the runs' scenario."""
-    import numpy as np
-
-    doc = resolve("ecnsharp-incast")
-    q0 = _us(doc["traffic"][1]["start"]) / 1e6
-    spec_q = len(doc.get("flows", [])) + 1  # flows.csv `spec` of the incast entry
-    qlen, per = {}, {}
-    for _, r in ctx.df.sort_values("seed").iterrows():
-        s, n = r["scheme"], int(r["n"])
-        ts = ctx.timeseries(r["key"])
-        p = ts[(ts["port"] == PORT) & (ts["queue"] == 0)]
-        t = p["t_s"].values
-        win = (t >= q0 - 0.0025) & (t <= q0 + 0.0025)
-        if n == 100 and s not in qlen:  # the figure: the first seed's trace
-            qlen[s] = (t[win] - q0, p["qlen_bytes"].values[win] / 1500)
-        pre = (t >= q0 - 0.05) & (t < q0)
-        f = ctx.flows(r["key"])
-        fq = f[f["spec"] == spec_q]
-        per.setdefault((s, n), []).append({
-            "seed": int(r["seed"]), "drops": int(p["drops"].values[(t >= q0) & (t <= q0 + 0.01)].sum()),
-            "queue": float(np.mean(p["qlen_bytes"].values[pre])) / 1500 if pre.any() else float("nan"),
-            "qct_avg": float(fq["fct_us"].mean()) if len(fq) else float("nan"),
-            "qct_p99": float(fq["fct_us"].quantile(0.99)) if len(fq) else float("nan")})
-    n_seeds = len({x["seed"] for v in per.values() for x in v})
-    data = {"per": per, "ns": sorted({k[1] for k in per}), "qlen": qlen, "over": f"mean over {n_seeds} seeds"}
-    if ("ecn_sharp", 100) in per and ("tail", 100) in per:
-        data["queue100"] = {s: _mean(per, s, 100, "queue") for s in ("ecn_sharp", "tail")}
-        data["queue100_seeds"] = {s: _seeds_of(per, s, 100, "queue") for s in ("ecn_sharp", "tail")}
-    run_doc = json.loads((ctx.run_dir(ctx.df.iloc[0]["key"]) / "scenario.json").read_text())
-    tr, q = run_doc.get("transport", {}), run_doc["traffic"][1]
-    rtt_us = 4 * _us(run_doc["topology"]["link_delay"])  # the shortest RTT's propagation; a bound
-    data["burst"] = {"iw": int(tr.get("init_cwnd", 10)), "mss": int(tr.get("mss", 1460)),
-                     "buf": run_doc.get("switch", {}).get("buffer", "?"), "smin": _us_bytes(q["size_min"]),
-                     "smax": _us_bytes(q["size_max"]), "rtt_us": rtt_us, "drained": C_BPS * rtt_us * 1e-6 / 8 / 1e3}
-    return data
-
-
-def _mean(per, s, n, k):
-    import numpy as np
-
-    v = [x[k] for x in per.get((s, n), [])]
-    return float(np.mean(v)) if v else float("nan")
-
-
-def _seeds_of(per, s, n, k="drops"):
-    return ", ".join(f"{x[k]:g}" for x in per.get((s, n), []))
-
-
-def _incast_draw(ctx, data):
-    per, ns, qlen = data["per"], data["ns"], data["qlen"]
-    with ctx.figure("fig16-queue", "Fig. 16: bottleneck queue (packets) around the 100-flow query burst "
-                    "(time 0 = query start; first seed)", ncols=3) as (fig, axes):
-        for ax, s in zip(axes[0], ["tail", "codel", "ecn_sharp"]):
-            if s in qlen:
-                ax.plot(qlen[s][0] * 1e3, qlen[s][1], lw=0.7, color=style(s)["color"])
-            if s in INCAST_QUEUE_PKTS:
-                ax.axhline(INCAST_QUEUE_PKTS[s], color="k", ls="--", lw=1,
-                           label=f"paper: {INCAST_QUEUE_PKTS[s]} packets")
-                ax.legend(fontsize=8)
-            ax.set_title(style(s)["label"], fontsize=10)
-            ax.set_xlabel("time (ms)")
-            ax.grid(alpha=0.3)
-        axes[0][0].set_ylabel("queue length (packets)")
-    with ctx.figure("fig17-query", "Fig. 17: query flows: average and 99th percentile completion time, and "
-                    "drops at the bottleneck in the 10 ms after the query, against N (means over seeds)",
-                    ncols=3) as (fig, axes):
-        for s in ["tail", "codel", "ecn_sharp"]:
-            st = style(s)
-            xs = [n for n in ns if (s, n) in per]
-            axes[0][0].plot(xs, [_mean(per, s, n, "qct_avg") for n in xs], **st)
-            axes[0][1].plot(xs, [_mean(per, s, n, "qct_p99") for n in xs], **st)
-            axes[0][2].plot(xs, [_mean(per, s, n, "drops") for n in xs], **st)
-        for ax, tl in zip(axes[0], ["avg QCT (us)", "p99 QCT (us)", "drops"]):
-            ax.set_xlabel("concurrent query flows N")
-            ax.set_title(tl, fontsize=10)
-            ax.grid(alpha=0.3)
-        axes[0][2].legend(fontsize=8)
-
-
-def _q_ecnsharp(data, paper):
-    if "queue100" not in data:
-        return None
-    e, tl = data["queue100"]["ecn_sharp"], data["queue100"]["tail"]
-    return Verdict(e, e <= 0.25 * tl, f"ECN#'s mean queue (packets) in the 50 ms before the query, {data['over']} "
-                   f"(per seed {data['queue100_seeds']['ecn_sharp']}); Tail {tl:.1f}; rule: shown if <= 1/4 of "
-                   f"Tail's (paper {INCAST_QUEUE_PKTS['ecn_sharp']} vs {INCAST_QUEUE_PKTS['tail']})",
-                   {"scheme": ["ecn_sharp", "tail"], "n": [100]})
-
-
-def _no_drops(n):
-    """ECN# drops nothing after an N = n query, on every seed; whether the query's first-RTT
-    burst can fit the buffer at all is said with it."""
-
-    def judge(data, paper):
-        per, b = data["per"], data["burst"]
-        if ("ecn_sharp", n) not in per:
-            return Unavailable(f"no run with N = {n} at this scale")
-        d = [x["drops"] for x in per[("ecn_sharp", n)]]
-        burst = _first_rtt_burst_kb(n, b["smin"], b["smax"], b["iw"] * b["mss"], b["mss"])
-        why = (f"{n} flows of U({b['smin'] / 1e3:g}, {b['smax'] / 1e3:g}) KB each send min(size, IW = {b['iw']} x "
-               f"{b['mss']} B) in their first RTT: {burst:.0f} KB on the wire on average, against a {b['buf']} buffer "
-               f"plus at most ~{b['drained']:.0f} KB drained in a {b['rtt_us']:.0f} us RTT at 10 Gbps")
-        fits = burst <= _us_bytes(b["buf"]) / 1e3 + b["drained"]
-        import numpy as np
-
-        return Verdict(float(np.mean(d)), all(x == 0 for x in d),
-                       f"ECN#'s drops at the bottleneck in the 10 ms after an N = {n} query, {data['over']} (per seed "
-                       f"{_seeds_of(per, 'ecn_sharp', n)}); rule: shown if 0 on every seed. {why}: "
-                       + ("it fits, so 'no drops' can hold" if fits else "it cannot fit whatever the marking, so the "
-                          "paper's 'no drops' cannot hold as stated (it needs a smaller initial window or a larger "
-                          "buffer); the N = 16 claim tests it where it can"), {"scheme": ["ecn_sharp"], "n": [n]})
-    return judge
-
-
-def _drops_codel(data, paper):
-    per = data["per"]
-    if ("codel", 100) not in per:
-        return None
-    c, e = _mean(per, "codel", 100, "drops"), _mean(per, "ecn_sharp", 100, "drops")
-    return Verdict(c, c > 0 and c > e, f"CoDel's drops after a 100-flow query, {data['over']} (per seed "
-                   f"{_seeds_of(per, 'codel', 100)}; ECN#: {e:g}); rule: shown if CoDel drops and more than ECN#",
-                   {"scheme": ["codel", "ecn_sharp"], "n": [100]})
-
-
-def _onset(data, paper):
-    per, ns = data["per"], data["ns"]
-
-    def onset(s):
-        hit = [n for n in ns if _mean(per, s, n, "drops") > 0]
-        return min(hit) if hit else None
-
-    oc, oe = onset("codel"), onset("ecn_sharp")
-    return Verdict(oe if oe is not None else f"> {max(ns)}", (oc is not None) and (oe is None or oe > oc),
-                   f"smallest N with drops on some seed: ECN# {oe if oe is not None else 'none up to ' + str(max(ns))}, "
-                   f"CoDel {oc if oc is not None else 'none'} (paper 175 vs ~100); rule: shown if ECN# starts losing "
-                   "at a larger N", {"scheme": ["codel", "ecn_sharp"]})
-
-
-def _us_bytes(text) -> float:
-    """A size in bytes, by the core's one unit grammar."""
-    from .. import _core
-
-    try:
-        return float(_core.parse_unit("size", str(text)))
-    except ValueError as e:
-        raise ScenarioError(str(e)) from None
-
-
-register(Experiment(
-    id="ecnsharp-incast", paper=PAPER, figures="Figs. 16-17 (§5.4.1)", scenario="ecnsharp-incast",
-    title="Queue occupancy and incast: 16-to-1 with data mining background and query bursts",
-    claims=[
-        ClaimDef("q_ecnsharp", "ECN# keeps a low persistent queue (packets)", INCAST_QUEUE_PKTS["ecn_sharp"],
-                 _q_ecnsharp),
-        ClaimDef("q_tail", "DCTCP-RED-Tail's queue (packets)", INCAST_QUEUE_PKTS["tail"],
-                 Near(At(("queue100", "tail"), "Tail's mean queue (packets) in the 50 ms before the query, {over} "
-                         "(per seed {queue100_seeds[tail]})", {"scheme": ["tail"], "n": [100]}), 0.25)),
-        ClaimDef("drops_ecnsharp", "No drops for ECN# with 100 concurrent query flows", 0, _no_drops(100)),
-        ClaimDef("drops_ecnsharp16", "No drops for ECN# with the 16 query flows the authors' code starts", 0,
-                 _no_drops(16)),
-        ClaimDef("drops_codel", "CoDel drops packets with 100 query flows", 125, _drops_codel),
-        ClaimDef("onset", "ECN# starts losing at more concurrent senders than CoDel (N)", "175 vs ~100", _onset),
-    ],
-    points=_incast_points, tables=_incast_tables, draw=_incast_draw,
-    guard_expected=("rto_stall",),  # incast timeouts are what Fig. 17 measures
-    notes=["Scenario ecnsharp-incast (16 senders, ns-3 queue-track link delays, data mining at 90 % load, CoDel "
-           "10/240 us drop mode, ECN# 50/150/10 us, RTO_min 1 ms) with the §5.3 buffer (375 KB) and Tail K "
-           "275 KB (p90 RTT x C): the paper says 'other settings are similar to Section 5.3', and its Tail queue of "
-           "~182 packets needs that K; neither the ns-3 queue-track code (120-packet buffer, K = 40 packets) nor the "
-           "authors' §5.3 runs (87.5 KB, ecnsharp-leafspine) can produce it.",
-           "N query flows (traffic.1.fanout) start together; drops are counted at the bottleneck in the 10 ms "
-           "after the query start; every claim is judged on all seeds (means, and 'no drops' on every seed).",
-           "N = 16 is the authors' ns-3 code (queue-track: each of the 16 senders starts one query flow).",
-           "Quick: N = 16, 25, 50, 100, 150, 200 and the queue sampled every 100 us; paper: "
-           "N = 16 and 25..200 step 25, sampled every 10 us (the scenario's)."],
-))
+from . import ecnsharp_incast as _incast  # noqa: E402,F401  (registers ecnsharp-incast, in SPEC order)
 
 
 # --------------------------------------------------------------------------------------
@@ -760,16 +481,18 @@ def _sens_draw(ctx, data):
 
 
 def _spread(w):
-    return Within(At(("spread", w), f"{w}: (max/min - 1) of the overall avg FCT over all settings (%)"), floor=2.0)
+    return Within(At(("spread", w), f"{w}: (max/min - 1) of the overall avg FCT over all settings (%)",
+                     {"workload": [w]}))
 
 
 register(Experiment(
     id="ecnsharp-sensitivity", paper=PAPER, figures="Fig. 18 (§5.4.2)", scenario="ecnsharp-leafspine",
     title="Sensitivity of ECN# to pst_interval and pst_target",
     claims=[
-        ClaimDef("ws", "Web search: overall FCT changes by less than ~1 % across settings (%)", 1.0,
+        ClaimDef("ws", "Web search: overall FCT changes by less than X % across settings", N["sens_ws"],
                  _spread("websearch")),
-        ClaimDef("dm", "Data mining: overall FCT changes by less than ~0.2 % (%)", 0.2, _spread("datamining")),
+        ClaimDef("dm", "Data mining: overall FCT changes by less than X % across settings", N["sens_dm"],
+                 _spread("datamining")),
     ],
     points=_sens_points, tables=_sens_tables, draw=_sens_draw,
     notes=["The §5.3 set-up (ecnsharp-leafspine) at 60 % load with ECN#; one parameter varied at a time around the "
@@ -788,15 +511,23 @@ def _sched_points(scale, seeds):
                                                            "tcn": ["marking.scheme=tcn"]})])
 
 
-# §5.4.3's goodputs (Gbps) with ECN#, by (phase, queue): queue 1 alone, queues 1+2, then
-# 1+2+3 under DWRR 2:1:1. Claims and figure.
-SCHED_GOODPUT = {(0, 0): 9.6, (1, 0): 6.42, (1, 1): 3.18, (2, 0): 4.82, (2, 1): 2.40, (2, 2): 2.40}
+SCHED_QUEUES = 3
+
+
+def _sched_series(f):
+    return {"goodput": [_trace_of(f, "goodput_bps", q) for q in range(SCHED_QUEUES)]}
+
+
+def _trace_of(f, column, q):
+    ts = f.timeseries()
+    d = ts[(ts["port"] == PORT) & (ts["queue"] == q)]
+    return {"t_s": [float(x) for x in d["t_s"]], "v": [float(x) for x in d[column]]}
 
 
 def _sched_tables(ctx):
-    """Per scheme and queue, the mean goodput in each phase (per run, the first 20 ms of each
-    phase skipped: slow start, DWRR settling; then the mean over seeds); the short flows'
-    average FCT per scheme and ECN#'s reduction against TCN (%)."""
+    """Per scheme and queue, the mean goodput (Gbps) in each phase (per run, the first 20 ms
+    of each phase skipped: slow start, DWRR settling; then the mean over seeds); the short
+    flows' average FCT per scheme and ECN#'s reduction against TCN (%)."""
     import numpy as np
 
     doc = resolve("ecnsharp-sched")
@@ -804,19 +535,23 @@ def _sched_tables(ctx):
     end = _us(doc["duration"]) / 1e6
     phases = [(starts[0], starts[1]), (starts[1], starts[2]), (starts[2], end)]
     runs: dict[tuple[str, int], list[list[float]]] = {}
-    for _, r in ctx.df.iterrows():
-        ts = ctx.timeseries(r["key"])
-        for q in range(3):
-            d = ts[(ts["port"] == PORT) & (ts["queue"] == q)]
-            t, g = d["t_s"].values, d["goodput_bps"].values / 1e9
-            runs.setdefault((r["scheme"], q), []).append(
-                [float(np.mean(g[(t > a + 0.02) & (t <= b)])) if ((t > a + 0.02) & (t <= b)).any() else float("nan")
-                 for a, b in phases])
     m = ctx.df.groupby("scheme")["fct_all_avg_us"].mean()
-    data = {"phases": phases, "goodput": {k: [float(np.mean(col)) for col in zip(*v)] for k, v in runs.items()},
-            "short_fct": m}
+    data = {"phases": phases, "short_fct": m}
     if {"ecn_sharp", "tcn"} <= set(m.index):
         data["short"] = pct_lower(m["tcn"], m["ecn_sharp"])
+    try:
+        traces = [(r["scheme"], ctx.series(r["key"])["goodput"]) for _, r in ctx.df.iterrows()]
+    except NoRunData as e:
+        return data | {"goodput": Unavailable(str(e))}
+    for scheme, goodput in traces:
+        for q, tr in enumerate(goodput):
+            t, g = np.array(tr["t_s"]), np.array(tr["v"]) / 1e9
+            runs.setdefault((scheme, q), []).append(
+                [float(np.mean(g[(t > a + 0.02) & (t <= b)])) if ((t > a + 0.02) & (t <= b)).any() else float("nan")
+                 for a, b in phases])
+    data["goodput"] = {s: {f"{ph + 1}.{q + 1}": float(np.mean([v[ph] for v in runs[(s, q)]]))
+                           for q in range(SCHED_QUEUES) for ph in range(3) if (s, q) in runs}
+                       for s in set(ctx.df["scheme"])}
     return data
 
 
@@ -827,12 +562,11 @@ def _sched_draw(ctx, data):
                     "start in queue 1, 2, 3 in turn); (b) short-flow average FCT", ncols=2) as (fig, axes):
         ax = axes[0][0]
         if "ecn_sharp" in first.index:
-            ts = ctx.timeseries(first.loc["ecn_sharp", "key"])
-            for q in range(3):
-                d = ts[(ts["port"] == PORT) & (ts["queue"] == q)]
-                ax.plot(d["t_s"].values, d["goodput_bps"].values / 1e9, label=f"queue {q + 1}")
-        for (ph, q), paper in SCHED_GOODPUT.items():
-            ax.hlines(paper, *phases[ph], colors=f"C{q}", linestyles="--", lw=1.2)
+            for q, tr in enumerate(ctx.series(first.loc["ecn_sharp", "key"])["goodput"]):
+                ax.plot(tr["t_s"], [x / 1e9 for x in tr["v"]], label=f"queue {q + 1}")
+        for key, n in SCHED_NUMBERS.items():
+            ph, q = n.at["phase"] - 1, n.at["queue"] - 1
+            ax.hlines(n.value, *phases[ph], colors=f"C{q}", linestyles="--", lw=1.2)
         ax.plot([], [], "k--", label="paper")
         ax.set_xlabel("time (s)")
         ax.set_ylabel("goodput (Gbps)")
@@ -845,49 +579,38 @@ def _sched_draw(ctx, data):
         axes[0][1].set_title("(b) short flows", fontsize=10)
 
 
-def _sched_goodput(ph, q):
-    return Near(At(("goodput", ("ecn_sharp", q), ph), f"ECN#, queue {q + 1} mean goodput (Gbps) in phase {ph + 1} "
-                   f"({{phases[{ph}][0]:.2f}}-{{phases[{ph}][1]:.2f}} s, first 20 ms skipped)", {"scheme": ["ecn_sharp"]}),
-                0.10)
+# §5.4.3's goodputs with ECN#, by phase and queue (papers/ecnsharp.toml's `at`).
+SCHED_NUMBERS = {k: N[k] for k in ("sched_g11", "sched_g21", "sched_g22", "sched_g31", "sched_g32", "sched_g33")}
 
 
-def _tcn_sched(data, paper):
-    """The baseline must hold the DWRR shares too, or the short-flow comparison is against a
-    broken scheduler (the paper's Fig. 19 shows them for ECN# only)."""
-    gp = data["goodput"]
-    if ("tcn", 0) not in gp:
-        return None
-    devs = [(abs(gp[("tcn", q)][ph] / v - 1) * 100, ph, q) for (ph, q), v in SCHED_GOODPUT.items()]
-    worst, ph, q = max(devs)
-    vals = ", ".join(f"{gp[('tcn', q_)][ph_]:.2f}" for ph_, q_ in SCHED_GOODPUT)
-    return Verdict(worst, worst <= 10.0, f"TCN's six phase goodputs (Gbps: {vals}) against the same values; largest "
-                   f"deviation (%) at phase {ph + 1}, queue {q + 1}; rule: shown if every one is within ±10 % (the "
-                   "bands of ECN#'s)", {"scheme": ["tcn"]})
+def _sched_goodput(n):
+    ph, q = n.at["phase"], n.at["queue"]
+    return Near(At(("goodput", "ecn_sharp", f"{ph}.{q}"), f"ECN#, queue {q} mean goodput (Gbps) in phase {ph} "
+                   f"({{phases[{ph - 1}][0]:.2f}}-{{phases[{ph - 1}][1]:.2f}} s, first 20 ms skipped)",
+                   {"scheme": ["ecn_sharp"]}))
 
 
 register(Experiment(
     id="ecnsharp-sched", paper=PAPER, figures="Figs. 19-20 (§5.4.3)", scenario="ecnsharp-sched",
     title="ECN# over DWRR: scheduling preserved, shorter short-flow FCT than TCN",
     claims=[
-        *[ClaimDef(f"g{ph + 1}{q + 1}", text, SCHED_GOODPUT[(ph, q)], _sched_goodput(ph, q)) for (ph, q), text in (
-            ((0, 0), "Queue 1 alone (Gbps)"), ((1, 0), "Queues 1+2: queue 1 (Gbps)"),
-            ((1, 1), "Queues 1+2: queue 2 (Gbps)"), ((2, 0), "Queues 1+2+3: queue 1 (Gbps)"),
-            ((2, 1), "Queues 1+2+3: queue 2 (Gbps)"), ((2, 2), "Queues 1+2+3: queue 3 (Gbps)"))],
-        ClaimDef("tcn_sched", "TCN (the baseline) holds the same DWRR goodputs (largest deviation, %)", 0, _tcn_sched),
-        ClaimDef("short", "ECN#'s short-flow average FCT lower than TCN's (%)", 19.6,
-                 UpTo(At(("short",), "short-flow avg FCT of ECN# vs TCN (% lower)"))),
+        *[ClaimDef(k.replace("sched_", ""), f"{'Queue 1 alone' if n.at['phase'] == 1 else 'Queues 1-' + str(n.at['phase'])}"
+                   f": queue {n.at['queue']} goodput (Gbps)", n, _sched_goodput(n)) for k, n in SCHED_NUMBERS.items()],
+        ClaimDef("short", "ECN#'s short-flow average FCT lower than TCN's", N["sched_short"],
+                 Reduction(At(("short",), "short-flow avg FCT of ECN# vs TCN (% lower)"), upto=False)),
     ],
-    points=_sched_points, tables=_sched_tables, draw=_sched_draw,
+    points=_sched_points, tables=_sched_tables, draw=_sched_draw, series=_sched_series,
     notes=["Scenario ecnsharp-sched: the ns-3 `mq` example's topology (30/40/70 us sender links, 50 us to the "
            "receiver), DWRR weights 2:1:1, TCN 150 us, ECN# 150/200/10 us (ns-3 mq); short flows uniform 3-60 KB "
            "(paper; the code uses 28,000 B), one every 12 ms per queue, from two other senders.",
            "Every flow with a size in this scenario is a short probe flow, so the overall FCT columns are the "
-           "short-flow FCT.", "The run is the same at both scales (it is small); paper scale uses 3 seeds."],
+           "short-flow FCT. TCN's DWRR shares are the soundness guard's to check (a weighted queue below its due).",
+           "The run is the same at both scales (it is small); paper scale uses 3 seeds."],
 ))
 
 
 # --------------------------------------------------------------------------------------
-# ecnsharp-dcqcn (Fig. 21): needs a DCQCN transport
+# ecnsharp-dcqcn (Fig. 21) and ecnsharp-pias (Fig. 22)
 
 
 def _dcqcn_requires():
@@ -926,48 +649,26 @@ def _dcqcn_points(scale, seeds):
     ], fixed=['transport.cc="dcqcn"', override("traffic.0.flows", flows), *lossless])
 
 
-# §5.4.4 / §5.4.5: "up to X %" lower short-flow avg FCT with ECN# (no load quoted).
-DCQCN_SHORT, PIAS_SHORT = Quote(14.9), Quote(10.1)
+_DCQCN_VIEW = FctView("fct", {}, "dcqcn", "web search", ("fig21-dcqcn", "Fig. 21: web search with DCQCN: FCT "
+                                                          "normalized to DCQCN", ("dcqcn", "dcqcn_ecn_sharp")))
 
-
-def _dcqcn_tables(ctx):
-    return {"fct": fct_table(ctx.df, "dcqcn", "DCQCN", "web search", quotes_of(ctx.exp, "fct"), diagnose=True)}
-
-
-def _dcqcn_draw(ctx, data):
-    fct_vs_load(ctx, "fig21-dcqcn", "Fig. 21: web search with DCQCN: FCT normalized to DCQCN; dotted: the paper's "
-                "best point", data["fct"], ["dcqcn", "dcqcn_ecn_sharp"])
-
-
-register(Experiment(
+build(FctEntry(
     id="ecnsharp-dcqcn", paper=PAPER, figures="Fig. 21 (§5.4.4)", scenario="ecnsharp-leafspine",
-    title="ECN# with DCQCN",
-    claims=[
-        ClaimDef("short", "DCQCN + ECN#: short-flow FCT up to X % lower than DCQCN", DCQCN_SHORT,
-                 UpTo(Over("fct", "fct_small_avg_us", "dcqcn_ecn_sharp"))),
-        ClaimDef("overall", "Overall FCT not hurt (deviation, %)", "similar",
-                 Within(Over("fct", "fct_all_avg_us", "dcqcn_ecn_sharp"))),
-    ],
-    points=_dcqcn_points, tables=_dcqcn_tables, draw=_dcqcn_draw, requires=_dcqcn_requires,
+    title="ECN# with DCQCN", points=_dcqcn_points, views=[_DCQCN_VIEW], requires=_dcqcn_requires,
+    claims=[fct_claim("short", N["dcqcn_short"], _DCQCN_VIEW, "fct_small_avg_us", "dcqcn_ecn_sharp"),
+            fct_claim("overall", similar_as(N["dcqcn_overall"], SIMILAR), _DCQCN_VIEW, "fct_all_avg_us",
+                      "dcqcn_ecn_sharp", "similar")],
     notes=["The §5.3 leaf-spine (ecnsharp-leafspine) with DCQCN at the hosts (transport.cc = dcqcn, the "
-           "simulator's DCQCN defaults: DCQCN paper parameters, go-back-N) on a lossless fabric: PFC "
+           "simulator's DCQCN defaults: the DCQCN paper's parameters, go-back-N) on a lossless fabric: PFC "
            "(switch.pfc, dynamic threshold alpha = 1/8 of the free buffer, resume 3 KB below) on a 9 MB shared "
-           "buffer per switch, as the DCQCN authors' ns3-rdma that §5.4.4 follows; data in a lossless priority, "
-           "ACKs and CNPs in a strict-priority class that is never paused (ns3-rdma's control queue); NICs "
-           "without marking. "
-           "DCQCN marking: RED on the instantaneous queue with the DCQCN paper's K_min = 5 KB and P_max = 1 %, "
-           "K_max = 275 KB from the p90 RTT; ECN# with the same ramp as its probabilistic instantaneous part "
-           "(§3.5) plus persistent-queue marking. The paper gives no DCQCN parameters; these are ours. ecnlab's "
-           "RED spreads marks with RED's count (Floyd-Jacobson), where a DCQCN switch marks with the plain ramp "
-           "probability.",
-           "Until 2026-11-27 ecnlab had no PFC and these runs dropped where the paper's fabric pauses (the guard "
-           "flagged every one; at paper scale one run collapsed into go-back-N).",
-           "'Overall not hurt' is judged with a 5 % band."],
+           "buffer per switch, as the DCQCN authors' ns3-rdma that §5.4.4 follows ('we mainly refer to the "
+           "simulator from DCQCN's paper'); data in a lossless priority, ACKs and CNPs in a strict-priority class "
+           "that is never paused (ns3-rdma's control queue); NICs without marking. DCQCN marking: RED on the "
+           "instantaneous queue with the DCQCN paper's K_min = 5 KB and P_max = 1 %, K_max = 275 KB from the p90 "
+           "RTT (§5.4.4: 'derived based on high percentile RTTs'); ECN# with the same ramp as its probabilistic "
+           "instantaneous part (§3.5) plus persistent-queue marking. ecnlab's RED spreads marks with RED's count "
+           "(Floyd-Jacobson), where a DCQCN switch marks with the plain ramp probability."],
 ))
-
-
-# --------------------------------------------------------------------------------------
-# ecnsharp-pias (Fig. 22)
 
 
 def _pias_points(scale, seeds):
@@ -978,30 +679,39 @@ def _pias_points(scale, seeds):
     ], fixed=[override("traffic.0.flows", flows)])
 
 
-def _pias_tables(ctx):
-    return {"fct": fct_table(ctx.df, "pias", "PIAS", "web search", quotes_of(ctx.exp, "fct"), diagnose=True)}
+_PIAS_VIEW = FctView("fct", {}, "pias", "web search", ("fig22-pias", "Fig. 22: web search with PIAS: FCT normalized "
+                                                        "to PIAS (TCN at 70 us per queue)", ("pias", "pias_ecn_sharp")))
+
+build(FctEntry(
+    id="ecnsharp-pias", paper=PAPER, figures="Fig. 22 (§5.4.5)", scenario="ecnsharp-pias",
+    title="ECN# with PIAS flow scheduling", points=_pias_points, views=[_PIAS_VIEW],
+    claims=[fct_claim("short", N["pias_short"], _PIAS_VIEW, "fct_small_avg_us", "pias_ecn_sharp"),
+            fct_claim("overall", similar_as(N["pias_overall"], SIMILAR), _PIAS_VIEW, "fct_all_avg_us",
+                      "pias_ecn_sharp", "similar")],
+    notes=["Scenario ecnsharp-pias: the §5.3 leaf-spine with SP ports of 4 queues and PIAS at the hosts "
+           "(one level down every 140,000 B, ns-3 large-scale-pias), each queue its own 375 KB (the code's 250-packet "
+           "queue disc per class). The paper does not name the baseline's marking; large-scale-pias.cc runs TCN or "
+           "ECN# only, so PIAS marks with TCN at ECN#'s 70 us (README 'high').",
+           "Quick: loads 50/90 %, 2000 flows; paper: 10-90 %, 20000 flows."],
+))
 
 
-def _pias_draw(ctx, data):
-    fct_vs_load(ctx, "fig22-pias", "Fig. 22: web search with PIAS: FCT normalized to PIAS (TCN at 70 us "
-                "per queue); dotted: the paper's best point", data["fct"], ["pias", "pias_ecn_sharp"])
+# --------------------------------------------------------------------------------------
+# ecnsharp-testbed (Figs. 1, 6): the authors' hardware
+
+
+def _testbed_requires():
+    return ("Fig. 1 measures the processing delays of the authors' servers (network stack, load balancer, "
+            "hypervisor) and Fig. 6 the Tofino's approximate division; ecnlab simulates neither: it takes RTT "
+            "variation as an input (rtt_variation) and divides exactly")
 
 
 register(Experiment(
-    id="ecnsharp-pias", paper=PAPER, figures="Fig. 22 (§5.4.5)", scenario="ecnsharp-pias",
-    title="ECN# with PIAS flow scheduling",
-    claims=[
-        ClaimDef("short", "PIAS + ECN#: short-flow avg FCT up to X % lower than PIAS", PIAS_SHORT,
-                 UpTo(Over("fct", "fct_small_avg_us", "pias_ecn_sharp"))),
-        ClaimDef("overall", "Overall FCT not hurt (deviation, %)", "similar",
-                 Within(Over("fct", "fct_all_avg_us", "pias_ecn_sharp"))),
-    ],
-    points=_pias_points, tables=_pias_tables, draw=_pias_draw,
-    notes=["Scenario ecnsharp-pias: the §5.3 leaf-spine with SP ports of 4 queues and PIAS at the hosts "
-           "(one level down every 140,000 B, ns-3 large-scale-pias), each queue its own 375 KB (the code's 250-packet "
-           "queue disc per class; until 2026-11-25 the 4 queues shared 375 KB, so Tail's 275 KB per queue "
-           "overflowed it: RTO storms in every run). The paper does not name the baseline's marking; "
-           "large-scale-pias.cc runs TCN or ECN# only, so PIAS marks with TCN at ECN#'s 70 us (README 'high').",
-           "'Overall not hurt' is judged with a 5 % band.",
-           "Quick: loads 50/90 %, 2000 flows; paper: 10-90 %, 20000 flows."],
+    id="ecnsharp-testbed", paper=PAPER, figures="Figs. 1, 6 (§2.2, §4.3)", scenario=None,
+    title="Measurements of the authors' hardware: RTT variation from processing delay, approximate division",
+    claims=[ClaimDef("rtt_variation", "Processing delay alone varies the RTT by up to 2.68x (testbed)",
+                     N["rtt_variation_testbed"], Near(At(("none",), "-"))),
+            ClaimDef("division", "The Tofino's approximate pst_interval / count overlaps the exact value",
+                     N["division_overlaps"], Near(At(("none",), "-")))],
+    points=lambda scale, seeds: [], tables=lambda ctx: {}, requires=_testbed_requires,
 ))

@@ -42,7 +42,7 @@ def style(name: str) -> dict[str, Any]:
 def fct_vs_load(ctx, name: str, caption: str, table: FctTable, schemes: Sequence[str], panels=FCT_PANELS,
                 labels: dict[str, str] | None = None) -> None:
     """Four panels of FCT normalized to the table's baseline against load (the papers' Figs.
-    6-14 style); the table's ``quotes`` (the paper's numbers its claims declare) drawn as
+    6-14 style); the table's ``quotes`` (the paper's ``Number``s its claims read) drawn as
     stars, or dotted where the paper gives no load."""
     with ctx.figure(name, caption, ncols=len(panels), size=(3.3 * len(panels) + 0.5, 3.1)) as (fig, axes):
         for ax, (metric, title) in zip(axes[0], panels):
@@ -53,11 +53,11 @@ def fct_vs_load(ctx, name: str, caption: str, table: FctTable, schemes: Sequence
                     if labels and s in labels:
                         st["label"] = labels[s]
                     ax.plot([100 * x for x in t.index], t[s].values, **st)
-            q = table.quotes.get(metric)
-            if q is not None and q.load is not None:
-                ax.plot([100 * q.load], [q.normalized], **PAPER_STAR)
+            q = table.quotes.get(metric)  # a Number: "X % lower" than the baseline, at a load or "up to"
+            if q is not None and (q.at or {}).get("load") is not None:
+                ax.plot([100 * q.at["load"]], [1 - q.value / 100], **PAPER_STAR)
             elif q is not None:
-                ax.axhline(q.normalized, color="k", ls=":", lw=1.2, label="paper: best point (load not quoted)")
+                ax.axhline(1 - q.value / 100, color="k", ls=":", lw=1.2, label="paper: best point (load not quoted)")
             ax.set_title(title, fontsize=10)
             ax.set_xlabel("load (%)")
             ax.grid(alpha=0.3)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shlex
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,9 +20,9 @@ from ..api import engine_id
 from ..outdir import STORE_MARKERS, open_store, write_text_atomic
 from ..scenario import ScenarioError
 from ..sweep import run_points
-from .. import soundness
 from . import report
-from .base import CATALOG, SCALES, Context, Experiment, not_run_claims
+from .base import CATALOG, SCALES, Claim, Context, Experiment, LiveRuns, not_run_claims
+from .evaluate import _py, evaluate, mark_subset, mark_unsound
 
 
 @dataclass
@@ -113,20 +112,6 @@ def grid_left(points: list, chosen: list, where: dict[str, list[str]]) -> str:
     return f"{len(points) - len(chosen)} of {len(points)} points: " + " or ".join(parts)
 
 
-def _mark_subset(claims: dict[str, Any], scale: str, where: dict[str, list[str]], n_run: int, n_grid: int,
-                 left: str) -> None:
-    """A subset's claims: the judged ones say which points they rest on; those the subset
-    could not judge are "not run" at this scale, with what is left to run."""
-    subset = "; ".join(f"{k}={','.join(v)}" for k, v in where.items())
-    for c in claims.values():
-        if c.status in ("shown", "not shown"):
-            c.note = f"Judged on the {scale}-scale subset {subset} ({n_run} of {n_grid} points). {c.note}"
-        elif c.status == "not evaluated":
-            c.status = "not run"
-            c.note = (f"not run at {scale} scale: the runs so far are the subset {subset} ({n_run} of {n_grid} "
-                      f"points); left: {left}" + (f" ({c.note})" if c.note else ""))
-
-
 def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jobs: int | None, cluster: Any,
                    progress: bool, command: str,
                    where: dict[str, list[str]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
@@ -166,106 +151,71 @@ def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jo
                  "failures": failures,
                  # The store's keys include the build, so every run here is this build's.
                  "engine": [engine_id()] if ok else []}
-    ctx = Context(exp, out, results, scale, seed_list)
+    ctx = Context(exp, out, results, scale, seed_list, LiveRuns(exp, out))
     if ok == 0:
         manifest["status"] = "failed"
         manifest["analysis_error"] = "no run succeeded" + (f": {failures[0]['error']}" if failures else "")
-        for c in ctx.claims.values():
-            c.note = manifest["analysis_error"]
+        claims = {c.id: Claim(c.id, c.text, c.number, note=manifest["analysis_error"]) for c in exp.claims}
     else:
         manifest["status"] = "ran"
-        try:
-            exp.analyze(ctx)
-        except Exception as e:  # noqa: BLE001 - report it, keep the rest of the catalog going
-            manifest["analysis_error"] = f"{type(e).__name__}: {e}"
-            manifest["analysis_traceback"] = traceback.format_exc()
-            for c in ctx.claims.values():
-                if c.status == "not evaluated" and not c.note:
-                    c.note = f"analysis failed: {type(e).__name__}: {e}"
-        if len(seed_list) > 1:
-            _judge_per_seed(exp, out, results, scale, seed_list, ctx)
+        claims = evaluate(exp, ctx, manifest)
         if left:
-            _mark_subset(ctx.claims, scale, where or {}, len(points), len(grid_points), left)
-        manifest["guard"] = _guard(exp, out, ctx, list(points[0].params))
+            mark_subset(claims, scale, where or {}, len(points), len(grid_points), left)
+        manifest["guard"] = mark_unsound(ctx, claims, list(points[0].params))
     manifest["figures_drawn"] = [{"name": f.name, "caption": f.caption} for f in ctx.figures]
     manifest["analysis_notes"] = ctx.notes
     manifest["wall_time_s"] = time.monotonic() - t0
-    claims = [c.as_dict() for c in ctx.claims.values()]
+    claims = [c.as_dict() for c in claims.values()]
     _finish(out, manifest, claims)
     return manifest, claims, results
-
-
-def _judge_per_seed(exp: Experiment, out: Path, results: Any, scale: str, seed_list: list[int], ctx: Context) -> None:
-    """Judge every claim again on each seed's runs alone (the analysis without figures),
-    so that the report says how many seeds show a claim, not only whether the
-    mean over seeds does: at quick scale a claim near its band may flip with the seed."""
-    per_seed: dict[str, list[dict[str, Any]]] = {cid: [] for cid in ctx.claims}
-    for s in seed_list:
-        sub = results[results["seed"] == s]
-        one = Context(exp, out, sub, scale, [s], record=False)
-        if len(one.df):  # this seed has runs that succeeded
-            try:
-                exp.analyze(one)
-            except Exception:  # noqa: BLE001 - the claims this seed could not judge stay "not evaluated"
-                pass
-        for cid, c in one.claims.items():
-            per_seed[cid].append({"seed": s, "ecnlab": c.ecnlab, "status": c.status})
-    for cid, c in ctx.claims.items():
-        c.per_seed = per_seed[cid]
-
-
-def run_soundness(run_dir: Path, skip: tuple[str, ...] = ()) -> soundness.Soundness:
-    """A stored run's soundness (``ecnlab.soundness``): the verdict its ``summary.json`` carries,
-    or, for a run recorded before ecnlab wrote one, the guard's rules on its files; the rules
-    of ``skip`` set aside."""
-    from ..inputs import read_json
-
-    stored = soundness.from_summary(read_json(run_dir / "summary.json"))
-    if stored is None:
-        stored = soundness.assess(soundness.Run.from_dir(run_dir))
-    return stored.without(skip)
-
-
-def _guard(exp: Experiment, out: Path, ctx: Context, param_names: list[str]) -> list[dict[str, Any]]:
-    """The soundness flags of every ok run (``run_soundness``), and each claim marked with
-    those of the runs it rests on. Returns the runs that have flags, for the report."""
-    flagged = []
-    for _, r in ctx.df.iterrows():
-        try:
-            flags = [f.as_dict() for f in run_soundness(ctx.run_dir(r["key"]), exp.guard_expected).flags]
-        except (OSError, ValueError, KeyError) as e:  # a run without its files: say so, do not guess
-            flags = [{"rule": "files", "at": "run", "text": f"the guard could not read the run: {type(e).__name__}: {e}",
-                      "numbers": {}}]
-        if flags:
-            params = {k: _py(r[k]) for k in param_names if k in r}
-            flagged.append({"key": r["key"], "params": params, "seed": _py(r["seed"]), "flags": flags,
-                            "facts": [f["text"] for f in flags]})
-    for c in ctx.claims.values():
-        if c.status not in ("shown", "not shown"):
-            continue
-        hits = [f for f in flagged if rests_on_run(c.rests_on, f)]
-        c.unsound = [f"{_label(f['params'])}seed {f['seed']}: {x}" for f in hits for x in f["facts"]]
-    return flagged
-
-
-def rests_on_run(rests_on: dict[str, Any] | None, run: dict[str, Any]) -> bool:
-    """A claim that rests on ``rests_on`` (``Context.claim``) rests on ``run`` (a guard entry:
-    ``key``, ``params``): None rests on every run."""
-    return not rests_on or all((run["key"] if k == "key" else run["params"].get(k)) in v for k, v in rests_on.items())
-
-
-def _label(params: dict[str, Any]) -> str:
-    return "".join(f"{k}={v}, " for k, v in params.items())
-
-
-def _py(v: Any) -> Any:
-    return v.item() if hasattr(v, "item") else v
 
 
 def _finish(out: Path, manifest: dict[str, Any], claims: list[dict[str, Any]]) -> None:
     write_text_atomic(out / "claims.json", json.dumps(claims, indent=2) + "\n")
     write_text_atomic(out / "experiment.json", json.dumps(manifest, indent=2, default=str) + "\n")
     report.write_report(out, manifest, claims)
+
+
+PROGRESS = "progress.json"
+
+
+def _progress(out: Path, scale: str, ids: list[str], done: list[str], current: str | None) -> None:
+    """``out/progress.json``: the entries of this run, those done, the one running (a
+    background run's progress; ``status`` adds the runs stored)."""
+    from ..outdir import write_text_atomic
+
+    write_text_atomic(out / PROGRESS, json.dumps({"scale": scale, "entries": ids, "done": done, "running": current,
+                                                  "updated_at": time.time()}, indent=2) + "\n")
+
+
+def status(ids: str | Sequence[str] | None, out: Path, scale: str, seeds: int | None) -> list[str]:
+    """Per entry, how many of its ``scale`` grid's runs the store ``out`` holds for this build
+    (and what ``progress.json`` says is running): the lines ``--status`` prints."""
+    from ..sweep.store import resolve_point
+
+    single = isinstance(ids, str)
+    id_list = list(CATALOG) if ids is None else ([ids] if single else list(ids))
+    prog = {}
+    if (out / PROGRESS).is_file():
+        try:
+            prog = json.loads((out / PROGRESS).read_text())
+        except ValueError:
+            prog = {}
+    lines, have_all, want_all = [], 0, 0
+    for i in id_list:
+        exp = CATALOG[i]
+        if exp.requires and exp.requires():
+            lines.append(f"{i:<22} not run: {exp.requires()}")
+            continue
+        n = seeds or exp.seeds.get(scale, 1)
+        keys = {resolve_point(p).key for p in exp.points(scale, list(range(1, n + 1)))}
+        runs = (out if single else out / i) / "runs"
+        have = sum(1 for k in keys if (runs / k / "summary.json").is_file())
+        have_all, want_all = have_all + have, want_all + len(keys)
+        state = "running" if prog.get("running") == i else ("done" if i in prog.get("done", []) else "")
+        lines.append(f"{i:<22} {have:>5} / {len(keys):<5} runs stored {state}".rstrip())
+    lines.append(f"{'all':<22} {have_all:>5} / {want_all:<5} runs stored for build {engine_id()}")
+    return lines
 
 
 def _check_layout(out: Path, id_list: list[str], single: bool) -> None:
@@ -344,15 +294,20 @@ def reproduce(
     manifests: dict[str, dict[str, Any]] = {}
     results: dict[str, Any] = {}
     all_claims: list[dict[str, Any]] = []
+    out.mkdir(parents=True, exist_ok=True)
+    done: list[str] = []
     for i in id_list:
+        _progress(out, scale, id_list, done, i)
         exp_out = out if single else out / i
         m, claims, df = run_experiment(CATALOG[i], exp_out, scale, seeds, jobs, cluster, progress, command, where)
+        done.append(i)
         manifests[i], results[i] = m, df
         if save is not None:
             from .results import save as save_results
 
             save_results(exp_out, Path(save))
         all_claims += [{"experiment": i} | c for c in claims]
+    _progress(out, scale, id_list, done, None)
     claims_df = pd.DataFrame(all_claims)
     if not single:
         out.mkdir(parents=True, exist_ok=True)

@@ -33,11 +33,9 @@ class FctTable:
     papers' Figs. 6-14 and 21-22): ``norm[metric]`` is a load x scheme table.
 
     ``tag`` and ``base_label`` name the table and its baseline in the claims' notes;
-    ``quotes`` are the paper's numbers for some metrics, the very ``Quote`` objects its
-    claims declare (``judge_claims`` checks they are the same), drawn on the figure;
-    ``runs``: the rows the table was built from, given when a missed "within" claim should
-    say what the runs at its load went through (timeouts, drops, unfinished flows);
-    ``keys``: per scheme, the run keys of those rows (what a claim on the table rests on:
+    ``quotes`` are the paper's numbers for some metrics ("X % lower" than the baseline), the
+    very ``Number`` objects its claims read (``quotes_of``), drawn on the figure;
+    ``runs``: the rows the table was built from; ``keys``: per scheme, the run keys of those rows (what a claim on the table rests on:
     the guard flags it for its own runs only)."""
 
     norm: dict[str, Any]
@@ -62,41 +60,27 @@ class FctTable:
 
 
 def fct_table(df, baseline: str, base_label: str, tag: str, quotes=None, scheme_col: str = "scheme",
-              load_col: str = "load", metrics=FCT_METRICS, diagnose: bool = False) -> FctTable:
-    """The ``FctTable`` of the rows ``df``; ``diagnose`` keeps the rows for the notes."""
+              load_col: str = "load", metrics=FCT_METRICS) -> FctTable:
+    """The ``FctTable`` of the rows ``df``."""
     keys = {str(s): [str(k) for k in g["key"]] for s, g in df.groupby(scheme_col)} if "key" in df else {}
     return FctTable({m: normalized(df, load_col, scheme_col, m, baseline) for m in metrics}, baseline, base_label,
-                    tag, dict(quotes or {}), df if diagnose else None, keys)
+                    tag, dict(quotes or {}), df, keys)
 
 
-def max_reduction(t: FctTable, metric: str, scheme: str):
-    """Largest reduction (percent) of ``scheme`` vs the baseline over loads, and the load."""
-    n = t.norm[metric]
-    if scheme not in n.columns:
-        return None, None
-    red = ((1 - n[scheme]) * 100).dropna()
-    if red.empty:
-        return None, None
-    i = red.idxmax()
-    return float(red.loc[i]), float(i)
+def quotes_of(exp, table: str) -> dict[str, Any]:
+    """The paper's numbers that ``exp``'s claims read as reductions on the FctTable named
+    ``table``, by metric: what its figure draws (the very Numbers the claims are judged on)."""
+    from .rules import Fct, Reduction
 
-
-def max_deviation(t: FctTable, metric: str, scheme: str):
-    """Largest |deviation| (percent, signed) of ``scheme`` from the baseline over loads, and the load."""
-    n = t.norm[metric]
-    if scheme not in n.columns:
-        return None, None
-    dev = ((n[scheme] - 1) * 100).dropna()
-    if dev.empty:
-        return None, None
-    i = dev.abs().idxmax()
-    return float(dev.loc[i]), float(i)
+    return {c.rule.of.metric: c.number for c in exp.claims
+            if isinstance(c.rule, Reduction) and isinstance(c.rule.of, Fct) and c.rule.of.table == table
+            and c.rule.of.kind == "reduction" and c.number.unit == "% lower"}
 
 
 def diagnosis(df, load, schemes) -> str:
     """Timeouts, drops and unfinished flows per scheme at one load (mean over seeds): the
     first things to look at when FCTs differ a lot."""
-    if df is None or load is None:
+    if df is None or load is None or "load" not in df:
         return ""
     d = df[df["load"] == load]
     parts = []
@@ -105,4 +89,4 @@ def diagnosis(df, load, schemes) -> str:
         if len(x):
             parts.append(f"{s}: {x['timeouts'].astype(float).mean():.0f} timeouts, {x['drops'].astype(float).mean():.0f} "
                          f"drops, {x['flows_unfinished'].astype(float).mean():.0f} unfinished")
-    return f"; at load {load:.0%}: " + "; ".join(parts) if parts else ""
+    return f"at load {load:.0%}: " + "; ".join(parts) if parts else ""

@@ -47,14 +47,16 @@ class Resolved:
     seed: int | None
     error: str | None = None
 
-def point_key(doc: dict[str, Any], seed: int) -> str:
+def point_key(doc: dict[str, Any], seed: int, engine: str | None = None) -> str:
     """The store key of a run: SHA-256 (16 hex digits) of the canonical JSON of the
     resolved scenario document, the seed and the simulator build ([`engine_id`]). Files the
     scenario reads (a CDF, a trace) enter by content, not by path: a store moved to another
     directory or machine is reused, and editing such a file in place is a new run. The
     document's own ``seed`` is the one that runs (as its ``scenario.json`` records it), so
-    the key of a stored run is the key of its ``scenario.json``."""
-    ident = {"scenario": _content_addressed(doc | {"seed": int(seed)}), "seed": int(seed), "engine": engine_id()}
+    the key of a stored run is the key of its ``scenario.json``. ``engine``: another build's
+    fingerprint, for the key that build gave the run (the catalog checks saved results by it)."""
+    ident = {"scenario": _content_addressed(doc | {"seed": int(seed)}), "seed": int(seed),
+             "engine": engine or engine_id()}
     return hashlib.sha256(_canonical(ident).encode()).hexdigest()[:16]
 
 
