@@ -286,7 +286,7 @@ def reproduce(
             if not (exp.requires and exp.requires()):
                 select(exp, exp.points(scale, list(range(1, (seeds or exp.seeds.get(scale, 1)) + 1))), where, scale)
     # A store that grows (outdir.open_store): new, empty, or a reproduction's; other files refused.
-    out = open_store(out, STORE_MARKERS + ("experiment.json", "claims.json", "index.html", "claims.csv",
+    out = open_store(out, STORE_MARKERS + (PROGRESS, "experiment.json", "claims.json", "index.html", "claims.csv",
                                          "report.html", *CATALOG))
     _check_layout(out, id_list, single)
     command = _command(None if ids is None else id_list, out, scale, seeds, str(markdown) if markdown else None,
