@@ -70,7 +70,10 @@ def _cases() -> list[Case]:
     entry (its schemes, transports and variants: TCN, ECN#, MQ-ECN, DCQCN, ...)."""
     out = [Case(n, n, _quick(resolve(n))) for n in builtin_names()]
     for i, e in CATALOG.items():
-        p = e.points("quick", [SEED])[-1]
+        points = e.points("quick", [SEED])
+        if not points:  # an entry the catalog does not run (the authors' hardware)
+            continue
+        p = points[-1]
         doc = resolve(p.scenario, p.overrides)
         out.append(Case(f"catalog:{i}", p.scenario, list(p.overrides) + _quick(doc)))
     return out
