@@ -295,6 +295,8 @@ def reproduce(
     results: dict[str, Any] = {}
     all_claims: list[dict[str, Any]] = []
     out.mkdir(parents=True, exist_ok=True)
+    if single:  # progress.json sits beside the runs: the sweep's store marker first, or it refuses the folder
+        (out / "runs").mkdir(exist_ok=True)
     done: list[str] = []
     for i in id_list:
         _progress(out, scale, id_list, done, i)
