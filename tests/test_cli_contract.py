@@ -82,7 +82,8 @@ def test_flows_csv_has_the_readme_columns(tmp_path):
     with open(out / "flows.csv") as fh:
         header = next(csv.reader(fh))
     assert header == ["id", "spec", "conn", "src", "dst", "class", "size", "start_s", "finish_s", "fct_us",
-                      "ideal_fct_us", "slowdown", "acked_bytes", "timeouts", "timeouts_after_finish", "retransmits"]
+                      "ideal_fct_us", "slowdown", "acked_bytes", "timeouts", "timeouts_after_finish", "retransmits",
+                      "syn_timeouts"]
 
 
 def _expect_error(args, fragment, tmp_path):

@@ -55,7 +55,11 @@ def test_rtt_variation_raises_fct_of_isolated_small_flows(tmp_path):
     fa = [f["fct_us"] for f in a.flows]
     fb = [f["fct_us"] for f in b.flows]
     assert len(fa) == len(fb) == 50
-    assert all(abs((y - x) - 100.0) < 1.0 for x, y in zip(fa, fb))  # exactly one extra 100 us
+    # exactly one extra 100 us per flow; the first also waits for its connection's handshake,
+    # whose round trip crosses the added delay too (the pool reuses that connection after)
+    extra = [y - x for x, y in zip(fa, fb)]
+    assert abs(extra[0] - 200.0) < 1.0, extra[0]
+    assert all(abs(e - 100.0) < 1.0 for e in extra[1:]), extra
 
 
 def test_trace_replayed_exactly_and_flows_csv_documented(tmp_path):

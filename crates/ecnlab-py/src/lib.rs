@@ -227,6 +227,13 @@ fn transport_defaults() -> serde_json::Value {
     v
 }
 
+/// `[host]`'s defaults as the default profile (`linux`) resolves them.
+fn linux_host_defaults() -> ecnlab_sim::config::HostConfig {
+    let mut h = ecnlab_sim::config::HostConfig::default();
+    h.resolve(ecnlab_sim::tcp::Profile::Linux);
+    h
+}
+
 /// The full default configuration of every table (for `ecnlab list --keys`).
 #[pyfunction]
 fn defaults_json() -> String {
@@ -234,7 +241,7 @@ fn defaults_json() -> String {
         "switch": ecnlab_core::port::PortConfig::default(),
         "marking": ecnlab_core::MarkingConfig::default(),
         "transport": transport_defaults(),
-        "host": ecnlab_sim::config::HostConfig::default(),
+        "host": linux_host_defaults(),
         "metrics": ecnlab_sim::config::MetricsConfig::default(),
     })
     .to_string()

@@ -33,7 +33,7 @@ pub struct HostConfig {
     /// (`sk_gso_max_size`), whose segments the NIC puts on the wire back to back, as many per
     /// skb as the kernel line's `tcp_tso_autosize` and the window allow; `"off"`: one MSS per
     /// skb. Unset: `"64KiB"`, a stock Linux NIC's (`GSO_MAX_SIZE`).
-    #[schemars(extend("default" = "64KiB"))]
+    #[schemars(extend("default" = "65536B"))]
     pub tso: Option<crate::tcp::linux::offload::Tso>,
     /// `linux` only. Generic Receive Offload: the receiver's NAPI poll merges each flow's
     /// contiguous segments into skbs of up to 64 KB, and TCP ACKs once per skb. Unset: on, as
@@ -62,6 +62,17 @@ impl Default for HostConfig {
 }
 
 impl HostConfig {
+    /// The offload keys left unset take the linux profile's defaults, so that a resolved
+    /// scenario says what ran; the textbook hosts have none (left unset, refused if given).
+    pub fn resolve(&mut self, profile: crate::tcp::Profile) {
+        use crate::tcp::linux::offload::{Tso, GSO_MAX_SIZE, RX_COALESCE_NS};
+        if profile == crate::tcp::Profile::Linux {
+            self.tso.get_or_insert(Tso::Size(ByteSize(GSO_MAX_SIZE)));
+            self.gro.get_or_insert(true);
+            self.rx_coalesce.get_or_insert(Duration(RX_COALESCE_NS));
+        }
+    }
+
     /// The NIC offloads a host of `profile` runs with (the textbook hosts have none).
     pub fn offloads(&self, profile: crate::tcp::Profile) -> crate::tcp::linux::offload::Offloads {
         use crate::tcp::linux::offload::Offloads;

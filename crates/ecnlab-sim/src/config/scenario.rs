@@ -89,7 +89,14 @@ impl Scenario {
         })?;
         let read = serde_json::from_str::<serde_json::Value>(text).map_err(|e| e.to_string())?;
         scn.refuse_tables_as_arrays(&read)?;
-        Ok(scn)
+        Ok(scn.resolved())
+    }
+
+    /// Defaults that depend on `transport.profile` outside `[transport]` (which resolves its
+    /// own): the hosts' offloads.
+    fn resolved(mut self) -> Scenario {
+        self.host.resolve(self.transport.profile);
+        self
     }
 
     /// See [`crate::de::refuse_tables_as_arrays`].
@@ -109,7 +116,7 @@ impl Scenario {
         })?;
         let read = toml::from_str::<serde_json::Value>(text).map_err(|e| e.message().to_string())?;
         scn.refuse_tables_as_arrays(&read)?;
-        Ok(scn)
+        Ok(scn.resolved())
     }
 
     /// The port and marking settings of the switches of tier `tier`.
