@@ -180,7 +180,8 @@ def test_isolation_is_each_weighted_queues_service_against_its_due(star):
     iso = a["recommendation"]["metrics"]["isolation"]
     assert iso and all(k.startswith("s0->h0 queue ") for k in iso), iso
     assert {int(k.rsplit(" ", 1)[1]) for k in iso} <= {1, 2, 3}, "weighted queues only"
-    assert all(v["mean"] > 0 and v["lo"] > 0 for v in iso.values())
+    # a queue backlogged in one seed only has a value and no interval
+    assert all(v["mean"] > 0 and (v["lo"] > 0 if v["n"] > 1 else v["lo"] is None) for v in iso.values()), iso
     from ecnlab import soundness
     from ecnlab.advise import sound
 

@@ -43,6 +43,24 @@ def test_nic_bound_and_nic_drops():
     assert not _flags(marked, "nic_bound") and _flags(marked, "nic_drops")
 
 
+def test_nic_bound_counts_beyond_one_tso_skb_and_leaves_tcp_small_queues_alone():
+    nics = [{"port": "h1->s0", "avg_qlen_bytes": 60_000.0, "max_qlen_bytes": 400_000, "drops": 0},
+            {"port": "h2->s0", "avg_qlen_bytes": 90_000.0, "max_qlen_bytes": 400_000, "drops": 0}]
+    textbook = S.Run(_summary(nics=nics), {"host": {"nic_marking": False}})
+    assert [f.at for f in _flags(textbook, "nic_bound")] == ["NIC h1->s0", "NIC h2->s0"]
+    # One 64 KiB skb in the NIC is the sender working as designed: 15 KB beyond it is the limit.
+    tso = S.Run(_summary(nics=nics), {"host": {"nic_marking": False, "tso": "64KiB"},
+                                      "transport": {"profile": "linux", "small_queues": False, "cc": "dctcp"}})
+    [f] = _flags(tso, "nic_bound")
+    assert f.at == "NIC h2->s0" and f.numbers["limit_bytes"] == 15_000 + 65_536
+    # TCP Small Queues bound each socket's share of the NIC as on a real host: not flagged,
+    # while a drop there still is.
+    tsq = S.Run(_summary(nics=nics + [{"port": "h3->s0", "avg_qlen_bytes": 3e6, "max_qlen_bytes": 4e6, "drops": 5}]),
+                {"host": {"nic_marking": False, "tso": "64KiB"},
+                 "transport": {"profile": "linux", "small_queues": True, "cc": "dctcp"}})
+    assert not _flags(tsq, "nic_bound") and [f.at for f in _flags(tsq, "nic_drops")] == ["NIC h3->s0"]
+
+
 def test_cut_by_duration():
     run = S.Run(_summary(flows={"completed": 97, "unfinished": 2, "timeouts": 0}, sim_time_s=0.4), {})
     assert _flags(run, "cut_by_duration")[0].text == "cut by duration: 2 flows unfinished at 0.4 s (97 completed)"

@@ -25,9 +25,13 @@ from typing import Any
 from .. import _core
 from ..inputs import ScenarioError
 from .options import Inputs
+from . import words
 from .rtt import RttProfile, from_points
 
 ROUND_ROBIN = {"dwrr", "wrr", "sp_dwrr"}
+# fq_codel's default memory_limit (sch_fq_codel.c, fq_codel_init: 32 << 20), the qdisc a
+# Linux host's NIC queues sit behind by default (net.core.default_qdisc = fq_codel).
+LINUX_QDISC_BYTES = "32MiB"
 DEFAULT_SENDERS = 8
 PROBE_INTERVAL = "100us"  # a ping every 100 us in the unclassified queue: the RTT a ping sees
 
@@ -263,9 +267,18 @@ def _host_nics(doc: dict[str, Any], resolved: dict[str, Any]) -> str:
     if t["cc"] == "dcqcn":
         return "DCQCN hosts are RDMA NICs: a queue pair hands the NIC one packet at a time (no NIC queue builds)"
     if t["profile"] == "linux" and t.get("small_queues") is True:
-        return (f"TCP small queues (transport.small_queues, linux profile): a sender holds a socket back once "
-                f"{t.get('limit_output_bytes', 'tcp_limit_output_bytes')} of it wait below TCP, instead of "
-                f"queueing in (and dropping at) its own NIC")
+        lob = words.size(_core.parse_unit("size", str(t["limit_output_bytes"])))
+        said = (f"TCP small queues (transport.small_queues, linux profile): a sender holds a socket back once "
+                f"{lob} of it wait below TCP, instead of queueing in (and dropping at) its own NIC")
+        if "nic_buffer" in doc.get("host", {}):
+            return said
+        # TSQ bounds each socket, not the host: a host's sockets together may hold more than the
+        # core's 4 MB NIC queue (25 Gbps star: 194 drops at 4 MB). A Linux host's qdisc holds
+        # them: fq_codel, the usual default, up to its memory_limit (sch_fq_codel.c: 32 MiB).
+        doc.setdefault("host", {})["nic_buffer"] = LINUX_QDISC_BYTES
+        return (f"{said}; the NIC queue holds what a Linux host's default qdisc does (fq_codel's memory_limit, "
+                f"{words.size(_core.parse_unit('size', LINUX_QDISC_BYTES))}: host.nic_buffer), since TCP small "
+                "queues bound each socket, not the host")
     if resolved["host"]["nic_marking"]:
         return "host.nic_marking (the scenario's): the NICs mark with the switch's scheme"
     doc.setdefault("host", {})["nic_marking"] = True
