@@ -261,7 +261,8 @@ def test_testbed_web_search_senders_are_not_nic_bound():
     assert sum(n["drops"] for n in on["nics"]) == 0, on["nics"]
     assert sum(n["drops"] for n in tsq["nics"]) == 0, tsq["nics"]
     assert "nic_drops" not in {f["rule"] for f in tsq["soundness"]["flags"]}
-    assert sum(n["drops"] for n in off["nics"]) > 0 and nic_rules <= {f["rule"] for f in off["soundness"]["flags"]}
+    # (its average queue stays below one 64 KiB TSO skb plus nic_bound's 15 KB: the drops say it)
+    assert sum(n["drops"] for n in off["nics"]) > 0 and "nic_drops" in {f["rule"] for f in off["soundness"]["flags"]}
 
 
 def test_every_builtin_with_generated_traffic_marks_at_the_host_nic():
