@@ -308,6 +308,10 @@ LINUX_TRANSPORT = {
     # segment: no TSO, no GRO (the linux profile's defaults are 64 KiB and on).
     "tso": "off",
     "gro": False,
+    # ns-3 3.44's TcpSocketBase has neither Tail Loss Probe nor RACK (RFC 6675's DupThresh and
+    # the RTO only); the linux profile's defaults are on (RACK from kernel 4.19).
+    "tlp": False,
+    "rack": False,
 }
 
 # ns-3 driver switches for the linux comparisons, each with the Linux behaviour it stands for.
@@ -550,7 +554,8 @@ def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
     else:
         out += [f'delayed_ack_timeout = {_us(tr["delayed_ack_timeout_us"])}',
                 f'sack = {str(tr["sack"]).lower()}', f'prr = {str(tr["prr"]).lower()}',
-                f'small_queues = {str(tr["small_queues"]).lower()}']
+                f'small_queues = {str(tr["small_queues"]).lower()}',
+                f'tlp = {str(tr["tlp"]).lower()}', f'rack = {str(tr["rack"]).lower()}']
     out += ["", "[host]", "persistent_connections = false", "nic_marking = false"]
     if profile == "linux":
         out += [f'tso = "{tr["tso"]}"', f'gro = {str(tr["gro"]).lower()}']

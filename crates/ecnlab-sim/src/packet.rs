@@ -45,6 +45,10 @@ pub mod flags {
     /// without payload from the sender; the SYN-ACK an `Ack` with this flag (bit 8 is DCQCN's
     /// NAK).
     pub const SYN: u8 = 16;
+    /// The ACK reports a duplicate segment (RFC 2883's D-SACK, the first SACK block below
+    /// the cumulative ACK), which the `linux` sender's loss probe reads; carried as a flag so
+    /// that it takes no SACK block.
+    pub const DSACK: u8 = 32;
 }
 
 /// Header bytes added to a TCP payload on the wire (IP 20 + TCP 20); a 1460-byte MSS gives

@@ -690,7 +690,8 @@ mod tests {
     /// may delay past the sender's RTO (10 ms both); that spurious timeout resends the flow's
     /// last segment after its finish and was counted nowhere (68 of 68 in tcn-isolation's
     /// 200 flows, a capture showed), or, on a persistent connection, charged to the next
-    /// flow. It is the flow's `late_timeouts`, apart from the timeouts that stalled it.
+    /// flow. It is the flow's `late_timeouts`, apart from the timeouts that stalled it. Tail
+    /// Loss Probes off: a probe takes that RTO's place (0 timeouts with them).
     #[test]
     fn every_timeout_is_counted_once_by_the_flow_whose_bytes_it_resends() {
         for persistent in [false, true] {
@@ -698,7 +699,7 @@ mod tests {
                 "name = \"t\"\nduration = \"2s\"\n[topology]\nkind = \"star\"\nhosts = 9\n\
                  link_rate = \"1Gbps\"\nlink_delay = \"20us\"\n[switch]\nbuffer = \"60KB\"\n\
                  [marking]\nscheme = \"tcn\"\n[marking.tcn]\nthreshold = \"100us\"\n\
-                 [transport]\nprofile = \"linux\"\ncc = \"dctcp\"\nrto_min = \"10ms\"\nrto_init = \"10ms\"\n\
+                 [transport]\nprofile = \"linux\"\ncc = \"dctcp\"\nrto_min = \"10ms\"\nrto_init = \"10ms\"\ntlp = false\n\
                  [host]\npersistent_connections = {persistent}\n[[traffic]]\nkind = \"poisson\"\n\
                  cdf = \"websearch\"\nload = 0.5\nflows = 300\nsenders = [1, 2, 3, 4, 5, 6, 7, 8]\n\
                  receivers = [0]\n"

@@ -247,6 +247,14 @@ pub struct TcpConfig {
     /// bytes below TCP (under 3.18 its floor), by default the kernel line's: 128KiB (3.18),
     /// 256KiB (4.19), 4MiB (6.18).
     pub limit_output_bytes: ByteSize,
+    /// `linux` only. Tail Loss Probe (`tcp_early_retrans` = 3, Linux 3.10 on; RFC 8985 §7): a
+    /// tail unacknowledged for the line's probe timeout (about 2 SRTT, `tcp/linux/recovery.rs`)
+    /// sends new data or the last segment again. Default true; needs `sack`.
+    pub tlp: bool,
+    /// `linux` only. RACK loss detection (`tcp_recovery` = 1, RFC 8985 §6, tcp_recovery.c): lost
+    /// once a later-sent segment is delivered and a reordering window (min_rtt / 4) has passed;
+    /// replaces DupThresh. Default: the line's (from 4.19; 3.18 has none); needs `sack`.
+    pub rack: bool,
     /// `linux` only. Connections open with the three-way handshake (RFC 9293 §3.5, as
     /// `tcp_connect`): the sender's SYN, the receiver's SYN-ACK, then the sender's ACK and its
     /// first data; a lost SYN or SYN-ACK waits `rto_syn`, doubled per retry. Default true (what
@@ -275,7 +283,7 @@ impl Default for TcpConfig {
 
 /// Keys only `textbook` reads, and keys only `linux` reads (the rest are shared).
 pub const TEXTBOOK_ONLY: [&str; 3] = ["partial_ack_rto", "min_cwnd", "dctcp_alpha_bits"];
-pub const LINUX_ONLY: [&str; 13] = [
+pub const LINUX_ONLY: [&str; 15] = [
     "sack",
     "prr",
     "cubic_beta",
@@ -285,6 +293,8 @@ pub const LINUX_ONLY: [&str; 13] = [
     "kernel",
     "small_queues",
     "limit_output_bytes",
+    "tlp",
+    "rack",
     "handshake",
     "rto_syn",
     "syn_retries",
@@ -329,6 +339,8 @@ impl TcpConfig {
             kernel: Kernel::default(),
             small_queues: true,
             limit_output_bytes: ByteSize(Kernel::default().limit_output_bytes()),
+            tlp: true,
+            rack: Kernel::default().has_rack(),
             handshake: linux,
             rto_syn: ms(1000),
             syn_retries: 6,
@@ -427,6 +439,9 @@ impl TcpConfig {
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return Err(format!("transport.cubic_beta = {} must be in (0, 1)", self.cubic_beta));
         }
+        if self.rack && !self.kernel.has_rack() {
+            return Err(format!("transport.rack: kernel {} has no RACK (Linux 4.4 on)", self.kernel.name()));
+        }
         if self.handshake && self.rto_syn.0 == 0 {
             return Err("transport.rto_syn: must be > 0 (times are whole nanoseconds)".into());
         }
@@ -513,6 +528,10 @@ pub struct RawTcpConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     limit_output_bytes: Option<ByteSize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    tlp: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rack: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     handshake: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rto_syn: Option<Duration>,
@@ -540,6 +559,8 @@ impl RawTcpConfig {
             "kernel" => self.kernel.is_some(),
             "small_queues" => self.small_queues.is_some(),
             "limit_output_bytes" => self.limit_output_bytes.is_some(),
+            "tlp" => self.tlp.is_some(),
+            "rack" => self.rack.is_some(),
             "handshake" => self.handshake.is_some(),
             "rto_syn" => self.rto_syn.is_some(),
             "syn_retries" => self.syn_retries.is_some(),
@@ -594,6 +615,8 @@ impl RawTcpConfig {
             kernel,
             small_queues: self.small_queues.unwrap_or(d.small_queues),
             limit_output_bytes: self.limit_output_bytes.unwrap_or(ByteSize(kernel.limit_output_bytes())),
+            tlp: self.tlp.unwrap_or(d.tlp),
+            rack: self.rack.unwrap_or(kernel.has_rack()),
             handshake: self.handshake.unwrap_or(d.handshake),
             rto_syn: self.rto_syn.unwrap_or(d.rto_syn),
             syn_retries: self.syn_retries.unwrap_or(d.syn_retries),
@@ -647,6 +670,8 @@ impl From<TcpConfig> for RawTcpConfig {
             kernel: linux.then_some(c.kernel),
             small_queues: linux.then_some(c.small_queues),
             limit_output_bytes: linux.then_some(c.limit_output_bytes),
+            tlp: linux.then_some(c.tlp),
+            rack: linux.then_some(c.rack),
             handshake: linux.then_some(c.handshake),
             rto_syn: linux.then_some(c.rto_syn),
             syn_retries: linux.then_some(c.syn_retries),

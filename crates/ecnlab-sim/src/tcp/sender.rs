@@ -70,6 +70,11 @@ pub struct SenderStats {
     pub rto_ns: u64,
     /// SYN retransmissions (`linux` with `transport.handshake`).
     pub syn_timeouts: u64,
+    /// Tail loss probes sent (`linux` with `transport.tlp`, `LINUX_MIB_TCPLOSSPROBES`).
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss (the episode's cwnd reduction,
+    /// `LINUX_MIB_TCPLOSSPROBERECOVERY`).
+    pub tlp_recoveries: u64,
 }
 
 /// What `[transport]` sets for a sender, fixed at construction (bytes and nanoseconds).

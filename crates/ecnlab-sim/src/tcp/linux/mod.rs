@@ -14,6 +14,7 @@
 //! - [`gro`]: the receiver host's GRO (NAPI batches merged per flow into 64 KB skbs).
 //! - [`offload`]: `host.tso`, `host.gro`, `host.rx_coalesce` resolved to what the
 //!   sender and receiver run with.
+//! - [`recovery`]: loss detection by kernel line (the Tail Loss Probe's timeout, RACK).
 //! - [`receiver`]: the receiver (delayed ACKs with quick-ACK, SACK blocks, ECN echo).
 //! - [`sack_option`]: how SACK blocks travel from the receiver to the sender.
 //! - [`sender`]: the sender (loss recovery, PRR, RTO), on the SACK [`scoreboard`]; its
@@ -28,6 +29,7 @@ pub mod gro;
 pub mod kernel;
 pub mod offload;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
 pub mod sack_option;
 pub mod scoreboard;

@@ -133,6 +133,8 @@ pub struct LinuxReceiver {
     ack_scheduled: bool,
     /// This segment must be acknowledged at once (`ICSK_ACK_NOW`).
     ack_now: bool,
+    /// A duplicate segment arrived: the next ACK carries a D-SACK (`tcp_dsack_set`).
+    dsack: bool,
     /// Delayed-ACK timer (`ICSK_ACK_TIMER` and its deadline).
     delack_deadline: Option<Nanos>,
     /// TS.Recent: the `tx_ns` the next ACK echoes, and the DSCP of the last segment.
@@ -183,6 +185,7 @@ impl LinuxReceiver {
             lrcvtime: 0,
             ack_scheduled: false,
             ack_now: false,
+            dsack: false,
             delack_deadline: None,
             ts_recent: 0,
             dscp: 0,
@@ -290,6 +293,7 @@ impl LinuxReceiver {
         if end <= self.data.rcv_nxt() {
             // A retransmission of data we hold: quick-ACK mode, ACK at once.
             self.stats.duplicates += 1;
+            self.dsack = true;
             self.enter_quickack_mode(MAX_QUICKACKS);
             self.ack_scheduled = true;
         } else if start > self.data.rcv_nxt() {
@@ -498,7 +502,10 @@ impl LinuxReceiver {
         // need ECN; DCTCP's sockets set ECT at the handshake (`tcp_ecn_send_syn`,
         // `tcp_ecn_send_synack`), so its ACKs leave ECT(0), classic ECN's Not-ECT.
         let ecn = if self.mode == EchoMode::Dctcp { Ecn::Ect0 } else { Ecn::NotEct };
-        let fl = if ece { flags::ECE } else { 0 };
+        let mut fl = if ece { flags::ECE } else { 0 };
+        if std::mem::take(&mut self.dsack) {
+            fl |= flags::DSACK;
+        }
         out.push(self.ends.reply(Kind::Ack, ack, self.ts_recent, tag, ecn, fl, self.dscp));
     }
 

@@ -29,6 +29,11 @@ impl SackBlocks {
     pub fn as_slice(&self) -> &[(u64, u64)] {
         &self.blocks[..self.len as usize]
     }
+    /// The blocks in sequence order (how `tcp_sacktag_write_queue` walks them).
+    pub fn sort(&mut self) {
+        let n = self.len as usize;
+        self.blocks[..n].sort_unstable();
+    }
     /// Appends a block; ignored when full.
     pub fn push(&mut self, start: u64, end: u64) {
         if (self.len as usize) < MAX_SACK_BLOCKS {

@@ -8,6 +8,7 @@
 //! re-segmentation). The entries live in a ring (`VecDeque`) that grows to the largest
 //! flight once and is reused: nothing allocates per segment in the steady state.
 
+use super::recovery::Rack;
 use ecnlab_core::units::Nanos;
 use std::collections::VecDeque;
 
@@ -74,6 +75,38 @@ pub struct AckDelta {
     /// A retransmitted segment was cumulatively acknowledged (`FLAG_RETRANS_DATA_ACKED`:
     /// no RTT sample from this ACK's cumulative part).
     pub retrans_acked: bool,
+    /// RACK's view of the segments this ACK delivers, when RACK runs.
+    pub rack: Option<RackAck>,
+}
+
+/// RACK over one ACK: `tcp_rack_advance` for each segment it delivers (newly SACKed in
+/// `tcp_sacktag_one`, cumulatively acknowledged and not SACKed before in
+/// `tcp_clean_rtx_queue`), and the reordering it reveals (`tcp_check_sack_reordering`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RackAck {
+    pub rack: Rack,
+    pub now: Nanos,
+    /// `tcp_min_rtt` before this ACK.
+    pub min_rtt: Option<Nanos>,
+    /// The ACK's timestamp echo: a cumulatively acknowledged retransmission sent after it
+    /// was not what the ACK answers (`tcp_skb_spurious_retrans`) and advances nothing.
+    pub tsecr: Nanos,
+    /// The end of the highest SACKed segment before this ACK (`prior_fack`; None: none).
+    pub fack: Option<u64>,
+}
+
+impl RackAck {
+    fn delivered(&mut self, s: &Seg, cumulative: bool) {
+        let retransmitted = s.has(mark::EVER_RETRANS);
+        if cumulative && retransmitted && self.tsecr < s.tx {
+            return;
+        }
+        self.rack.advance(self.now, s.tx, s.end(), retransmitted, self.min_rtt);
+        // "New sack for not retransmitted frame, which was in hole. It is reordering."
+        if !retransmitted && self.fack.is_some_and(|f| s.seq < f) {
+            self.rack.reord_seen = true;
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -148,6 +181,11 @@ impl Scoreboard {
         while let Some(s) = self.segs.front().copied() {
             if s.end() <= una {
                 d.pkts_acked += 1;
+                if !s.has(mark::SACKED) {
+                    if let Some(r) = d.rack.as_mut() {
+                        r.delivered(&s, true);
+                    }
+                }
                 if s.has(mark::EVER_RETRANS) {
                     d.retrans_acked = true;
                 } else if !s.has(mark::SACKED) {
@@ -186,6 +224,9 @@ impl Scoreboard {
         let mut i = self.segs.partition_point(|s| s.seq < start);
         while i < self.segs.len() && self.segs[i].end() <= end {
             if !self.segs[i].has(mark::SACKED) {
+                if let Some(r) = d.rack.as_mut() {
+                    r.delivered(&self.segs[i], false);
+                }
                 if !self.segs[i].has(mark::EVER_RETRANS) {
                     d.first_sack_tx.get_or_insert(self.segs[i].tx);
                     d.last_sack_tx = self.segs[i].tx;
@@ -216,6 +257,48 @@ impl Scoreboard {
             }
         }
         newly
+    }
+
+    /// RACK's loss scan (`tcp_rack_detect_loss`, RFC 8985 §6.2 step 5): every segment not
+    /// SACKed, and not already lost and waiting for its retransmission, that was sent before
+    /// RACK's segment is lost once `rack.rtt + reo_wnd` has passed since its own (last)
+    /// transmission; a retransmission so judged is lost again (`tcp_mark_skb_lost`). Returns
+    /// the segments newly taken out of the pipe and the longest wait of those not yet lost
+    /// (ns; 0: none).
+    pub fn rack_detect_loss(&mut self, rack: &Rack, now: Nanos, reo_wnd: Nanos) -> (u32, Nanos) {
+        let (mut newly, mut wait) = (0u32, 0i64);
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.has(mark::SACKED) || (s.has(mark::LOST) && !s.has(mark::RETRANS)) {
+                continue;
+            }
+            if !Rack::sent_after(rack.xmit, rack.end_seq, s.tx, s.end()) {
+                // Sent after RACK's segment. Originals leave in sequence order, so every
+                // later original did too (the kernel's time-sorted list ends here); a
+                // retransmission may sit below older originals.
+                if s.has(mark::EVER_RETRANS) {
+                    continue;
+                }
+                break;
+            }
+            let remaining = rack.remaining(now, s.tx, reo_wnd);
+            if remaining <= 0 {
+                self.set_mark(i, mark::LOST);
+                self.unmark(i, mark::RETRANS);
+                newly += 1;
+            } else {
+                wait = wait.max(remaining);
+            }
+        }
+        (newly, wait as Nanos)
+    }
+
+    /// The end of the highest SACKed segment (`tcp_highest_sack_seq`), None when none is.
+    pub fn highest_sack_end(&self) -> Option<u64> {
+        if self.sacked_out == 0 {
+            return None;
+        }
+        self.segs.iter().rposition(|s| s.has(mark::SACKED)).map(|i| self.segs[i].end())
     }
 
     /// Marks the first segment lost (`tcp_mark_head_lost` with one packet: Reno emulation,

@@ -55,15 +55,18 @@
 //!   scoreboard is updated (the order of Linux 6.14+, so DCTCP sees this ACK's deliveries).
 //!
 //! Deliberate deviations from Linux:
-//! - The connection is pre-established (no SYN/SYN-ACK; `rto_init` stands for the RTO a
-//!   handshake leaves behind when no sample exists), and has an unlimited receive window
-//!   (`max_cwnd` stands for it).
-//! - No RACK-TLP (loss detection is RFC 6675's DupThresh rule, Linux with
-//!   `tcp_recovery = 0`), no tail loss probe, no F-RTO, no undo (DSACK, Eifel,
-//!   timestamps): a spurious reduction is not reverted.
-//! - NextSeg rules 3 and 4 (RFC 6675) are done, which Linux does not (it has TLP instead).
-//! - No TSO/GSO, no pacing, no Nagle: one MSS-sized segment at a time, sent as soon as
-//!   pipe < cwnd. No RFC 2861 cwnd decay when application-limited.
+//! - The handshake is optional (`transport.handshake`, `sender/open.rs`; without it
+//!   `rto_init` stands for the RTO a handshake leaves behind), and the receive window is
+//!   unlimited (`max_cwnd` stands for it).
+//! - Loss detection as the kernel line has it (`transport.tlp`, `transport.rack`; in
+//!   `sender/loss_detection.rs`): the Tail Loss Probe, RACK from 4.19; with RACK off, RFC
+//!   6675's DupThresh rule (Linux with `tcp_recovery = 0`). No F-RTO, no undo (DSACK,
+//!   Eifel, timestamps): a spurious reduction is not reverted.
+//! - NextSeg rules 3 and 4 (RFC 6675), which Linux does not do (it has TLP instead), only
+//!   with `transport.tlp` off (the ns-3 comparisons: ns-3 3.44 has no TLP).
+//! - TSO as `host.tso` sets it (`sender/write_xmit.rs`); no pacing (`sk_pacing_rate` only
+//!   sizes skbs and TCP Small Queues), no Nagle. No RFC 2861 cwnd decay when
+//!   application-limited.
 //! - Time is the simulator's nanoseconds, not jiffies: RTOs are not rounded up to the
 //!   kernel's HZ ticks, and timestamp RTT samples have microsecond resolution.
 
@@ -80,10 +83,12 @@ use crate::transport::app::{AppWrites, Endpoints, Tagging};
 use ecnlab_core::units::Nanos;
 
 mod episode;
+mod loss_detection;
 mod open;
 mod small_queues;
 mod write_xmit;
 
+use loss_detection::{Pending, TlpEpisode};
 pub use open::Open;
 use small_queues::SmallQueues;
 
@@ -98,8 +103,11 @@ struct SenderParams {
     /// `tcp_reordering`: RFC 6675 DupThresh.
     dupthresh: u32,
     rto_max: Nanos,
-    /// `tcp_rto_min_us`.
+    /// `tcp_rto_min_us`, and in ns (6.x's probe timeout with one segment out).
     rto_min_us: u64,
+    rto_min: Nanos,
+    /// Tail Loss Probe and RACK (`transport.tlp`, `transport.rack`; SACK connections only).
+    tlp: bool,
     sack: bool,
     prr: bool,
     limited_transmit: bool,
@@ -170,6 +178,10 @@ pub struct LinuxSender {
     episode: Episode,
     /// The handshake (`transport.handshake`).
     open: Open,
+    /// The probe out, if any (`tlp_high_seq`).
+    tlp: Option<TlpEpisode>,
+    /// RACK's state (`transport.rack`), None when off.
+    rack: Option<super::recovery::Rack>,
     /// A reduction began and nothing has been sent since: one segment may go regardless of
     /// cwnd (PRR's "force fast retransmit" when `prr` is off). It outlives a reduction that
     /// ends before anything was sent, as the segment it allows is still owed.
@@ -188,6 +200,8 @@ pub struct LinuxSender {
     /// Consecutive timeouts without progress (`icsk_retransmits`).
     retransmits: u32,
     deadline: Option<Nanos>,
+    /// What `deadline` stands for.
+    pending: Pending,
     /// Time of the last data transmission; None before the first.
     lsndtime: Option<Nanos>,
     stats: SenderStats,
@@ -212,6 +226,8 @@ impl LinuxSender {
             dupthresh: cfg.dupack_thresh.max(1),
             rto_max: cfg.rto_max.ns().max(1),
             rto_min_us: cfg.rto_min.ns() / NS_PER_US,
+            rto_min: cfg.rto_min.ns(),
+            tlp: cfg.tlp && cfg.sack,
             sack: cfg.sack,
             prr: cfg.prr,
             limited_transmit: cfg.limited_transmit,
@@ -234,6 +250,8 @@ impl LinuxSender {
             ca,
             episode: Episode::None,
             open: if cfg.handshake { Open::Closed } else { Open::Established },
+            tlp: None,
+            rack: (cfg.rack && cfg.sack).then(super::recovery::Rack::default),
             force_one: false,
             queue_cwr: false,
             is_cwnd_limited: false,
@@ -244,6 +262,7 @@ impl LinuxSender {
             rto: cfg.rto_init.ns().min(cfg.rto_max.ns()).max(1),
             retransmits: 0,
             deadline: None,
+            pending: Pending::Rto,
             lsndtime: None,
             stats: SenderStats::default(),
         };
@@ -367,10 +386,16 @@ impl LinuxSender {
         let prior_una = self.tp.snd_una;
 
         // tcp_sacktag_write_queue, then tcp_clean_rtx_queue.
-        let mut d = AckDelta::default();
+        let mut d = AckDelta { rack: self.rack_ack(now, ack.tx_ns), ..AckDelta::default() };
         if self.p.sack {
             if let Some(b) = sack {
-                for &(s, e) in b.as_slice() {
+                let mut blocks = *b;
+                if d.rack.is_some() {
+                    // tcp_sacktag_write_queue walks the blocks in sequence order (RACK's RTT
+                    // is its last delivery's).
+                    blocks.sort();
+                }
+                for &(s, e) in blocks.as_slice() {
                     if e > a {
                         self.sb.sack_block(s.max(a), e.min(self.snd_nxt), &mut d);
                     }
@@ -378,6 +403,9 @@ impl LinuxSender {
             }
         }
         self.sb.cumulative_ack(a, &mut d);
+        if let Some(r) = d.rack {
+            self.rack = Some(r.rack);
+        }
         self.tp.snd_una = a;
         let una_advanced = a > prior_una;
         let dupack = !una_advanced && d.sacked == 0 && prior_packets > 0;
@@ -419,10 +447,17 @@ impl LinuxSender {
             self.tp.min_rtt_us = self.tp.min_rtt_us.min(ca_us.min(u32::MAX as u64) as u32);
             self.rto = (est.rto_us() * NS_PER_US).min(self.p.rto_max).max(1);
         }
+        // 4.x: tcp_process_tlp_ack, then tcp_set_xmit_timer (a probe if one may go, else the
+        // RTO); 3.18 re-arms the RTO here and judges and schedules probes after the alert.
+        let later_tlp = self.p.tlp && self.p.kernel != Kernel::V3_18;
+        if later_tlp {
+            self.process_tlp_ack(a, dupack, ack.has(flags::DSACK));
+        }
         if una_advanced {
             self.retransmits = 0;
-            // tcp_set_xmit_timer / tcp_rearm_rto.
-            self.deadline = if self.sb.packets_out() > 0 { Some(now + self.rto) } else { None };
+            if !(later_tlp && self.schedule_loss_probe(now, true)) {
+                self.rearm_rto(now);
+            }
         }
         if prior_packets > 0 {
             // tcp_clean_rtx_queue's hook, on every ACK that finds data outstanding: the
@@ -439,7 +474,11 @@ impl LinuxSender {
         self.ca.in_ack_event(&mut self.tp, ev);
 
         // tcp_fastretrans_alert (an ACK is "dubious" unless in Open with a clean advance).
-        let newly_lost = self.fastretrans_alert(una_advanced, dupack, ece);
+        let newly_lost = self.fastretrans_alert(now, una_advanced, dupack, ece);
+        let tlp_318 = self.p.tlp && self.p.kernel == Kernel::V3_18;
+        if tlp_318 {
+            self.process_tlp_ack(a, dupack, ack.has(flags::DSACK));
+        }
 
         // tcp_cong_control.
         let acked_sacked = self.tp.delivered.wrapping_sub(prior_delivered);
@@ -449,6 +488,9 @@ impl LinuxSender {
             self.update_cwnd_limited();
             self.tp.snd_nxt = self.snd_nxt;
             self.ca.cong_avoid(&mut self.tp, a, acked_sacked);
+        }
+        if tlp_318 {
+            self.schedule_loss_probe(now, false);
         }
         self.transmit(now, false, out);
         self.sync_stats();
@@ -469,6 +511,11 @@ impl LinuxSender {
         if let Open::SynSent { retries } = self.open {
             return self.syn_timeout(now, retries, out);
         }
+        match self.pending {
+            Pending::LossProbe => return self.send_loss_probe(now, out),
+            Pending::ReoTimeout => return self.rack_reo_timeout(now, out),
+            Pending::Rto => {}
+        }
         self.deadline = None;
         if self.sb.packets_out() == 0 {
             return;
@@ -481,7 +528,7 @@ impl LinuxSender {
         self.transmit(now, true, out);
         self.retransmits += 1;
         self.rto = self.rto.saturating_mul(2).min(self.p.rto_max);
-        self.deadline = Some(now + self.rto);
+        self.arm_rto(now + self.rto);
         self.sync_stats();
     }
 
@@ -521,8 +568,7 @@ impl LinuxSender {
     /// Sends as NextSeg orders it; `rto_head`: the first retransmission is the RTO's, which
     /// `tcp_retransmit_timer` sends past TCP Small Queues.
     fn transmit(&mut self, now: Nanos, rto_head: bool, out: &mut Vec<Packet>) {
-        let mut sent = false;
-        let mut limited = false;
+        let (mut sent, mut limited, mut new_sent) = (false, false, false);
         // (1) Segments deemed lost (tcp_xmit_retransmit_queue).
         while self.sb.lost_out > 0 {
             if !self.may_send() {
@@ -544,11 +590,12 @@ impl LinuxSender {
                     self.cwnd_restart(now - last);
                 }
             }
-            let (s, l) = self.write_xmit(now, app_limit, out);
-            (sent, limited) = (sent || s, l);
+            let (s, l) = self.write_xmit(now, app_limit, false, out);
+            (sent, limited, new_sent) = (sent || s, l, s);
         }
-        // (3) and (4): RFC 6675 NextSeg's last rules, in Recovery with SACK only.
-        if !limited && self.p.sack && self.snd_nxt >= app_limit {
+        // (3) and (4): RFC 6675 NextSeg's last rules, in Recovery with SACK only; Linux has
+        // none (TLP repairs a lost tail), so only without TLP.
+        if !limited && self.p.sack && !self.p.tlp && self.snd_nxt >= app_limit {
             while let Episode::Recovery { high_seq, high_rxt, rescue_rxt, .. } = self.episode {
                 if !self.may_send() {
                     break;
@@ -581,7 +628,15 @@ impl LinuxSender {
         }
         // RFC 6298 §5.1 / tcp_event_new_data_sent: arm the timer if data is outstanding.
         if self.deadline.is_none() && self.sb.packets_out() > 0 {
-            self.deadline = Some(now + self.rto);
+            self.arm_rto(now + self.rto);
+        }
+        // tcp_event_new_data_sent re-arms an RTO a probe held; tcp_write_xmit then schedules
+        // the probe ("one loss probe per tail loss episode").
+        if self.p.tlp && new_sent {
+            if self.pending == Pending::LossProbe {
+                self.rearm_rto(now);
+            }
+            self.schedule_loss_probe(now, false);
         }
     }
 
@@ -636,9 +691,9 @@ impl LinuxSender {
         if let Episode::Recovery { high_rxt, .. } = &mut self.episode {
             *high_rxt = (*high_rxt).max(s.end());
         }
-        if i == 0 {
-            // Retransmitting the head restarts the timer.
-            self.deadline = Some(now + self.rto);
+        if i == 0 && self.pending != Pending::ReoTimeout {
+            // Retransmitting the head restarts the timer (not RACK's: tcp_xmit_retransmit_queue).
+            self.arm_rto(now + self.rto);
         }
         self.stats.retransmitted_bytes += s.len as u64;
         if let Some(q) = self.tsq.as_mut() {

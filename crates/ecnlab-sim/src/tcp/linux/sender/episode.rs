@@ -7,6 +7,7 @@
 
 use super::{Episode, LinuxSender, Prr};
 use crate::tcp::linux::ca::{CaEvent, CaState, CongestionOps, INFINITE_SSTHRESH};
+use ecnlab_core::units::Nanos;
 
 impl LinuxSender {
     /// `tcp_in_cwnd_reduction`: CWR or Recovery.
@@ -15,7 +16,7 @@ impl LinuxSender {
     }
 
     /// `tcp_set_ca_state`: the hook sees the change before `ca_state` does.
-    fn set_state(&mut self, s: CaState) {
+    pub(super) fn set_state(&mut self, s: CaState) {
         if self.tp.ca_state != s {
             self.ca.set_state(&mut self.tp, s);
             self.tp.ca_state = s;
@@ -24,7 +25,9 @@ impl LinuxSender {
 
     /// `tcp_init_cwnd_reduction`: a CWR or Recovery episode begins; its `high_seq` and PRR
     /// counts for the caller's episode.
-    fn init_cwnd_reduction(&mut self) -> (u64, Prr) {
+    pub(super) fn init_cwnd_reduction(&mut self) -> (u64, Prr) {
+        // A reduction ends a probe's episode (6.x resets tlp_high_seq here).
+        self.tlp = None;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.tp.snd_cwnd_cnt = 0; // tcp_init_cwnd_reduction
         self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp);
@@ -38,7 +41,7 @@ impl LinuxSender {
     }
 
     /// `tcp_end_cwnd_reduction`.
-    fn end_cwnd_reduction(&mut self) {
+    pub(super) fn end_cwnd_reduction(&mut self) {
         if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
         }
@@ -46,7 +49,7 @@ impl LinuxSender {
     }
 
     /// `tcp_fastretrans_alert` without undo; returns the segments newly marked lost.
-    pub(super) fn fastretrans_alert(&mut self, una_advanced: bool, dupack: bool, ece: bool) -> u32 {
+    pub(super) fn fastretrans_alert(&mut self, now: Nanos, una_advanced: bool, dupack: bool, ece: bool) -> u32 {
         let una = self.tp.snd_una;
         // D. Exit conditions: the episode ends once high_seq is acknowledged.
         match self.episode {
@@ -67,8 +70,11 @@ impl LinuxSender {
             }
             _ => {}
         }
-        // Loss detection: RFC 6675 IsLost over the scoreboard, or Reno emulation.
-        let mut newly_lost = if self.p.sack {
+        // Loss detection (tcp_identify_packet_loss): RACK, RFC 6675 IsLost over the
+        // scoreboard, or Reno emulation.
+        let mut newly_lost = if self.rack.is_some() {
+            self.rack_mark_lost(now)
+        } else if self.p.sack {
             if self.sb.sacked_out > 0 {
                 self.sb.mark_lost(self.p.dupthresh)
             } else {
@@ -87,16 +93,9 @@ impl LinuxSender {
         }
         // tcp_time_to_recover.
         let sacked = if self.p.sack { self.sb.sacked_out } else { self.reno_sacked };
-        if self.sb.lost_out > 0 || sacked >= self.p.dupthresh {
-            // tcp_enter_recovery: a reduction already under way (CWR) continues with its
-            // high_seq (the recovery point), prior_cwnd and PRR counts.
-            let (high_seq, prr) = match self.episode {
-                Episode::Cwr { high_seq, prr } => (high_seq, prr),
-                _ => self.init_cwnd_reduction(),
-            };
-            self.episode = Episode::Recovery { high_seq, prr, high_rxt: una, rescue_rxt: None };
-            self.stats.fast_retransmits += 1;
-            self.set_state(CaState::Recovery);
+        // With RACK only a proven loss enters Recovery ("Not-A-Trick#2" is for the rest).
+        if self.sb.lost_out > 0 || (self.rack.is_none() && sacked >= self.p.dupthresh) {
+            self.enter_recovery();
             if self.sb.lost_out == 0 {
                 newly_lost += self.sb.mark_head_lost();
             }
@@ -114,6 +113,18 @@ impl LinuxSender {
             }
         }
         newly_lost
+    }
+
+    /// `tcp_enter_recovery`: a reduction already under way (CWR) continues with its
+    /// high_seq (the recovery point), prior_cwnd and PRR counts.
+    pub(super) fn enter_recovery(&mut self) {
+        let (high_seq, prr) = match self.episode {
+            Episode::Cwr { high_seq, prr } => (high_seq, prr),
+            _ => self.init_cwnd_reduction(),
+        };
+        self.episode = Episode::Recovery { high_seq, prr, high_rxt: self.tp.snd_una, rescue_rxt: None };
+        self.stats.fast_retransmits += 1;
+        self.set_state(CaState::Recovery);
     }
 
     /// `tcp_cwnd_reduction` (RFC 6937 PRR; Linux's bound selection).
@@ -159,6 +170,7 @@ impl LinuxSender {
             self.ca.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
         self.reno_sacked = 0;
+        self.tlp = None;
         self.sb.mark_all_lost();
         self.tp.snd_cwnd = self.pipe() + 1;
         self.tp.snd_cwnd_cnt = 0;

@@ -16,6 +16,9 @@ fn cfg(cc: CcKind, init_cwnd: u32) -> TcpConfig {
         rto_min: ecnlab_core::units::Duration::from_ms(200),
         // Pre-established: these tests start from an open connection.
         handshake: false,
+        // RFC 6675's loss detection; TLP and RACK have their own tests.
+        tlp: false,
+        rack: false,
         ..TcpConfig::default()
     }
 }
@@ -470,4 +473,135 @@ fn the_handshake_backs_off_its_syn_and_opens_with_its_rtt() {
     }
     assert_eq!((snd.open_state(), snd.stats().syn_timeouts), (Open::Failed, 6));
     assert_eq!(t, 127 * s, "1 + 2 + 4 + 8 + 16 + 32 + 64 s: the seventh SYN's timer ends it");
+}
+
+/// A sender of `kernel`'s loss detection (TLP, and RACK where the line has it), Reno, with
+/// `n` segments sent at t = 0 of `total`.
+fn probing(kernel: crate::tcp::config::Kernel, n: u32, total: u64) -> (LinuxSender, Vec<Packet>) {
+    let c = TcpConfig { tlp: true, rack: kernel.has_rack(), kernel, ..cfg(CcKind::NewReno, n) };
+    let mut s = LinuxSender::new(&c, 0, 0, 1, 0);
+    s.add_data(total * MSS);
+    let mut out = Vec::new();
+    s.poll(0, &mut out);
+    assert_eq!(out.len(), n as usize);
+    out.clear();
+    (s, out)
+}
+
+const US: Nanos = 1000;
+
+/// RFC 8985 §7's tail loss, by hand (4.19, 6.18): ten segments at t = 0, the last two lost,
+/// ACKs of the first eight at 100 us (SRTT 100 us; RTO = 100 us + rto_min = 200.1 ms). Two
+/// segments out: PTO = 2 SRTT + 2 ms = 2.2 ms, so the probe (segment 9 again) goes at 2.3 ms;
+/// its SACK at 2.4 ms shows RACK that segment 8, sent before the probe and 2.4 ms ago, is
+/// past RACK.rtt (100 us) + min_rtt / 4 (25 us): lost, Recovery, retransmitted at once. All
+/// is acknowledged at 2.5 ms, without a timeout: the RTO would have fired at 200.2 ms.
+#[test]
+fn a_lost_tail_is_repaired_by_the_probe_and_rack_long_before_the_rto() {
+    use crate::tcp::config::Kernel;
+    for k in [Kernel::V4_19, Kernel::V6_18] {
+        let (mut s, mut out) = probing(k, 10, 10);
+        for i in 1..=8 {
+            s.on_ack(100 * US, &ack(i * MSS, false, 0), None, &mut out);
+        }
+        assert!(out.is_empty());
+        assert_eq!(s.rto(), 200_100 * US);
+        assert_eq!(s.timer(), Some(100 * US + 2_200 * US), "{k:?}");
+        s.on_timer(2_300 * US, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![9 * MSS]);
+        assert_eq!(s.stats().tlp_probes, 1);
+        out.clear();
+        s.on_ack(2_400 * US, &ack(8 * MSS, false, 2_300 * US), Some(&sack(&[(9, 10)])), &mut out);
+        assert_eq!(s.sock().ca_state, CaState::Recovery);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![8 * MSS]);
+        out.clear();
+        s.on_ack(2_500 * US, &ack(10 * MSS, false, 2_400 * US), None, &mut out);
+        assert!(s.is_idle());
+        assert_eq!((s.stats().timeouts, s.sock().ca_state), (0, CaState::Open));
+        // Recovery's reduction (Reno: half of the 18 segments slow start reached).
+        assert_eq!(s.sock().snd_cwnd, 9);
+    }
+}
+
+/// RACK's reordering window by hand (6.18): ten segments at t = 0; segment 1's SACK at
+/// 100 us (SRTT = min_rtt = 100 us). Segment 0, sent before it, has RACK.rtt + min_rtt / 4 -
+/// 100 us = 25 us left: the reordering timer waits that plus TCP_TIMEOUT_MIN (2 ms), to
+/// 2.125 ms, then marks it lost and Recovery retransmits it. Three SACKed segments make the
+/// window 0 (as aggressive as DupThresh): lost on that ACK. 3.18 (no RACK) waits for a third
+/// SACK or the RTO (1 s, TCP_TIMEOUT_INIT, armed at t = 0).
+#[test]
+fn rack_waits_a_quarter_of_min_rtt_for_reordering() {
+    use crate::tcp::config::Kernel;
+    let (mut s, mut out) = probing(Kernel::V6_18, 10, 10);
+    s.on_ack(100 * US, &ack(0, false, 0), Some(&sack(&[(1, 2)])), &mut out);
+    assert!(out.is_empty());
+    assert_eq!(s.sock().ca_state, CaState::Disorder);
+    assert_eq!(s.timer(), Some(2_125 * US));
+    s.on_timer(2_125 * US, &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Recovery);
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
+
+    let (mut s, mut out) = probing(Kernel::V6_18, 10, 10);
+    s.on_ack(100 * US, &ack(0, false, 0), Some(&sack(&[(1, 4)])), &mut out);
+    assert_eq!(s.sock().ca_state, CaState::Recovery);
+    assert_eq!(out.first().map(|p| p.seq), Some(0));
+
+    let (mut s, mut out) = probing(Kernel::V3_18, 10, 10);
+    s.on_ack(100 * US, &ack(0, false, 0), Some(&sack(&[(1, 2)])), &mut out);
+    assert_eq!((s.sock().ca_state, s.timer()), (CaState::Disorder, Some(1_000_000 * US)));
+}
+
+/// 3.18's probe with one segment out, and what a repairing probe does to the window: ten
+/// segments at t = 0, the last lost, the others ACKed at 100 us (RTO 200.1 ms). The ACKs
+/// before the last left a probe armed (10 ms, two segments out), so the last re-arms the RTO
+/// from the head's transmission (tcp_rearm_rto: "offset the time elapsed"), at 200.1 ms; PTO
+/// = max(2 SRTT, 1.5 SRTT + TCP_DELACK_MAX, 10 ms) = 200.15 ms is past it and takes its time:
+/// the probe resends segment 9 at 200.1 ms in the RTO's place (no Loss, no timeout). Its
+/// ACK reaches tlp_high_seq exactly and judges nothing; the next ACK beyond it shows the
+/// probe repaired a loss: one reduction (Reno: ssthresh = cwnd / 2), Open again.
+#[test]
+fn a_probe_takes_the_rtos_place_and_a_repair_halves_the_window_once() {
+    use crate::tcp::config::Kernel;
+    let (mut s, mut out) = probing(Kernel::V3_18, 10, 10);
+    for i in 1..=9 {
+        s.on_ack(100 * US, &ack(i * MSS, false, 0), None, &mut out);
+    }
+    assert_eq!(s.timer(), Some(200_100 * US));
+    s.on_timer(200_100 * US, &mut out);
+    assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![9 * MSS]);
+    out.clear();
+    assert_eq!((s.stats().timeouts, s.stats().tlp_probes, s.sock().ca_state), (0, 1, CaState::Open));
+    s.on_ack(200_300 * US, &ack(10 * MSS, false, 200_200 * US), None, &mut out);
+    let cwnd = s.sock().snd_cwnd;
+    assert_eq!(s.stats().tlp_recoveries, 0);
+    s.add_data(5 * MSS);
+    s.poll(200_300 * US, &mut out);
+    assert_eq!(out.len(), 5);
+    s.on_ack(200_400 * US, &ack(11 * MSS, false, 200_300 * US), None, &mut out);
+    assert_eq!(s.stats().tlp_recoveries, 1);
+    assert_eq!((s.sock().snd_ssthresh, s.sock().ca_state), (cwnd / 2, CaState::Open));
+    assert_eq!(s.sock().snd_cwnd, cwnd / 2);
+}
+
+/// A probe whose original arrived too (the receiver had delayed its ACK): the ACK of the
+/// duplicate carries a D-SACK. 6.18 ends the episode on it (FLAG_DSACK_TLP): no reduction
+/// when later data is acknowledged. 3.18 reduces at that later ACK, which has none.
+#[test]
+fn a_probe_answered_by_a_dsack_reduces_nothing_under_6_18() {
+    use crate::tcp::config::Kernel;
+    for (k, reductions) in [(Kernel::V6_18, 0), (Kernel::V3_18, 1)] {
+        let (mut s, mut out) = probing(k, 10, 10);
+        for i in 1..=9 {
+            s.on_ack(100 * US, &ack(i * MSS, false, 0), None, &mut out);
+        }
+        let t = s.timer().unwrap();
+        s.on_timer(t, &mut out);
+        assert_eq!(s.stats().tlp_probes, 1);
+        let dup = Packet { flags: flags::DSACK, ..ack(10 * MSS, false, t) };
+        s.on_ack(t + 100 * US, &dup, None, &mut out);
+        s.add_data(5 * MSS);
+        s.poll(t + 100 * US, &mut out);
+        s.on_ack(t + 200 * US, &ack(11 * MSS, false, t + 100 * US), None, &mut out);
+        assert_eq!(s.stats().tlp_recoveries, reductions, "{k:?}");
+    }
 }

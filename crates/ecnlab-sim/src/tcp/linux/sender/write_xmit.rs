@@ -21,12 +21,19 @@ use ecnlab_core::units::Nanos;
 
 impl LinuxSender {
     /// Sends new data up to `app_limit` as the window, TSO and TCP Small Queues allow;
-    /// returns (something was sent, the window limited it).
-    pub(super) fn write_xmit(&mut self, now: Nanos, app_limit: u64, out: &mut Vec<Packet>) -> (bool, bool) {
+    /// returns (something was sent, the window limited it). `push_one`: the loss probe's
+    /// call (`push_one` = 2): one skb, of at least one segment past the window, not deferred.
+    pub(super) fn write_xmit(
+        &mut self,
+        now: Nanos,
+        app_limit: u64,
+        push_one: bool,
+        out: &mut Vec<Packet>,
+    ) -> (bool, bool) {
         let mss = self.p.mss as u64;
         let (mut sent, mut limited) = (false, false);
         while self.snd_nxt < app_limit {
-            if !self.may_send() {
+            if !push_one && !self.may_send() {
                 limited = true;
                 break;
             }
@@ -36,8 +43,8 @@ impl LinuxSender {
                 Some(gso) => {
                     let max_segs = self.tso_segs(gso);
                     let write_skb = left.min(self.write_skb_segs(gso, max_segs) as u64 * mss);
-                    let quota = self.cwnd_quota() as u64;
-                    if write_skb > mss {
+                    let quota = if push_one { self.cwnd_quota().max(1) } else { self.cwnd_quota() } as u64;
+                    if write_skb > mss && !push_one {
                         if let Some(cwnd_limited) = self.tso_defer(now, write_skb, left > write_skb, max_segs) {
                             limited = cwnd_limited;
                             break;
@@ -68,6 +75,9 @@ impl LinuxSender {
                 self.emit(now, seq, len, true, out);
             }
             sent = true;
+            if push_one {
+                break;
+            }
         }
         (sent, limited)
     }
