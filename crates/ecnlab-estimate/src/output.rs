@@ -1,0 +1,246 @@
+//! What an estimate writes: `summary.json` in the keys of `ecnlab run` where they apply
+//! (built by `ecnlab_sim::summary::Summary::build`, the code that builds a run's), marked
+//! `"approximate": true`, with an `estimate` block (how it was made) and `slowdown`
+//! (FCT over ideal FCT by size class); `flows.csv` in the columns of a run's; `links.csv`,
+//! one row per directed link that carries traffic, with its cluster.
+//!
+//! A link's queues in `queues` (and `marks`, `drops`) are its cluster representative's
+//! simulated ones, named after the link; `events` and `packet_hops` count the estimate's
+//! simulations. Not in an estimate: `probes`, `probe_rtt` (empty), `ports`, `long_flows`,
+//! `counting`, `pfc`, `timeseries.csv` and `probes.csv`.
+
+use crate::flows::NO_CONN;
+use crate::{Combined, Plan};
+use ecnlab_core::port::Port;
+use ecnlab_sim::metrics::port_name;
+use ecnlab_sim::packet::Packet;
+use ecnlab_sim::summary::{stats, FlowOutcome, Measurements, ReasonCounts, Summary, FCT_CLASSES};
+use serde_json::{json, Value};
+use std::io::{BufWriter, Write};
+
+/// The end of the estimated run: when the last flow completes if the scenario stops when its
+/// flows are done and every one does before `duration`, else `duration`.
+pub fn end_ns(plan: &Plan, c: &Combined) -> u64 {
+    let fab = plan.fabric();
+    let scn = &fab.scn;
+    let duration = fab.end_ns;
+    let long_lived = plan.flows().iter().any(|f| f.size.is_none());
+    if !scn.metrics.stop_when_done || long_lived {
+        return duration;
+    }
+    let mut last = 0u64;
+    for (f, e) in plan.flows().iter().zip(&c.est) {
+        match e.fct_ns {
+            Some(fct) if f.start_ns + fct <= duration => last = last.max(f.start_ns + fct),
+            _ => return duration,
+        }
+    }
+    last.max(scn.metrics.warmup.0 + 1).min(duration)
+}
+
+/// The completed FCT of flow `i` (ns), if it completes by `end`.
+fn done(plan: &Plan, c: &Combined, i: usize, end: u64) -> Option<u64> {
+    let f = &plan.flows()[i];
+    c.est[i].fct_ns.filter(|&fct| f.start_ns < end && f.start_ns + fct <= end)
+}
+
+/// `summary.json`; `stages`: the wall-clock seconds of every stage, `simulations`: the events
+/// and packet-hops of the jobs.
+pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Value) -> Result<Value, String> {
+    let fab = plan.fabric();
+    let scn = &fab.scn;
+    let net = &fab.net;
+    let end = end_ns(plan, c);
+    let flows: Vec<FlowOutcome> = (0..plan.flows().len())
+        .map(|i| {
+            let f = &plan.flows()[i];
+            FlowOutcome {
+                class: f.class,
+                size: f.size.map(|s| s.get()),
+                start_s: f.start_ns as f64 / 1e9,
+                fct_us: done(plan, c, i, end).map(|t| t as f64 / 1e3),
+            }
+        })
+        .collect();
+    let (mut queues, mut nics, mut counters) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut events, mut hops) = (0u64, 0u64);
+    for k in 0..plan.n_jobs() {
+        if let Some(o) = plan.output(k) {
+            events += o.events;
+            hops += o.packet_hops;
+        }
+    }
+    for row in plan.links() {
+        let Some(o) = plan.output(row.cluster as usize) else { continue };
+        let name = port_name(net, row.link as usize);
+        for q in &o.port.queues {
+            counters.push(ReasonCounts {
+                marks_by_reason: q.marks_by_reason.clone(),
+                drops_by_reason: q.drops_by_reason.clone(),
+                unmarkable_by_reason: Default::default(),
+            });
+            queues.push(ecnlab_sim::summary::QueueSummary { port: name.clone(), ..q.clone() });
+        }
+        if let Some(n) = &o.port.nic {
+            nics.push(ecnlab_sim::summary::NicSummary { port: name.clone(), ..n.clone() });
+        }
+    }
+    // The queue each class maps to, as a switch port of the first switch's tier classifies.
+    let first_switch = (net.n_hosts < net.n_nodes()).then(|| net.tier_of(net.n_hosts).to_string());
+    let (sw, m) = first_switch.as_deref().map_or((&scn.switch, &scn.marking), |t| scn.tier_settings(t));
+    let port = Port::<Packet>::new(sw, m, 1_000_000_000, 0)?;
+    let max_class = plan.flows().iter().map(|f| f.class as usize + 1).max().unwrap_or(0);
+    let class_queue = (0..max_class).map(|q| port.classify(q as u8) as u64).collect();
+    let timeouts = c.est.iter().map(|e| e.timeouts as u64).sum();
+    let s = Summary::build(Measurements {
+        scenario: scn.name.clone(),
+        seed: fab.seed,
+        sim_time_s: end as f64 / 1e9,
+        measure_from_s: scn.metrics.warmup.0 as f64 / 1e9,
+        events,
+        packet_hops: hops,
+        flows,
+        timeouts,
+        timeouts_after_finish: None,
+        counters,
+        queues,
+        probes: Vec::new(),
+        class_queue: Some(class_queue),
+        ports: None,
+        nics: Some(nics),
+        long_flow_goodputs_bps: None,
+        counting: None,
+        pfc: None,
+    });
+    let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
+    let obj = v.as_object_mut().expect("a summary is an object");
+    obj.insert("approximate".into(), json!(true));
+    obj.insert("slowdown".into(), slowdown(plan, c, end));
+    let opts = plan.options();
+    let merged = plan.links().len() - plan.clusters().len();
+    obj.insert(
+        "estimate".into(),
+        json!({
+            "method": "Parsimon (Zhao, Goyal, Alizadeh, Anderson, NSDI 2023): one simulation per directed link \
+                       (ecnlab's engine), links of alike workloads clustered, per-link delays by size and class added \
+                       along each flow's path to its FCT alone on that path",
+            "links": plan.links().len(),
+            "link_simulations": plan.clusters().len(),
+            "clusters": plan.clusters().len(),
+            "links_clustered_with_another": merged,
+            "alone_simulations": plan.n_alone(),
+            "clustering": {"distance": crate::cluster::DISTANCE, "threshold": opts.threshold},
+            "max_hosts_per_link_simulation": opts.max_hosts,
+            "paths": plan.paths().describe(),
+            "stages_s": stages.iter().map(|(k, t)| (k.clone(), json!(t))).collect::<serde_json::Map<_, _>>(),
+            "workers": workers,
+            "not_estimated": "probes, ports' utilization, long-lived flows' goodput, PFC pauses, packet accounting; \
+                              queues are each link's cluster representative's",
+        }),
+    );
+    Ok(v)
+}
+
+/// FCT over ideal FCT of the measured completed flows, by size class.
+fn slowdown(plan: &Plan, c: &Combined, end: u64) -> Value {
+    let warmup = plan.fabric().scn.metrics.warmup.0;
+    let mut out = serde_json::Map::new();
+    for class in &FCT_CLASSES {
+        let v: Vec<f64> = (0..plan.flows().len())
+            .filter_map(|i| {
+                let f = &plan.flows()[i];
+                let size = f.size?.get();
+                if f.start_ns < warmup || !class.contains(size) {
+                    return None;
+                }
+                let fct = done(plan, c, i, end)?;
+                let ideal = c.est[i].ideal_ns;
+                (ideal > 0).then(|| fct as f64 / ideal as f64)
+            })
+            .collect();
+        let s = stats(v);
+        out.insert(class.name.into(), json!({"count": s.count, "avg": s.avg_us, "p50": s.p50_us, "p99": s.p99_us}));
+    }
+    Value::Object(out)
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or(String::new(), |x| x.to_string())
+}
+
+/// `flows.csv`, in the columns of a run's (`python/ecnlab/api.py`'s `FLOW_COLUMNS`): what an
+/// estimate does not know (retransmissions, timeouts after the finish) is empty.
+pub fn write_flows(plan: &Plan, c: &Combined, w: impl Write) -> std::io::Result<()> {
+    let mut w = BufWriter::with_capacity(1 << 20, w);
+    writeln!(
+        w,
+        "id,spec,conn,src,dst,class,size,start_s,finish_s,fct_us,ideal_fct_us,slowdown,acked_bytes,timeouts,\
+         timeouts_after_finish,retransmits"
+    )?;
+    let end = end_ns(plan, c);
+    for (i, f) in plan.flows().iter().enumerate() {
+        let e = &c.est[i];
+        let fct = done(plan, c, i, end);
+        let started = f.start_ns < end;
+        let ideal = (started && f.size.is_some()).then_some(e.ideal_ns as f64 / 1e3);
+        let slow = fct.filter(|_| e.ideal_ns > 0).map(|t| t as f64 / e.ideal_ns as f64);
+        writeln!(
+            w,
+            "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},,",
+            f.spec,
+            if f.conn == NO_CONN { String::new() } else { f.conn.to_string() },
+            f.src,
+            f.dst,
+            f.class,
+            opt(f.size),
+            f.start_ns as f64 / 1e9,
+            opt(fct.map(|t| (f.start_ns + t) as f64 / 1e9)),
+            opt(fct.map(|t| t as f64 / 1e3)),
+            opt(ideal),
+            opt(slow),
+            opt(fct.and(f.size)),
+            if started { e.timeouts.to_string() } else { String::new() },
+        )?;
+    }
+    w.flush()
+}
+
+/// `links.csv`: every directed link that carries traffic, its load and cluster, and its
+/// representative's simulated queue.
+pub fn write_links(plan: &Plan, w: impl Write) -> std::io::Result<()> {
+    let mut w = BufWriter::new(w);
+    let net = &plan.fabric().net;
+    writeln!(w, "port,rate_bps,flows,bytes,load,cluster,simulated,avg_qlen_bytes,max_qlen_bytes,marks,drops")?;
+    for r in plan.links() {
+        let rep = plan.clusters()[r.cluster as usize].representative;
+        let o = plan.output(r.cluster as usize);
+        let (avg, max, marks, drops) = o.map_or((0.0, 0, 0, 0), |o| {
+            let q = &o.port.queues;
+            match &o.port.nic {
+                Some(n) => (n.avg_qlen_bytes, n.max_qlen_bytes, 0, n.drops),
+                None => (
+                    q.iter().map(|x| x.avg_qlen_bytes).sum(),
+                    q.iter().map(|x| x.max_qlen_bytes).max().unwrap_or(0),
+                    q.iter().map(|x| x.marks).sum(),
+                    q.iter().map(|x| x.drops).sum(),
+                ),
+            }
+        });
+        writeln!(
+            w,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            port_name(net, r.link as usize),
+            net.links[r.link as usize].rate_bps,
+            r.flows,
+            r.bytes,
+            r.load,
+            port_name(net, rep as usize),
+            u8::from(rep == r.link),
+            avg,
+            max,
+            marks,
+            drops
+        )?;
+    }
+    w.flush()
+}
