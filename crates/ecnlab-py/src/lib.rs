@@ -11,8 +11,10 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+mod estimate;
+
 /// A scenario error for Python: one line, bounded whatever the input it quotes.
-fn value_error(msg: String) -> PyErr {
+pub(crate) fn value_error(msg: String) -> PyErr {
     PyValueError::new_err(clip_message(&msg))
 }
 
@@ -270,8 +272,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_summary, m)?)?;
     m.add_function(wrap_pyfunction!(fct_classes, m)?)?;
     m.add_function(wrap_pyfunction!(emulation_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate::estimate_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate::estimate_job, m)?)?;
+    m.add_class::<estimate::EstimatePlan>()?;
+    m.add_class::<estimate::StopFlag>()?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     // What the core was built from (build.rs): the key of every stored sweep run.
     m.add("ENGINE", env!("ECNLAB_ENGINE"))?;
+    m.add("ESTIMATE_BUILD", ecnlab_estimate::BUILD)?;
     Ok(())
 }
