@@ -11,12 +11,13 @@ results of the driver's build.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import threading
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..api import engine_id
 from ..scenario import ScenarioError
@@ -29,38 +30,9 @@ from .worker import Processes, execute, run_isolated
 def run_dask(todo: list[Resolved], cluster: Any, jobs: int | None, finish: Callable, limits: Limits,
              prog: Progress) -> None:
     """Run ``todo`` on ``cluster``; ``finish(r, ok, payload, None, attempt)`` for each outcome."""
-    try:
-        import dask
-        from dask.distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise ScenarioError("--cluster needs dask.distributed: pip install 'ecnlab[cluster]'") from None
-    own = None
-    if isinstance(cluster, Client):
-        client = cluster
-    elif isinstance(cluster, str):
-        if cluster == "local":
-            # A run whose worker dies is rescheduled by the scheduler, `retries` times.
-            # The workers start with SIGINT ignored (a disposition that survives exec): Ctrl-C
-            # reaches the whole process group, and only this process should answer it, by
-            # cancelling the runs and closing the cluster, not every worker with a traceback.
-            # Their logs stay quiet below CRITICAL: a run's failure is reported by the sweep.
-            old = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
-            try:
-                with dask.config.set({"distributed.scheduler.allowed-failures": limits.retries}):
-                    own = LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
-                                       processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
-            finally:
-                if old is not None:
-                    signal.signal(signal.SIGINT, old)
-            client = Client(own)
-        else:
-            try:
-                client = Client(cluster, timeout="20s")
-            except (OSError, TimeoutError) as e:
-                raise ScenarioError(f"--cluster {cluster}: cannot connect: {_one_line(e)}") from None
-    else:  # a cluster object (LocalCluster, SLURMCluster, ...)
-        client = Client(cluster)
-    try:
+    from dask.distributed import as_completed
+
+    with dask_client(cluster, jobs, limits.retries) as client:
         futs: dict[Any, tuple[Resolved, int]] = {}
 
         def submit(r: Resolved, attempt: int):
@@ -76,10 +48,7 @@ def run_dask(todo: list[Resolved], cluster: Any, jobs: int | None, finish: Calla
                 try:
                     ok, payload = f.result()
                 except Exception as e:  # noqa: BLE001 - a worker that died too often, a lost connection
-                    name = type(e).__name__
-                    ok = False
-                    payload = (f"dask: the run's worker died on every attempt ({name})" if name == "KilledWorker"
-                               else f"dask: {_one_line(e)}")
+                    ok, payload = False, dask_failure(e)
                 f.release()
                 if ok is None:  # the run's own process died (runs with a time limit)
                     ok, payload = False, limits.after_death(r, attempt, payload, prog.note)
@@ -90,6 +59,53 @@ def run_dask(todo: list[Resolved], cluster: Any, jobs: int | None, finish: Calla
         except BaseException:
             client.cancel(list(futs))
             raise
+
+
+def dask_failure(e: BaseException) -> str:
+    """A task's failure on Dask, in one line (a worker that died too often, a lost connection)."""
+    name = type(e).__name__
+    return f"dask: the run's worker died on every attempt ({name})" if name == "KilledWorker" else f"dask: {_one_line(e)}"
+
+
+@contextlib.contextmanager
+def dask_client(cluster: Any, jobs: int | None, retries: int) -> Iterator[Any]:
+    """A ``dask.distributed.Client`` for ``--cluster``: a scheduler address, ``"local"`` (a
+    LocalCluster of ``jobs`` workers whose failed tasks the scheduler retries ``retries``
+    times), a Client, or a cluster object; what it opened is closed after. Shared by sweeps
+    and ``ecnlab estimate``."""
+    try:
+        import dask
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ScenarioError("--cluster needs dask.distributed: pip install 'ecnlab[cluster]'") from None
+    own = None
+    if isinstance(cluster, Client):
+        client = cluster
+    elif isinstance(cluster, str):
+        if cluster == "local":
+            # A run whose worker dies is rescheduled by the scheduler, `retries` times.
+            # The workers start with SIGINT ignored (a disposition that survives exec): Ctrl-C
+            # reaches the whole process group, and only this process should answer it, by
+            # cancelling the runs and closing the cluster, not every worker with a traceback.
+            # Their logs stay quiet below CRITICAL: a run's failure is reported by the sweep.
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
+            try:
+                with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
+                    own = LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
+                                       processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
+            finally:
+                if old is not None:
+                    signal.signal(signal.SIGINT, old)
+            client = Client(own)
+        else:
+            try:
+                client = Client(cluster, timeout="20s")
+            except (OSError, TimeoutError) as e:
+                raise ScenarioError(f"--cluster {cluster}: cannot connect: {_one_line(e)}") from None
+    else:  # a cluster object (LocalCluster, SLURMCluster, ...)
+        client = Client(cluster)
+    try:
+        yield client
     finally:
         if client is not cluster:
             client.close()
