@@ -262,6 +262,12 @@ def _cmd_advise(a: argparse.Namespace) -> int:
     return advise_run(advise_parser(Parser).parse_args(a.rest))
 
 
+def _cmd_estimate(a: argparse.Namespace) -> int:
+    from .estimate.cli import build_parser as estimate_parser, run as estimate_run
+
+    return estimate_run(estimate_parser(Parser).parse_args(a.rest))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="ecnlab", description="Choose and tune ECN marking for datacenter switches.")
     p.add_argument("-V", "--version", action="version", version=f"ecnlab {__version__} (build {engine_id()})")
@@ -303,6 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     adv = sub.add_parser("advise", add_help=False, help="which marking scheme and parameters, checked in simulation, "
                          "as switch configuration (ecnlab advise -h)")
     adv.set_defaults(func=_cmd_advise)
+    est = sub.add_parser("estimate", add_help=False, help="estimate a fabric's FCTs from one simulation per link "
+                         "(Parsimon's method; approximate; ecnlab estimate -h)")
+    est.set_defaults(func=_cmd_estimate)
     sub.add_parser("bench", add_help=False, help="run the benchmark suite against ns-3 (benches/run.py; -h for options)")
     sub.add_parser("emulate", add_help=False,
                    help="run a scenario on real Linux TCP through the emulated switch (root; ecnlab emulate -h)")
@@ -389,6 +398,8 @@ def _main(argv: list[str] | None = None) -> int:
         return _bench(argv[1:])
     if argv[:1] == ["advise"]:  # its own options (python/ecnlab/advise/cli.py), errors handled below
         args = argparse.Namespace(cmd="advise", func=_cmd_advise, rest=argv[1:])
+    elif argv[:1] == ["estimate"]:  # its own options (python/ecnlab/estimate/cli.py)
+        args = argparse.Namespace(cmd="estimate", func=_cmd_estimate, rest=argv[1:])
     else:
         args = build_parser().parse_args(argv)
     _sigterm_as_interrupt()

@@ -56,13 +56,14 @@ from .inputs import ScenarioError
 # validate.
 MARKERS = ("summary.json", "advice.json", "validate.json")
 # Every entry a command writes in a result directory (names, or fnmatch patterns): run
-# (and --report), emulate, advise, validate. An earlier result holding anything else is
+# (and --report), emulate, advise, validate, estimate (links.csv). An earlier result holding anything else is
 # not replaced (those are the user's files). A test runs each command against this list.
 RESULT_ENTRIES = ("summary.json", "flows.csv", "timeseries.csv", "probes.csv", "scenario.json", "pcap",
                   "report.html", "figures",
                   "emulation", "port-*.pcap",
                   "advice.json", "scenario.toml", "config", "validation",
-                  "validate.json", "validate.md", "validate.png", "emulated", "emulated-*", "simulated")
+                  "validate.json", "validate.md", "validate.png", "emulated", "emulated-*", "simulated",
+                  "links.csv")
 # What a store that grows run by run is recognised by (a sweep's --out: sweep/store.py; its
 # report, or the catalog's figures of another entry sharing it).
 STORE_MARKERS = ("runs", "results.csv", "figures")

@@ -1,0 +1,97 @@
+"""``ecnlab estimate``: a fabric's FCTs estimated after Parsimon (Zhao, Goyal, Alizadeh,
+Anderson, NSDI 2023) instead of simulated whole: one simulation per directed link that
+carries traffic, alike links clustered and simulated once, each flow's FCT its FCT alone on
+its path plus the delays of its links. The decomposition, clustering and combination are the
+core's (``crates/ecnlab-estimate``); this package hands its simulations to workers
+(``workers``: this machine's cores, or Dask) and writes the result directory.
+
+>>> import ecnlab.estimate
+>>> s = ecnlab.estimate.estimate("fabric.toml", out="out/fabric")      # doctest: +SKIP
+>>> s["approximate"], s["fct"]["small"]["p99_us"]                      # doctest: +SKIP
+
+The result directory (written whole, ``ecnlab.outdir``): ``summary.json`` in the keys of
+``ecnlab run`` where they apply, marked ``"approximate": true``, with ``estimate`` (how it was
+made: link simulations, clusters, distance and threshold, time per stage) and ``slowdown``;
+``flows.csv`` in the columns of a run's; ``links.csv`` (each link's load and cluster);
+``scenario.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .. import _core
+from ..api import _scenario_error, build_info, resolve
+from ..outdir import result_dir
+from ..scenario import ScenarioError, to_json
+
+__all__ = ["estimate", "SOUNDNESS_JUDGED", "DEFAULT_THRESHOLD"]
+
+DEFAULT_THRESHOLD = 0.1  # the core's default (ecnlab_estimate::Options), shown by --help
+# The soundness rules an estimate's figures can be judged by (ecnlab.soundness): those that
+# read the time series or the ports' utilization cannot (an estimate has neither).
+SOUNDNESS_JUDGED = ("nic_bound", "nic_drops", "cut_by_duration", "rto_stall", "lossless_drops", "lossless_timeouts",
+                    "light_load_loss")
+
+
+def plan(scenario: str | os.PathLike | dict[str, Any], seed: int | None = None, overrides: Iterable[str] = (),
+         threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000):
+    """The core's plan of an estimate (decomposed and clustered; ``_core.EstimatePlan``)."""
+    doc = resolve(scenario, overrides)
+    if seed is not None and not (0 <= int(seed) < 2**64):
+        raise ScenarioError(f"seed: {seed} is not in 0..2^64")
+    if not threshold >= 0:
+        raise ScenarioError(f"--threshold: {threshold} is not a distance (>= 0)")
+    try:
+        p = _core.estimate_plan(to_json(doc), None if seed is None else int(seed), float(threshold), int(max_hosts))
+    except ValueError as e:
+        raise _scenario_error(scenario, str(e)) from None
+    return doc, p
+
+
+def estimate(scenario: str | os.PathLike | dict[str, Any], out: str | os.PathLike, seed: int | None = None,
+             overrides: Iterable[str] = (), cluster: Any = None, workers: int | None = None,
+             threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000,
+             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Estimate a scenario and write its result directory ``out`` whole; returns its
+    ``summary.json``. ``cluster``: None (this machine's cores, ``workers`` threads), a Dask
+    scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes), or a Client or
+    cluster object. ``threshold``: the clustering distance (0: every link simulated).
+    ``progress(done, total)`` is called as jobs finish."""
+    from . import workers as run
+
+    t0 = time.perf_counter()
+    with result_dir(out) as tmp:
+        doc, p = plan(scenario, seed, overrides, threshold, max_hosts)
+        t1 = time.perf_counter()
+        prog = progress or (lambda done, total: None)
+        where = run.run_local(p, workers, prog) if cluster is None else run.run_dask(p, cluster, workers, prog)
+        t2 = time.perf_counter()
+        summary = json.loads(p.finish(str(tmp), json.dumps([["simulate", t2 - t1]]), json.dumps(where)))
+        summary["wall_time_s"] = time.perf_counter() - t0
+        summary["ecnlab"] = build_info()
+        order = ["scenario", "seed", "sim_time_s", "wall_time_s", "approximate", "events", "packet_hops"]
+        summary = {k: summary[k] for k in order} | {k: v for k, v in summary.items() if k not in order}
+        ran = doc | {"seed": summary["seed"]}
+        summary["soundness"] = _soundness(summary, ran, Path(tmp) / "flows.csv")
+        (Path(tmp) / "scenario.json").write_text(json.dumps(ran, indent=2) + "\n")
+        (Path(tmp) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _soundness(summary: dict[str, Any], scenario: dict[str, Any], flows: Path) -> dict[str, Any]:
+    """The soundness guard on the estimate's figures: the rules it can judge (each link's
+    queues are its cluster representative's), and those it cannot."""
+    from ..soundness import RULE_NAMES, Run, assess
+
+    skip = [r for r in RULE_NAMES if r not in SOUNDNESS_JUDGED]
+    verdict = assess(Run(summary, scenario, flows, None), skip=skip).as_dict()
+    verdict["not_judged"] = skip
+    verdict["note"] = ("judged on estimated figures: flows' FCTs and timeouts as estimated, each link's queues and "
+                       "NIC as its cluster representative's simulation; the rules reading the time series or the "
+                       "ports' utilization are not judged")
+    return verdict
