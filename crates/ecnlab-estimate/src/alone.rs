@@ -13,8 +13,11 @@
 //! egress port's settings), and one simulation per chain and class runs flows of a grid of
 //! sizes one after another on fresh connections, far enough apart to never meet
 //! ([`alone_job`]). The excess over the ideal FCT is kept per size on the grid: every
-//! segment count up to [`EXACT_UP_TO`], then sizes 8 % apart, interpolated linearly between
-//! ([`Table::excess_ns`]).
+//! segment count up to [`EXACT_UP_TO`], then every size the chain's flows have while they are
+//! at most [`EXACT_SIZES`] (so that the alone FCT is simulated, not interpolated), else sizes
+//! 8 % apart, interpolated linearly between ([`Table::excess_ns`]). Interpolation is not
+//! exact: with TSO an alone FCT is a staircase of skbs and slow-start rounds, and between two
+//! grid sizes 8 % apart it is off by up to a few microseconds (measured in benches/README.md).
 
 use crate::job::JobSpec;
 use ecnlab_core::units::{tx_time_ns, Duration, Rate};
@@ -25,8 +28,36 @@ use std::collections::HashMap;
 
 /// Segment counts simulated one by one (slow start's steps are sharp here).
 pub const EXACT_UP_TO: u64 = 64;
-/// Above it, grid sizes grow by this factor.
+/// Above it, grid sizes grow by this factor...
 const GRID_STEP: f64 = 1.08;
+/// ...unless the chain's flows have at most this many distinct sizes above it: then those.
+pub const EXACT_SIZES: usize = 256;
+
+/// The sizes (segments) of a chain's flows: each of them while they are few, else the
+/// largest.
+#[derive(Clone, Debug, Default)]
+pub struct Sizes {
+    pub max: u64,
+    /// Those above [`EXACT_UP_TO`]; None: more than [`EXACT_SIZES`].
+    above: Option<std::collections::BTreeSet<u64>>,
+}
+
+impl Sizes {
+    fn new() -> Sizes {
+        Sizes { max: 0, above: Some(Default::default()) }
+    }
+    fn add(&mut self, segments: u64) {
+        self.max = self.max.max(segments);
+        if segments > EXACT_UP_TO {
+            if let Some(a) = &mut self.above {
+                a.insert(segments);
+                if a.len() > EXACT_SIZES {
+                    self.above = None;
+                }
+            }
+        }
+    }
+}
 
 /// The egress port a hop leaves: a host's NIC, or a switch: of the fabric's tier of that
 /// index (`Net::tiers`), or None: of a link simulation (whose switches are one tier's).
@@ -64,11 +95,11 @@ pub struct Chain {
     pub class: u8,
 }
 
-/// The chains the flows use, each with the largest flow (segments) that uses it.
+/// The chains the flows use, each with the sizes of the flows that use it.
 #[derive(Default)]
 pub struct Chains {
     pub list: Vec<Chain>,
-    pub max_segments: Vec<u64>,
+    pub sizes: Vec<Sizes>,
     index: HashMap<Chain, u32>,
 }
 
@@ -81,12 +112,11 @@ impl Chains {
                 let id = self.list.len() as u32;
                 self.index.insert(chain.clone(), id);
                 self.list.push(chain);
-                self.max_segments.push(0);
+                self.sizes.push(Sizes::new());
                 id
             }
         };
-        let m = &mut self.max_segments[id as usize];
-        *m = (*m).max(segments);
+        self.sizes[id as usize].add(segments);
         id
     }
 
@@ -96,9 +126,14 @@ impl Chains {
     }
 }
 
-/// The sizes, in segments, simulated for flows of up to `max` segments.
-pub fn grid(max: u64) -> Vec<u64> {
+/// The sizes, in segments, simulated for a chain's flows (module docs).
+pub fn grid(sizes: &Sizes) -> Vec<u64> {
+    let max = sizes.max;
     let mut g: Vec<u64> = (1..=EXACT_UP_TO.min(max.max(1))).collect();
+    if let Some(above) = &sizes.above {
+        g.extend(above.iter().copied());
+        return g;
+    }
     let mut n = EXACT_UP_TO;
     while n < max {
         n = ((n as f64 * GRID_STEP).ceil() as u64).min(max);
@@ -259,12 +294,24 @@ mod tests {
 
     #[test]
     fn the_grid_is_exact_then_geometric_and_ends_at_the_largest() {
-        let g = grid(20_000);
+        let many = Sizes { max: 20_000, above: None };
+        let g = grid(&many);
         assert_eq!(&g[..64], &(1..=64).collect::<Vec<_>>()[..]);
         assert_eq!(*g.last().unwrap(), 20_000);
         assert!(g.windows(2).all(|w| w[1] > w[0] && (w[1] as f64) <= (w[0] as f64 * GRID_STEP).ceil()));
         assert!(g.len() < 150, "{}", g.len());
-        assert_eq!(grid(3), vec![1, 2, 3]);
+        let mut few = Sizes::new();
+        for n in [3, 1, 500, 70, 500] {
+            few.add(n);
+        }
+        assert_eq!(grid(&few), (1..=64).chain([70, 500]).collect::<Vec<_>>(), "few sizes: each simulated");
+        let mut small = Sizes::new();
+        small.add(3);
+        assert_eq!(grid(&small), vec![1, 2, 3]);
+        for n in 65..=(65 + EXACT_SIZES as u64) {
+            few.add(n);
+        }
+        assert!(few.above.is_none(), "too many sizes: the geometric grid");
     }
 
     #[test]

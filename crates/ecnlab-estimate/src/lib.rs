@@ -193,7 +193,7 @@ impl Plan {
             .zip(&crossings)
             .map(|(&l, cr)| linksim::build(&fab, &flows, l, cr, &mut chains, 0, opts.max_hosts).0)
             .collect();
-        let grids = chains.max_segments.iter().map(|&m| alone::grid(m)).collect();
+        let grids = chains.sizes.iter().map(alone::grid).collect();
         let n_jobs = clusters.len() + chains.list.len();
         let stages = vec![
             ("decompose", (t1 - t0).as_secs_f64() + t2.elapsed().as_secs_f64()),

@@ -102,6 +102,7 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
         flows,
         timeouts,
         timeouts_after_finish: None,
+        syn_timeouts: None,
         counters,
         queues,
         probes: Vec::new(),
