@@ -38,7 +38,13 @@ fn every_flow_crosses_exactly_its_routes_links_and_the_exact_runs() {
     for (i, f) in plan.flows().iter().enumerate() {
         let (fwd, rev) = fab.paths(f);
         let (src, dst) = (f.src as usize, f.dst as usize);
-        let want = if src / 2 == dst / 2 { 2 } else if src / 4 == dst / 4 { 4 } else { 6 };
+        let want = if src / 2 == dst / 2 {
+            2
+        } else if src / 4 == dst / 4 {
+            4
+        } else {
+            6
+        };
         for (path, from, to) in [(&fwd, src, dst), (&rev, dst, src)] {
             assert_eq!(path.len(), want, "flow {i} {from}->{to}: {path:?}");
             assert_eq!(net.links[path[0] as usize].from, from);
@@ -48,14 +54,15 @@ fn every_flow_crosses_exactly_its_routes_links_and_the_exact_runs() {
         for &l in &fwd {
             per_link[l as usize] += 1;
         }
-        used.extend(fwd.iter().chain(&rev).filter(|&&l| net.is_switch(net.links[l as usize].from)).map(|&l| l as usize));
+        used.extend(
+            fwd.iter().chain(&rev).filter(|&&l| net.is_switch(net.links[l as usize].from)).map(|&l| l as usize),
+        );
         // The exact run's ideal FCT is over its own paths: equal delays, equal path.
         let ideal = fab.ideal_ns(f, &fwd, &rev) as f64 / 1e3;
         assert!((ideal - exact.flows[i].ideal_fct_us.unwrap()).abs() < 1e-6, "flow {i}: ideal {ideal} us");
     }
     // The switch ports the exact run sent on (data and ACKs) are those of the routes.
-    let exact_ports: BTreeSet<String> =
-        exact.summary.ports.as_ref().unwrap().iter().map(|p| p.port.clone()).collect();
+    let exact_ports: BTreeSet<String> = exact.summary.ports.as_ref().unwrap().iter().map(|p| p.port.clone()).collect();
     let routed: BTreeSet<String> = used.iter().map(|&l| port_name(net, l)).collect();
     assert_eq!(routed, exact_ports);
     assert!(routed.len() > 20, "the flows spread over the fabric: {}", routed.len());
