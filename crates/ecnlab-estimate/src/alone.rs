@@ -15,9 +15,10 @@
 //! ([`alone_job`]). The excess over the ideal FCT is kept per size on the grid: every
 //! segment count up to [`EXACT_UP_TO`], then every size the chain's flows have while they are
 //! at most [`EXACT_SIZES`] (so that the alone FCT is simulated, not interpolated), else sizes
-//! 8 % apart, interpolated linearly between ([`Table::excess_ns`]). Interpolation is not
-//! exact: with TSO an alone FCT is a staircase of skbs and slow-start rounds, and between two
-//! grid sizes 8 % apart it is off by up to a few microseconds (measured in benches/README.md).
+//! 8 % apart (25 % above 1,024 segments), interpolated linearly between
+//! ([`Table::excess_ns`]). Interpolation is not exact: with TSO an alone FCT is a staircase
+//! of skbs and slow-start rounds, and between two grid sizes 8 % apart it was off by up to
+//! 5.6 us on the one-bottleneck answer key (10 Gbps, flows of 65 to 149 segments).
 
 use crate::job::JobSpec;
 use ecnlab_core::units::{tx_time_ns, Duration, Rate};
@@ -30,6 +31,12 @@ use std::collections::HashMap;
 pub const EXACT_UP_TO: u64 = 64;
 /// Above it, grid sizes grow by this factor...
 const GRID_STEP: f64 = 1.08;
+/// ...and above this many segments by [`COARSE_STEP`]: a long flow's excess over its ideal
+/// FCT changes slowly with its size (slow start is over), and the grid's largest sizes are
+/// what the alone simulations spend their time on (a geometric grid of step s costs about
+/// s / (s - 1) times its largest flow).
+const COARSE_FROM: u64 = 1024;
+const COARSE_STEP: f64 = 1.25;
 /// ...unless the chain's flows have at most this many distinct sizes above it: then those.
 pub const EXACT_SIZES: usize = 256;
 
@@ -136,7 +143,8 @@ pub fn grid(sizes: &Sizes) -> Vec<u64> {
     }
     let mut n = EXACT_UP_TO;
     while n < max {
-        n = ((n as f64 * GRID_STEP).ceil() as u64).min(max);
+        let step = if n < COARSE_FROM { GRID_STEP } else { COARSE_STEP };
+        n = ((n as f64 * step).ceil() as u64).min(max);
         g.push(n);
     }
     g
@@ -298,8 +306,11 @@ mod tests {
         let g = grid(&many);
         assert_eq!(&g[..64], &(1..=64).collect::<Vec<_>>()[..]);
         assert_eq!(*g.last().unwrap(), 20_000);
-        assert!(g.windows(2).all(|w| w[1] > w[0] && (w[1] as f64) <= (w[0] as f64 * GRID_STEP).ceil()));
-        assert!(g.len() < 150, "{}", g.len());
+        assert!(g.windows(2).all(|w| w[1] > w[0] && (w[1] as f64) <= (w[0] as f64 * COARSE_STEP).ceil()));
+        assert!(g.windows(2).filter(|w| w[0] < COARSE_FROM).all(|w| (w[1] as f64) <= (w[0] as f64 * GRID_STEP).ceil()));
+        assert!(g.len() < 120, "{}", g.len());
+        // 8 % steps all the way would cost 13.5 x the largest.
+        assert!(g.iter().sum::<u64>() < 7 * 20_000, "the alone simulations' cost: {}", g.iter().sum::<u64>());
         let mut few = Sizes::new();
         for n in [3, 1, 500, 70, 500] {
             few.add(n);
