@@ -168,3 +168,16 @@ def test_a_dask_cluster_gives_the_local_estimate(tmp_path):
     _same(tmp_path / "local", tmp_path / "dask")
     w = summary(tmp_path / "dask")["estimate"]["workers"]
     assert w["kind"] == "dask" and w["workers"] == 2
+
+
+def test_a_flows_file_beyond_the_guards_reader_leaves_its_per_flow_rules_unjudged(tmp_path, monkeypatch):
+    """A fabric's flows.csv can be larger than ecnlab.inputs reads (64 MB): the estimate
+    still finishes, and its soundness says which rules it could not judge and why."""
+    import ecnlab.estimate
+    import ecnlab.inputs
+
+    monkeypatch.setattr(ecnlab.inputs, "MAX_FILE_BYTES", 1000)
+    s = ecnlab.estimate.estimate(_star(tmp_path), tmp_path / "o", threshold=0)
+    assert {"rto_stall", "lossless_timeouts"} <= set(s["soundness"]["not_judged"])
+    assert "larger than the guard reads" in s["soundness"]["note"]
+    assert (tmp_path / "o" / "summary.json").exists()

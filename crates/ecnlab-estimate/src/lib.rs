@@ -311,7 +311,8 @@ impl Plan {
         let mut tables = Vec::with_capacity(self.chains.list.len());
         for c in 0..self.chains.list.len() {
             let o = out(k0 + c)?;
-            let fl: Vec<(Option<u64>, u64, u64)> = o.flows.iter().map(|f| (f.fct_ns, f.ideal_ns, f.start_ns)).collect();
+            let fl: Vec<(Option<u64>, u64, u64, u32)> =
+                o.flows.iter().map(|f| (f.fct_ns, f.ideal_ns, f.start_ns, f.timeouts)).collect();
             tables.push(Table::from_fcts(&self.grids[c], &fl).map_err(|e| format!("alone simulation {c}: {e}"))?);
         }
         let mss = self.fab.mss() as u64;
