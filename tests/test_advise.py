@@ -170,6 +170,7 @@ def test_numbers_are_rounded_for_people_in_the_cli(star):
     _, stdout = star
     assert not re.search(r"\d\.\d{4,}", stdout), stdout
     assert not re.search(r"\b\d{5,}B\b", stdout), stdout
+    assert not re.search(r"\de[+-]\d", stdout), stdout  # "the 2.38e+03 ms one run takes"
 
 
 def test_isolation_is_each_weighted_queues_service_against_its_due(star):

@@ -99,3 +99,29 @@ def test_the_store_keys_a_fabric_by_its_files_contents(tmp_path):
     (d / "m.csv").write_text("src_rack,dst_rack,fraction\n0,1,0.5\n1,0,0.5\n")
     k2 = point_key(json.loads(json.dumps(doc)), 1)
     assert len({k0, k1, k2}) == 3
+
+
+def _starts(out):
+    a = json.loads((out / "advice.json").read_text())
+    return a["network"]["port_rate_bps"], {s["scheme"]: s["start"] for s in a["schemes"]}
+
+
+def test_advise_takes_a_fat_tree_and_a_topology_file(tmp_path):
+    # The rules' RTT is the longest path's propagation round trip on the simulator's routes and
+    # C a receiver's access link: a k = 4 fat-tree of 1 us links with 25 Gbps hosts under a
+    # 100 Gbps fabric crosses six links each way (12 us), so K = 25 Gbps x 12 us = 37.5 KB; the
+    # file fabric above, four links each way at 2 us (16 us) and 10 Gbps: 20 KB. Both used to
+    # stop advise with an internal error (the RTT was computed for a leaf-spine's keys).
+    ft = tmp_path / "ft.toml"
+    ft.write_text('name = "ft"\nduration = "10ms"\n[topology]\nkind = "fat_tree"\nk = 4\n'
+                  'link_rate = "100Gbps"\nlink_delay = "1us"\nhost_rate = "25Gbps"\n'
+                  '[[traffic]]\nkind = "poisson"\ncdf = "websearch"\nload = 0.3\nflows = 20\n')
+    run_cli("advise", "--scenario", ft, "--validate", "none", "--out", tmp_path / "a", "-q")
+    rate, starts = _starts(tmp_path / "a")
+    assert rate == 25e9 and starts["per_queue"] == {"marking.threshold.k": "37500B"}
+    assert starts["tcn"] == {"marking.tcn.threshold": "12us"}
+    (tmp_path / "scn").mkdir()
+    scn = _files(tmp_path / "scn")
+    run_cli("advise", "--scenario", scn, "--validate", "none", "--out", tmp_path / "b", "-q")
+    rate, starts = _starts(tmp_path / "b")
+    assert rate == 10e9 and starts["per_queue"] == {"marking.threshold.k": "20000B"}

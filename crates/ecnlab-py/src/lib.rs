@@ -129,6 +129,32 @@ fn parse_unit(kind: &str, text: &str) -> PyResult<u64> {
     ecnlab_core::units::parse_kind(kind, text).map_err(value_error)
 }
 
+/// The propagation round trip (us) of the scenario's longest host-to-host path, on the
+/// routes the simulator takes (the first of equal paths, there and back), with its two
+/// hosts: the papers' rules take it as the RTT floor. Every pair is measured up to 1,024
+/// hosts; above, every destination from 256 evenly spaced sources (a fabric's pods alike).
+/// Also the slowest host access link's rate (bit/s), a receiver's last hop.
+#[pyfunction]
+fn longest_rtt_us(scenario_json: &str) -> PyResult<(f64, String, String, u64)> {
+    let scn = parse(scenario_json)?;
+    let net = ecnlab_sim::topology::Net::build(&scn.topology).map_err(value_error)?;
+    let routes = ecnlab_sim::routing::Routes::shortest_paths(&net);
+    let n = net.n_hosts;
+    let delay = |path: Vec<u32>| path.iter().map(|&li| net.links[li as usize].delay_ns).sum::<u64>();
+    let step = if n <= 1024 { 1 } else { n.div_ceil(256) };
+    let mut best = (0u64, 0usize, 0usize);
+    for src in (0..n).step_by(step).chain([n - 1]) {
+        for dst in (0..n).filter(|&d| d != src) {
+            let rtt = delay(routes.first_path(&net, src, dst)) + delay(routes.first_path(&net, dst, src));
+            if rtt > best.0 {
+                best = (rtt, src, dst);
+            }
+        }
+    }
+    let access = net.host_info().access_rate_bps.into_iter().min().unwrap_or(0);
+    Ok((best.0 as f64 / 1e3, net.names[best.1].clone(), net.names[best.2].clone(), access))
+}
+
 /// Ideal FCT (us) of each `(src, dst, size)` flow in a scenario's topology, as the run's
 /// `flows.csv` defines it (`ecnlab_sim::metrics::ideal_fct_ns`): for flows measured outside
 /// the simulator, e.g. by the emulator.
@@ -264,6 +290,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add_function(wrap_pyfunction!(defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(longest_rtt_us, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_us, m)?)?;
     m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;

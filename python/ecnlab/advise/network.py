@@ -108,14 +108,10 @@ def _star(inp: Inputs) -> dict[str, Any]:
 
 def base_rtt_us(resolved: dict[str, Any]) -> tuple[float, str]:
     """The propagation RTT of the scenario's longest host-to-host path, in us (the rules'
-    RTT floor), and which path that is."""
-    t = resolved["topology"]
-    us = lambda key: _core.parse_unit("time", str(t[key])) / 1e3  # noqa: E731
-    if t["kind"] == "star":
-        return 4 * us("link_delay"), "host - switch - host"
-    if t["kind"] == "dumbbell":
-        return 4 * us("link_delay") + 2 * us("bottleneck_delay"), "across the bottleneck link"
-    return 4 * us("host_delay") + 4 * us("core_delay"), "leaf - spine - leaf"
+    RTT floor), and which path that is: the core's, on the routes the simulator takes, for
+    every topology it runs (``_core.longest_rtt_us``)."""
+    rtt, src, dst, _ = _core.longest_rtt_us(json.dumps(resolved))
+    return rtt, f"{src} to {dst} and back"
 
 
 def _delay_points(delay: dict[str, Any]) -> list[tuple[float, float]]:
@@ -340,7 +336,9 @@ def build(inp: Inputs) -> Network:
         notes.append("a strict-priority scheduler has no weighted queues: ECN on every queue (--ecn-queues)")
     rtt = inp.rtt or scenario_rtt(resolved, source)
     top = resolved["topology"]
-    rate = _core.parse_unit("rate", str(top.get("bottleneck_rate") or top["link_rate"]))
+    # The rules' C: the dumbbell's bottleneck, else a receiver's access link (the core's).
+    rate = (_core.parse_unit("rate", str(top["bottleneck_rate"])) if top["kind"] == "dumbbell"
+            else _core.longest_rtt_us(json.dumps(resolved))[3])
     return Network(doc=doc, source=source, queues=int(resolved["switch"]["queues"]), scheduler=kind,
                    strict=tuple(strict), weights=weights, ecn_queues=ecn, dscp_to_queue=dscp, default_queue=default_q,
                    rate_bps=rate, rtt=rtt, buffer_bytes=_core.parse_unit("size", str(resolved["switch"]["buffer"])),
@@ -366,8 +364,8 @@ def cap_duration(net: Network, doc: dict[str, Any]) -> None:
     now = _core.parse_unit("time", str(json.loads(_core.resolve_json(json.dumps(net.doc)))["duration"]))
     if cap_ns < now:
         net.doc["duration"] = f"{-(-cap_ns // 1_000_000)}ms"
-        net.notes.append(f"the runs are capped at {net.doc['duration']} ({CAP_FACTOR} x the {took * 1e3:.3g} ms one "
-                         f"run takes; the guard flags a run the cap cuts)")
+        net.notes.append(f"the runs are capped at {words.time_us(cap_ns / 1e3)} ({CAP_FACTOR} x the "
+                         f"{words.time_us(took * 1e6)} one run takes; the guard flags a run the cap cuts)")
 
 
 def with_buffer(net: Network, largest_bytes: int, given: bool) -> None:
