@@ -83,21 +83,7 @@ fn write_atomic(path: &PathBuf, text: &str) -> std::io::Result<()> {
 fn run() -> Result<(), String> {
     let args = parse_args()?;
     let cfg = load_config(&args)?;
-    sys::install_signal_handlers().map_err(|e| format!("signal handlers: {e}"))?;
-    sys::set_timer_slack_ns(1);
-    if let Some(prio) = cfg.realtime_priority {
-        if let Err(e) = sys::set_realtime(prio) {
-            eprintln!("ecnlab-switch: warning: SCHED_FIFO {prio}: {e}; running with normal priority");
-        }
-    }
-    let socks: Vec<PacketSocket> = cfg
-        .ports
-        .iter()
-        .map(|p| {
-            PacketSocket::open(&p.ifname, cfg.socket_rcvbuf.0 as usize, 4 << 20)
-                .map_err(|e| format!("port {}: {e}", p.ifname))
-        })
-        .collect::<Result<_, _>>()?;
+    let socks = open_ports(&cfg)?;
     let mut sw = Switch::new(&cfg, sys::realtime_ns())?;
     let mut meter = Meter::new(&sw, sw.start_ns);
     let mut ts_out = match &args.timeseries {
@@ -119,56 +105,16 @@ fn run() -> Result<(), String> {
     let mut now = sys::realtime_ns();
     let mut next_sample = sample_ns.map(|d| now + d);
     let mut next_sockstat = now + SOCKSTAT_EVERY_NS;
-    let read_sockstats = |sw: &mut Switch| {
-        for (i, s) in socks.iter().enumerate() {
-            if let Ok((pk, dr)) = s.stats() {
-                sw.ports[i].counters.socket_packets += pk;
-                sw.ports[i].counters.socket_drops += dr;
-            }
-        }
-    };
     while !sys::STOP.load(Ordering::SeqCst) {
         if sys::WINDOW_START.swap(false, Ordering::SeqCst) {
-            read_sockstats(&mut sw);
+            read_sockstats(&socks, &mut sw);
             meter.start_window(&mut sw, sys::realtime_ns());
         }
         if sys::WINDOW_END.swap(false, Ordering::SeqCst) {
-            read_sockstats(&mut sw);
+            read_sockstats(&socks, &mut sw);
             meter.end_window(&mut sw, sys::realtime_ns());
         }
-        // Ingress: a batch from each port in turn.
-        let mut got = 0usize;
-        for (i, s) in socks.iter().enumerate() {
-            for _ in 0..RX_BATCH {
-                let Some(slot) = sw.pool.alloc() else {
-                    // No slot: read the frame anyway (into scratch) and count it lost.
-                    match s.recv(&mut scratch) {
-                        Ok(Some(_)) => {
-                            sw.ports[i].counters.rx_frames += 1;
-                            sw.ports[i].counters.pool_exhausted += 1;
-                            got += 1;
-                            continue;
-                        }
-                        _ => break,
-                    }
-                };
-                match s.recv(sw.pool.slot_mut(slot)) {
-                    Ok(Some(r)) => {
-                        got += 1;
-                        let ts = r.ts_ns.unwrap_or_else(sys::realtime_ns);
-                        sw.on_frame(i, slot, r.orig_len, ts);
-                    }
-                    Ok(None) => {
-                        sw.pool.release(slot);
-                        break;
-                    }
-                    Err(e) => {
-                        sw.pool.release(slot);
-                        return Err(format!("port {}: receive: {e}", sw.ports[i].ifname));
-                    }
-                }
-            }
-        }
+        let got = receive(&socks, &mut sw, &mut scratch)?;
         // Egress: whatever the shapers allow now.
         now = sys::realtime_ns();
         sw.transmit(now, |p, b| match socks[p].send(b) {
@@ -179,7 +125,7 @@ fn run() -> Result<(), String> {
             }
         });
         if now >= next_sockstat {
-            read_sockstats(&mut sw);
+            read_sockstats(&socks, &mut sw);
             next_sockstat = now + SOCKSTAT_EVERY_NS;
         }
         if let (Some(t), Some(d)) = (next_sample, sample_ns) {
@@ -203,15 +149,9 @@ fn run() -> Result<(), String> {
             deadline = deadline.min(t);
         }
         deadline = deadline.min(next_sockstat);
-        let now2 = sys::realtime_ns();
-        if deadline > now2 {
-            let wait = deadline - now2;
-            if wait > spin_ns {
-                sys::ppoll(&mut fds, Some(wait)).map_err(|e| format!("ppoll: {e}"))?;
-            }
-        }
+        sleep_until(&mut fds, deadline, spin_ns)?;
     }
-    read_sockstats(&mut sw);
+    read_sockstats(&socks, &mut sw);
     let now = sys::realtime_ns();
     let mut report = meter.report(&mut sw, now);
     report.first_tx_error = tx_error;
@@ -224,6 +164,86 @@ fn run() -> Result<(), String> {
         None => print!("{text}"),
     }
     Ok(())
+}
+
+/// The process's set-up (signals, timer slack, real-time priority if asked), then a socket
+/// on each port.
+fn open_ports(cfg: &EmuConfig) -> Result<Vec<PacketSocket>, String> {
+    sys::install_signal_handlers().map_err(|e| format!("signal handlers: {e}"))?;
+    sys::set_timer_slack_ns(1);
+    if let Some(prio) = cfg.realtime_priority {
+        if let Err(e) = sys::set_realtime(prio) {
+            eprintln!("ecnlab-switch: warning: SCHED_FIFO {prio}: {e}; running with normal priority");
+        }
+    }
+    cfg.ports
+        .iter()
+        .map(|p| {
+            PacketSocket::open(&p.ifname, cfg.socket_rcvbuf.0 as usize, 4 << 20)
+                .map_err(|e| format!("port {}: {e}", p.ifname))
+        })
+        .collect()
+}
+
+/// Waits in ppoll for a frame on `fds` or until `deadline`; a wait shorter than `spin_ns`
+/// returns at once (the loop spins instead).
+fn sleep_until(fds: &mut [libc::pollfd], deadline: u64, spin_ns: u64) -> Result<(), String> {
+    let now = sys::realtime_ns();
+    if deadline > now {
+        let wait = deadline - now;
+        if wait > spin_ns {
+            sys::ppoll(fds, Some(wait)).map_err(|e| format!("ppoll: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Adds PACKET_STATISTICS (reset by each read) to each port's socket counters.
+fn read_sockstats(socks: &[PacketSocket], sw: &mut Switch) {
+    for (i, s) in socks.iter().enumerate() {
+        if let Ok((pk, dr)) = s.stats() {
+            sw.ports[i].counters.socket_packets += pk;
+            sw.ports[i].counters.socket_drops += dr;
+        }
+    }
+}
+
+/// Ingress: a batch of at most [`RX_BATCH`] frames from each port in turn, into the
+/// switch. Returns the frames read.
+fn receive(socks: &[PacketSocket], sw: &mut Switch, scratch: &mut [u8]) -> Result<usize, String> {
+    let mut got = 0usize;
+    for (i, s) in socks.iter().enumerate() {
+        for _ in 0..RX_BATCH {
+            let Some(slot) = sw.pool.alloc() else {
+                // No slot: read the frame anyway (into scratch) and count it lost.
+                match s.recv(scratch) {
+                    Ok(Some(_)) => {
+                        sw.ports[i].counters.rx_frames += 1;
+                        sw.ports[i].counters.pool_exhausted += 1;
+                        got += 1;
+                        continue;
+                    }
+                    _ => break,
+                }
+            };
+            match s.recv(sw.pool.slot_mut(slot)) {
+                Ok(Some(r)) => {
+                    got += 1;
+                    let ts = r.ts_ns.unwrap_or_else(sys::realtime_ns);
+                    sw.on_frame(i, slot, r.orig_len, ts);
+                }
+                Ok(None) => {
+                    sw.pool.release(slot);
+                    break;
+                }
+                Err(e) => {
+                    sw.pool.release(slot);
+                    return Err(format!("port {}: receive: {e}", sw.ports[i].ifname));
+                }
+            }
+        }
+    }
+    Ok(got)
 }
 
 fn main() {

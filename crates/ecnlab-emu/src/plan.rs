@@ -179,18 +179,67 @@ fn secs(ns: u64) -> f64 {
 /// The plan of `resolved` (`_core.resolve_json`'s scenario) under `opts`. Errors are what
 /// the emulator cannot run, in one line.
 pub fn plan(resolved: &Value, opts: &PlanOptions) -> Result<Plan, String> {
-    let scn0 = Scenario::from_json(&resolved.to_string())?;
-    if scn0.rtt_variation.is_some() {
+    let orig = star_link_rate(&Scenario::from_json(&resolved.to_string())?, resolved)?;
+    let target = emulated_rate(orig, opts)?;
+    let factor = orig as f64 / target as f64;
+    let scaled = scale(resolved, factor, opts.scale);
+    let scn = Scenario::from_json(&scaled.to_string())?;
+    let mut warnings = Vec::new();
+    let hosts = host_plans(&scn);
+    let sample_ns = scn.metrics.sample_interval.0.max(SAMPLE_FLOOR_NS);
+    if sample_ns > scn.metrics.sample_interval.0 {
+        warnings.push(format!(
+            "metrics.sample_interval: {} ns sampled every {SAMPLE_FLOOR_NS} ns (the emulation's finest)",
+            scn.metrics.sample_interval.0
+        ));
+    }
+    let class_queue: Vec<u64> = (0..64u8).map(|d| scn.switch.classify(d) as u64).collect();
+    let flows = flow_plans(&scn, &class_queue, &mut warnings);
+    let seed = opts.seed.unwrap_or(scn.seed);
+    let messages = message_plans(&scn, seed, flows.len(), &class_queue)?;
+    let stop_when_done = !messages.is_empty() && flows.iter().all(|f| f.size.is_some()) && scn.metrics.stop_when_done;
+    let switch = switch_config(&scn, &hosts, opts, sample_ns, seed)?;
+    Ok(Plan {
+        seed,
+        scale: Scaling { factor, mode: opts.scale, scenario_link_rate_bps: orig, emulated_link_rate_bps: target },
+        duration_s: secs(scn.duration.0),
+        warmup_s: secs(scn.metrics.warmup.0),
+        sample_interval_s: secs(sample_ns),
+        hosts,
+        flows,
+        messages,
+        probes: probe_plans(&scn),
+        class_queue,
+        mss: scn.transport.mss,
+        nic_buffer_bytes: scn.host.nic_buffer.0,
+        pias_thresholds_bytes: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
+        ack_dscp: scn.host.ack_dscp,
+        persistent_connections: scn.host.persistent_connections,
+        stop_when_done,
+        switch,
+        warnings,
+        scenario: scaled,
+    })
+}
+
+/// The star's host link rate, or what the emulator cannot run.
+fn star_link_rate(scn: &Scenario, resolved: &Value) -> Result<u64, String> {
+    if scn.rtt_variation.is_some() {
         return Err("emulate does not support `rtt_variation` yet (use [[flows]] and [[probes]])".into());
     }
-    if scn0.switch.pfc.enabled {
+    if scn.switch.pfc.enabled {
         // The emulated switch does not pause its hosts' NICs (802.1Qbb frames on the veths).
         return Err("emulate does not support `switch.pfc` (PFC): the simulator does".into());
     }
-    let Topology::Star { link_rate, .. } = &scn0.topology else {
+    let Topology::Star { link_rate, .. } = &scn.topology else {
         return Err(format!("emulate supports star topologies only (this one is `{}`)", topology_kind(resolved)));
     };
-    let orig = link_rate.0;
+    Ok(link_rate.0)
+}
+
+/// The link rate the emulation runs at (`--rate`): the scenario's `orig`, at most
+/// [`AUTO_RATE_BPS`] under `auto`, or the one given.
+fn emulated_rate(orig: u64, opts: &PlanOptions) -> Result<u64, String> {
     let target = match opts.rate.as_deref() {
         None | Some("none") | Some("off") => orig,
         Some("auto") => orig.min(AUTO_RATE_BPS),
@@ -199,34 +248,33 @@ pub fn plan(resolved: &Value, opts: &PlanOptions) -> Result<Plan, String> {
     if target == 0 {
         return Err("--rate must be larger than 0".into());
     }
-    let factor = orig as f64 / target as f64;
-    let scaled = scale(resolved, factor, opts.scale);
-    let scn = Scenario::from_json(&scaled.to_string())?;
+    Ok(target)
+}
+
+/// Each host's MAC and link (the star's, or its own `host_link_*`).
+fn host_plans(scn: &Scenario) -> Vec<HostPlan> {
     let Topology::Star { hosts: n, link_rate, link_delay, host_link_rate, host_link_delay } = &scn.topology else {
         unreachable!("the star stays a star")
     };
-    let mut warnings = Vec::new();
-    let hosts: Vec<HostPlan> = (0..*n)
+    (0..*n)
         .map(|i| HostPlan {
             mac: host_mac(i),
             rate_bps: host_link_rate.get(i).unwrap_or(link_rate).0,
             delay_ns: host_link_delay.get(i).unwrap_or(link_delay).0,
         })
-        .collect();
-    let sample_ns = scn.metrics.sample_interval.0.max(SAMPLE_FLOOR_NS);
-    if sample_ns > scn.metrics.sample_interval.0 {
-        warnings.push(format!(
-            "metrics.sample_interval: {} ns sampled every {SAMPLE_FLOOR_NS} ns (the emulation's finest)",
-            scn.metrics.sample_interval.0
-        ));
-    }
-    let cc = |c: &Option<ecnlab_sim::tcp::config::CcKind>| {
-        serde_json::to_value(c.unwrap_or(scn.transport.cc))
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default()
-    };
-    let class_queue: Vec<u64> = (0..64u8).map(|d| scn.switch.classify(d) as u64).collect();
+        .collect()
+}
+
+/// `cc` as the scenario names it: `c`, else `transport.cc`.
+fn cc_name(scn: &Scenario, c: Option<ecnlab_sim::tcp::config::CcKind>) -> String {
+    serde_json::to_value(c.unwrap_or(scn.transport.cc))
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// `[[flows]]`, `count` expanded; start jitter, which the emulator does not draw, warned.
+fn flow_plans(scn: &Scenario, class_queue: &[u64], warnings: &mut Vec<String>) -> Vec<FlowPlan> {
     let mut flows = Vec::new();
     for (spec, f) in scn.flows.iter().enumerate() {
         for _ in 0..f.count {
@@ -241,7 +289,7 @@ pub fn plan(resolved: &Value, opts: &PlanOptions) -> Result<Plan, String> {
                 stop_s: f.stop.map(|d| secs(d.0)),
                 size: f.size.map(|b| b.0),
                 rate_bps: f.rate.map(|r| r.0),
-                cc_name: cc(&f.cc),
+                cc_name: cc_name(scn, f.cc),
             });
         }
     }
@@ -252,12 +300,16 @@ pub fn plan(resolved: &Value, opts: &PlanOptions) -> Result<Plan, String> {
             if others { " and others" } else { "" }
         ));
     }
-    let seed = opts.seed.unwrap_or(scn.seed);
-    let messages: Vec<MessagePlan> = arrivals(&scn, seed)?
+    flows
+}
+
+/// The `[[traffic]]` messages of the run's `seed`, ids from `first_id` (after the flows').
+fn message_plans(scn: &Scenario, seed: u64, first_id: usize, class_queue: &[u64]) -> Result<Vec<MessagePlan>, String> {
+    Ok(arrivals(scn, seed)?
         .into_iter()
         .enumerate()
         .map(|(i, a)| MessagePlan {
-            id: flows.len() + i,
+            id: first_id + i,
             spec: scn.flows.len() + a.source as usize,
             src: a.src,
             dst: a.dst,
@@ -265,10 +317,13 @@ pub fn plan(resolved: &Value, opts: &PlanOptions) -> Result<Plan, String> {
             queue: class_queue[(a.class & 63) as usize],
             size: a.size,
             start_s: secs(a.start_ns),
-            cc_name: cc(&None),
+            cc_name: cc_name(scn, None),
         })
-        .collect();
-    let probes = (scn.probes.iter().enumerate())
+        .collect())
+}
+
+fn probe_plans(scn: &Scenario) -> Vec<ProbePlan> {
+    (scn.probes.iter().enumerate())
         .map(|(id, p)| ProbePlan {
             id,
             src: p.src,
@@ -279,30 +334,7 @@ pub fn plan(resolved: &Value, opts: &PlanOptions) -> Result<Plan, String> {
             stop_s: p.stop.map(|d| secs(d.0)),
             size: p.size.0,
         })
-        .collect();
-    let stop_when_done = !messages.is_empty() && flows.iter().all(|f| f.size.is_some()) && scn.metrics.stop_when_done;
-    let switch = switch_config(&scn, &hosts, opts, sample_ns, seed)?;
-    Ok(Plan {
-        seed,
-        scale: Scaling { factor, mode: opts.scale, scenario_link_rate_bps: orig, emulated_link_rate_bps: target },
-        duration_s: secs(scn.duration.0),
-        warmup_s: secs(scn.metrics.warmup.0),
-        sample_interval_s: secs(sample_ns),
-        hosts,
-        flows,
-        messages,
-        probes,
-        class_queue,
-        mss: scn.transport.mss,
-        nic_buffer_bytes: scn.host.nic_buffer.0,
-        pias_thresholds_bytes: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
-        ack_dscp: scn.host.ack_dscp,
-        persistent_connections: scn.host.persistent_connections,
-        stop_when_done,
-        switch,
-        warnings,
-        scenario: scaled,
-    })
+        .collect()
 }
 
 fn topology_kind(resolved: &Value) -> String {
