@@ -16,13 +16,10 @@ use crate::recorder::Recorder;
 use crate::routing::Routes;
 use crate::topology::Net;
 use crate::traffic::{self, Arrivals, Probe};
-use crate::wire::{Link, Wire};
-use crate::workload;
-use ecnlab_core::buffer::BufferPool;
-use ecnlab_core::marking::{MarkingConfig, SchemeName};
-use ecnlab_core::port::{Port, PortConfig};
-use ecnlab_core::rng::Stream;
-use ecnlab_core::units::{tx_time_ns, ByteSize, Nanos};
+use crate::wire::Wire;
+use ecnlab_core::units::Nanos;
+
+mod build;
 
 pub struct Simulator {
     pub(crate) now: Nanos,
@@ -52,91 +49,13 @@ impl Simulator {
         if let Some(&(s, d)) = routes.unreachable_pairs().first() {
             return Err(format!("topology: host {s} cannot reach host {d}"));
         }
-        // DCQCN's hosts are RDMA NICs whose arbiter serves the QPs in turn (dcqcn/sender.rs):
-        // they hold a packet per QP and never drop their own.
-        let rdma = scn.transport.cc == crate::tcp::config::CcKind::Dcqcn;
-        let nic_buffer = if rdma { ByteSize(u64::MAX) } else { scn.host.nic_buffer };
-        // A host's NIC is one FIFO; with PFC it has the switches' queues under strict priority
-        // and their DSCP map, so that a PAUSE stops only its priority (IEEE 802.1Qbb is per
-        // priority at every device: an RDMA NIC sends its ACKs and CNPs while data is paused).
-        let nic_cfg = if scn.switch.pfc.enabled {
-            let sw = &scn.switch;
-            PortConfig {
-                queues: sw.queues,
-                buffer: nic_buffer,
-                dscp_to_queue: sw.dscp_to_queue.clone(),
-                ..Default::default()
-            }
-        } else {
-            PortConfig { queues: 1, buffer: nic_buffer, ..Default::default() }
-        };
-        let no_marking = MarkingConfig { scheme: SchemeName::None, ..Default::default() };
-        let mut links = Vec::with_capacity(net.links.len());
-        for (i, spec) in net.links.iter().enumerate() {
-            let is_switch_port = net.is_switch(spec.from);
-            let port = if is_switch_port {
-                let tier = net.tier_of(spec.from);
-                let (sw, m) = scn.tier_settings(tier);
-                Port::new(sw, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed)).map_err(|e| {
-                    if scn.tiers.contains_key(tier) {
-                        format!("tiers.{tier}.{e}")
-                    } else {
-                        e
-                    }
-                })?
-            } else {
-                let m = if scn.host.nic_marking { &scn.marking } else { &no_marking };
-                // The NIC's marking is the scenario's, and with PFC its queues and DSCP map are
-                // the switch's: their errors name those keys; only its buffer is its own.
-                Port::new(&nic_cfg, m, spec.rate_bps, Stream::PortMarking(i as u64).seed(seed)).map_err(|e| match e
-                    .strip_prefix("switch.buffer")
-                {
-                    Some(rest) => format!("host.nic_buffer{rest}"),
-                    None => e,
-                })?
-            };
-            let shared_pool = match net.is_switch(spec.from) {
-                true if scn.tier_settings(net.tier_of(spec.from)).0.pool.is_some() => Some(spec.from as u32),
-                _ => None,
-            };
-            u32::try_from(spec.to).map_err(|_| "topology: more than 2^32 nodes".to_string())?;
-            let pfc = is_switch_port && scn.switch.pfc.enabled;
-            let arbiter = !is_switch_port && rdma;
-            links.push(Link::new(spec, port, is_switch_port, shared_pool, pfc, arbiter));
-        }
-        scn.check_small_queues()?;
-        // Shared pools, indexed by node (`Link::shared_pool`); ports of the other nodes
-        // draw on their link's own pool.
-        let pools = (0..net.n_nodes())
-            .map(|n| match net.is_switch(n).then(|| scn.tier_settings(net.tier_of(n)).0.pool).flatten() {
-                Some(ByteSize(b)) => BufferPool::new(b),
-                None => BufferPool::unlimited(),
-            })
-            .collect();
-
+        let wire = build::wire(scn, &net, seed)?;
         let hosts = net.host_info();
-        let arrivals = workload::generate(&scn.traffic, &hosts, Stream::Traffic.seed(seed)).map_err(|e| {
-            if e.starts_with("traffic") {
-                e
-            } else {
-                format!("traffic: {e}")
-            }
-        })?;
-
-        // The event wheel covers what a link schedules: the end of a transmission and a
-        // packet's arrival (delay + transmission time of the largest packet).
-        let max_wire = (scn.transport.mss + crate::packet::TCP_IP_HEADER) as u64;
-        let event_horizon =
-            net.links.iter().map(|l| l.delay_ns + tx_time_ns(max_wire, l.rate_bps) + 1).max().unwrap_or(1);
-        let n_links = links.len();
-        let names = (0..net.links.len()).map(|li| crate::metrics::port_name(&net, li)).collect();
-        let mut wire = Wire::new(links, pools, names);
-        if scn.switch.pfc.enabled {
-            wire.pfc = Some(Box::new(crate::wire::PfcWire::new(&scn.switch.pfc, n_links, scn.switch.queues)));
-        }
+        let arrivals = build::arrivals(scn, &hosts, seed)?;
+        let n_links = wire.links.len();
         let mut sim = Simulator {
             now: 0,
-            events: EventQueue::new(event_horizon),
+            events: EventQueue::new(build::event_horizon(scn, &net)),
             wire,
             net,
             routes,
@@ -149,25 +68,29 @@ impl Simulator {
             counting: Counting::default(),
             recorder: Recorder::new(n_links, scn.metrics.sample_interval.0, scn.metrics.timeseries),
         };
+        sim.schedule_start(scn);
+        Ok(sim)
+    }
 
-        if sim.hosts.tx_completions {
-            sim.wire.predict_host_tx_done();
+    /// The listed flows, and the first events of the arrivals, probes, warm-up and sampler.
+    fn schedule_start(&mut self, scn: &Scenario) {
+        if self.hosts.tx_completions {
+            self.wire.predict_host_tx_done();
         }
-        sim.hosts.add_listed_flows(scn, &mut sim.events, &mut sim.wire);
-        sim.hosts.finite_flows = sim.arrivals.len() + sim.hosts.flows.iter().filter(|f| f.size.is_some()).count();
-        if let Some(t) = sim.arrivals.first_time() {
-            sim.events.push(t, Ev::NextArrival);
+        self.hosts.add_listed_flows(scn, &mut self.events, &mut self.wire);
+        self.hosts.finite_flows = self.arrivals.len() + self.hosts.flows.iter().filter(|f| f.size.is_some()).count();
+        if let Some(t) = self.arrivals.first_time() {
+            self.events.push(t, Ev::NextArrival);
         }
         for (i, p) in scn.probes.iter().enumerate() {
-            sim.events.push(p.start.0, Ev::ProbeSend(i as u32));
+            self.events.push(p.start.0, Ev::ProbeSend(i as u32));
         }
-        if sim.warmup > 0 {
-            sim.events.push(sim.warmup, Ev::Warmup);
+        if self.warmup > 0 {
+            self.events.push(self.warmup, Ev::Warmup);
         }
         if scn.metrics.timeseries {
-            sim.events.push(scn.metrics.sample_interval.0, Ev::Sample);
+            self.events.push(scn.metrics.sample_interval.0, Ev::Sample);
         }
-        Ok(sim)
     }
 
     /// Events executed so far.
