@@ -70,11 +70,11 @@
 //! - Time is the simulator's nanoseconds, not jiffies: RTOs are not rounded up to the
 //!   kernel's HZ ticks, and timestamp RTT samples have microsecond resolution.
 
-use super::ca::{ack_flags, AckSample, CaEvent, CaSock, CaState, CongestionOps, INFINITE_SSTHRESH};
+use super::ca::{CaEvent, CaSock, CaState, CongestionOps, INFINITE_SSTHRESH};
 use super::kernel::Kernel;
 use super::rtt::RttEstimator;
 use super::sack_option::SackBlocks;
-use super::scoreboard::{AckDelta, Scoreboard};
+use super::scoreboard::Scoreboard;
 use super::{congestion_ops, LinuxCa};
 use crate::packet::{flags, Ecn, Kind, Packet};
 use crate::tcp::config::TcpConfig;
@@ -82,12 +82,14 @@ use crate::tcp::sender::SenderStats;
 use crate::transport::app::{AppWrites, Endpoints, Tagging};
 use ecnlab_core::units::Nanos;
 
+mod ack;
 mod episode;
 mod loss_detection;
 mod open;
 mod small_queues;
 mod write_xmit;
 
+use ack::AckKind;
 use loss_detection::{Pending, TlpEpisode};
 pub use open::Open;
 use small_queues::SmallQueues;
@@ -358,7 +360,9 @@ impl LinuxSender {
         self.sync_stats();
     }
 
-    /// An ACK arrived; `sack` holds its SACK blocks (none without the option).
+    /// An ACK arrived; `sack` holds its SACK blocks (none without the option). The steps
+    /// are `tcp_ack`'s (tcp_input.c), in its order; each is in `sender/ack.rs` or named after
+    /// the kernel function it follows.
     pub fn on_ack(&mut self, now: Nanos, ack: &Packet, sack: Option<&SackBlocks>, out: &mut Vec<Packet>) {
         if ack.kind != Kind::Ack {
             return;
@@ -385,68 +389,12 @@ impl LinuxSender {
         let prior_delivered = self.tp.delivered;
         let prior_una = self.tp.snd_una;
 
-        // tcp_sacktag_write_queue, then tcp_clean_rtx_queue.
-        let mut d = AckDelta { rack: self.rack_ack(now, ack.tx_ns), ..AckDelta::default() };
-        if self.p.sack {
-            if let Some(b) = sack {
-                let mut blocks = *b;
-                if d.rack.is_some() {
-                    // tcp_sacktag_write_queue walks the blocks in sequence order (RACK's RTT
-                    // is its last delivery's).
-                    blocks.sort();
-                }
-                for &(s, e) in blocks.as_slice() {
-                    if e > a {
-                        self.sb.sack_block(s.max(a), e.min(self.snd_nxt), &mut d);
-                    }
-                }
-            }
-        }
-        self.sb.cumulative_ack(a, &mut d);
-        if let Some(r) = d.rack {
-            self.rack = Some(r.rack);
-        }
-        self.tp.snd_una = a;
+        let d = self.sacktag_and_clean(now, ack, a, sack);
         let una_advanced = a > prior_una;
         let dupack = !una_advanced && d.sacked == 0 && prior_packets > 0;
-        let mut delivered = d.acked + d.sacked;
-        if !self.p.sack {
-            // tcp_remove_reno_sacks / tcp_add_reno_sack.
-            if una_advanced {
-                delivered = d.acked.saturating_sub(self.reno_sacked).max(1);
-                self.reno_sacked = self.reno_sacked.saturating_sub(d.acked.saturating_sub(1));
-            } else if dupack {
-                let before = self.reno_sacked;
-                self.reno_sacked = (self.reno_sacked + 1).min(self.sb.packets_out().saturating_sub(1));
-                delivered = self.reno_sacked - before;
-            }
-            self.reno_sacked = self.reno_sacked.min(self.sb.packets_out().saturating_sub(self.sb.lost_out.max(1)));
-        }
-        self.tp.delivered = self.tp.delivered.wrapping_add(delivered);
-        if ece {
-            self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(delivered);
-        }
-
-        // tcp_ack_update_rtt: the sequence sample (first_ackt, Karn's rule), else the SACK
-        // one (first_sackt), else the timestamp echo on an ACK that removes data; the
-        // congestion control's sample is the last segment's (ca_rtt_us: last_ackt or last_sackt).
-        let since = |tx: Nanos| (tx <= now).then(|| now - tx);
-        let seq_rtt = d.first_tx.filter(|_| !d.retrans_acked).and_then(since);
-        let sack_rtt = d.first_sack_tx.and_then(since);
-        let mut ca_rtt = if sack_rtt.is_some() { since(d.last_sack_tx) } else { seq_rtt.and(since(d.last_tx)) };
-        let mut rtt = seq_rtt.or(sack_rtt);
-        if rtt.is_none() && una_advanced {
-            rtt = since(ack.tx_ns);
-            ca_rtt = rtt;
-        }
-        if let Some(r) = rtt {
-            RttEstimator::update(&mut self.rtt, (r / NS_PER_US).max(1), a, self.snd_nxt, self.p.rto_min_us);
-            let est = self.rtt.as_ref().expect("just sampled");
-            self.tp.srtt_us = est.srtt_us.min(u32::MAX as u64) as u32;
-            let ca_us = ca_rtt.map_or(u64::MAX, |c| (c / NS_PER_US).max(1));
-            self.tp.min_rtt_us = self.tp.min_rtt_us.min(ca_us.min(u32::MAX as u64) as u32);
-            self.rto = (est.rto_us() * NS_PER_US).min(self.p.rto_max).max(1);
-        }
+        let kind = AckKind { ece, una_advanced, dupack };
+        self.count_delivered(&d, kind);
+        let ca_rtt = self.ack_update_rtt(now, ack.tx_ns, &d, a, una_advanced);
         // 4.x: tcp_process_tlp_ack, then tcp_set_xmit_timer (a probe if one may go, else the
         // RTO); 3.18 re-arms the RTO here and judges and schedules probes after the alert.
         let later_tlp = self.p.tlp && self.p.kernel != Kernel::V3_18;
@@ -459,19 +407,7 @@ impl LinuxSender {
                 self.rearm_rto(now);
             }
         }
-        if prior_packets > 0 {
-            // tcp_clean_rtx_queue's hook, on every ACK that finds data outstanding: the
-            // segments the cumulative ACK removed (SACKed before or not) and ca_rtt_us.
-            let rtt_us = ca_rtt.map_or(-1, |r| (r / NS_PER_US).min(i32::MAX as u64) as i32);
-            let sample = AckSample { pkts_acked: d.pkts_acked, rtt_us };
-            self.ca.pkts_acked(&mut self.tp, &sample);
-        }
-        let mut ev =
-            if ece || d.sacked > 0 || dupack || !una_advanced { ack_flags::SLOWPATH } else { ack_flags::WIN_UPDATE };
-        if ece {
-            ev |= ack_flags::ECE;
-        }
-        self.ca.in_ack_event(&mut self.tp, ev);
+        self.ca_ack_hooks(prior_packets > 0, &d, ca_rtt, kind);
 
         // tcp_fastretrans_alert (an ACK is "dubious" unless in Open with a clean advance).
         let newly_lost = self.fastretrans_alert(now, una_advanced, dupack, ece);
@@ -479,16 +415,7 @@ impl LinuxSender {
         if tlp_318 {
             self.process_tlp_ack(a, dupack, ack.has(flags::DSACK));
         }
-
-        // tcp_cong_control.
-        let acked_sacked = self.tp.delivered.wrapping_sub(prior_delivered);
-        if self.in_cwnd_reduction() {
-            self.cwnd_reduction(acked_sacked, newly_lost, una_advanced);
-        } else if una_advanced && d.acked + d.sacked > 0 {
-            self.update_cwnd_limited();
-            self.tp.snd_nxt = self.snd_nxt;
-            self.ca.cong_avoid(&mut self.tp, a, acked_sacked);
-        }
+        self.cong_control(a, &d, prior_delivered, newly_lost, una_advanced);
         if tlp_318 {
             self.schedule_loss_probe(now, false);
         }
