@@ -83,6 +83,13 @@ fn write_atomic(path: &PathBuf, text: &str) -> std::io::Result<()> {
 fn run() -> Result<(), String> {
     let args = parse_args()?;
     let cfg = load_config(&args)?;
+    sys::install_signal_handlers().map_err(|e| format!("signal handlers: {e}"))?;
+    sys::set_timer_slack_ns(1);
+    if let Some(prio) = cfg.realtime_priority {
+        if let Err(e) = sys::set_realtime(prio) {
+            eprintln!("ecnlab-switch: warning: SCHED_FIFO {prio}: {e}; running with normal priority");
+        }
+    }
     let socks = open_ports(&cfg)?;
     let mut sw = Switch::new(&cfg, sys::realtime_ns())?;
     let mut meter = Meter::new(&sw, sw.start_ns);
@@ -166,16 +173,8 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// The process's set-up (signals, timer slack, real-time priority if asked), then a socket
-/// on each port.
+/// A packet socket on each port.
 fn open_ports(cfg: &EmuConfig) -> Result<Vec<PacketSocket>, String> {
-    sys::install_signal_handlers().map_err(|e| format!("signal handlers: {e}"))?;
-    sys::set_timer_slack_ns(1);
-    if let Some(prio) = cfg.realtime_priority {
-        if let Err(e) = sys::set_realtime(prio) {
-            eprintln!("ecnlab-switch: warning: SCHED_FIFO {prio}: {e}; running with normal priority");
-        }
-    }
     cfg.ports
         .iter()
         .map(|p| {
