@@ -269,6 +269,10 @@ COMMON_TRANSPORT = {
     "snd_buf_bytes": 4 << 20,
 }
 
+# Both sides' host NIC queue (a FIFO, tail drop), written out because the linux profile's
+# default (32 MiB, fq_codel's memory_limit) differs from the textbook one the rows were built on.
+NIC_BUFFER_BYTES = 4_000_000
+
 # The `linux` host profile against ns-3's own SACK + PRR stack (issue 16). Only the settings
 # both sides can state alike; the textbook alignments above that model NewReno without SACK
 # are NOT applied (see LINUX_NS3_ALIGNMENT and the "linux profile comparisons" part of the
@@ -561,7 +565,8 @@ def ecnlab_toml(sc: dict, trace_csv: str | None) -> str:
                 f'small_queues = {str(tr["small_queues"]).lower()}',
                 f'tlp = {str(tr["tlp"]).lower()}', f'rack = {str(tr["rack"]).lower()}',
                 f'handshake = {str(tr["handshake"]).lower()}']
-    out += ["", "[host]", "persistent_connections = false", "nic_marking = false"]
+    out += ["", "[host]", "persistent_connections = false", "nic_marking = false",
+            f'nic_buffer = "{NIC_BUFFER_BYTES}B"']
     if profile == "linux":
         out += [f'tso = "{tr["tso"]}"', f'gro = {str(tr["gro"]).lower()}']
     if sc.get("ack_dscp") is not None:
@@ -595,7 +600,7 @@ def _ns3_config_textbook(sc: dict, trace_csv: str | None) -> dict:
         "duration_s": sc["duration_s"],
         "warmup_s": sc["warmup_s"],
         "port_to_host": sc["compare"]["port_to_host"],
-        "nic_buffer_bytes": 4_000_000,
+        "nic_buffer_bytes": NIC_BUFFER_BYTES,
         "connect_lead_s": 0.02,
         "snd_buf_bytes": sc["transport"]["snd_buf_bytes"],
         # RFC 8257 §3.5: a loss halves the window as in RFC 5681, as ecnlab does (ns-3 3.44's

@@ -211,7 +211,7 @@ pub fn plan(resolved: &Value, opts: &PlanOptions) -> Result<Plan, String> {
         probes: probe_plans(&scn),
         class_queue,
         mss: scn.transport.mss,
-        nic_buffer_bytes: scn.host.nic_buffer.0,
+        nic_buffer_bytes: scn.host.nic_buffer(scn.transport.profile).0,
         pias_thresholds_bytes: scn.host.pias_thresholds.iter().map(|b| b.0).collect(),
         ack_dscp: scn.host.ack_dscp,
         persistent_connections: scn.host.persistent_connections,

@@ -29,9 +29,6 @@ from . import words
 from .rtt import RttProfile, from_points
 
 ROUND_ROBIN = {"dwrr", "wrr", "sp_dwrr"}
-# fq_codel's default memory_limit (sch_fq_codel.c, fq_codel_init: 32 << 20), the qdisc a
-# Linux host's NIC queues sit behind by default (net.core.default_qdisc = fq_codel).
-LINUX_QDISC_BYTES = "32MiB"
 DEFAULT_SENDERS = 8
 PROBE_INTERVAL = "100us"  # a ping every 100 us in the unclassified queue: the RTT a ping sees
 
@@ -268,13 +265,11 @@ def _host_nics(doc: dict[str, Any], resolved: dict[str, Any]) -> str:
                 f"{lob} of it wait below TCP, instead of queueing in (and dropping at) its own NIC")
         if "nic_buffer" in doc.get("host", {}):
             return said
-        # TSQ bounds each socket, not the host: a host's sockets together may hold more than the
-        # core's 4 MB NIC queue (25 Gbps star: 194 drops at 4 MB). A Linux host's qdisc holds
-        # them: fq_codel, the usual default, up to its memory_limit (sch_fq_codel.c: 32 MiB).
-        doc.setdefault("host", {})["nic_buffer"] = LINUX_QDISC_BYTES
+        # TSQ bounds each socket, not the host: the linux profile's NIC queue holds what a
+        # Linux host's default qdisc does (host.nic_buffer's default, fq_codel's memory_limit).
+        nic = words.size(_core.parse_unit("size", str(resolved["host"]["nic_buffer"])))
         return (f"{said}; the NIC queue holds what a Linux host's default qdisc does (fq_codel's memory_limit, "
-                f"{words.size(_core.parse_unit('size', LINUX_QDISC_BYTES))}: host.nic_buffer), since TCP small "
-                "queues bound each socket, not the host")
+                f"{nic}: host.nic_buffer's linux default), since TCP small queues bound each socket, not the host")
     if resolved["host"]["nic_marking"]:
         return "host.nic_marking (the scenario's): the NICs mark with the switch's scheme"
     doc.setdefault("host", {})["nic_marking"] = True

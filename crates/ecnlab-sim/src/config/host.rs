@@ -9,8 +9,12 @@ use serde::{Deserialize, Serialize};
 pub struct HostConfig {
     /// Buffer of a host's NIC queue (one FIFO, tail drop, no marking). Not under DCQCN,
     /// whose hosts are RDMA NICs: a QP hands the NIC its next packet only once the previous
-    /// one has left, so the NIC holds a packet per QP and never drops.
-    pub nic_buffer: ByteSize,
+    /// one has left, so the NIC holds a packet per QP and never drops. Unset: 4 MB under
+    /// `textbook`; under `linux` 32 MiB, what a Linux host's default qdisc holds (fq_codel's
+    /// `memory_limit`, sch_fq_codel.c `fq_codel_init`: `32 << 20`), since TCP small queues
+    /// bound each socket, not the host (at 100 Gbps a 4 MB NIC dropped).
+    #[schemars(extend("default" = "33554432B", "x-textbook-default" = "4000000B"))]
+    pub nic_buffer: Option<ByteSize>,
     /// Flows of `[[traffic]]` between the same two hosts reuse idle connections (a
     /// persistent connection pool per host pair, as the TCN testbed's TrafficGenerator and
     /// the TCN/MQ-ECN ns-2 scripts do); a flow that finds every connection busy opens a new
@@ -49,7 +53,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
-            nic_buffer: ByteSize(4_000_000),
+            nic_buffer: None,
             persistent_connections: true,
             pias_thresholds: Vec::new(),
             ack_dscp: None,
@@ -62,14 +66,28 @@ impl Default for HostConfig {
 }
 
 impl HostConfig {
-    /// The offload keys left unset take the linux profile's defaults, so that a resolved
-    /// scenario says what ran; the textbook hosts have none (left unset, refused if given).
+    /// The keys left unset take their profile's defaults (the NIC buffer: each profile's; the
+    /// offloads: the linux profile's), so that a resolved scenario says what ran; the
+    /// textbook hosts have no offloads (left unset, refused if given).
     pub fn resolve(&mut self, profile: crate::tcp::Profile) {
         use crate::tcp::linux::offload::{Tso, GSO_MAX_SIZE, RX_COALESCE_NS};
+        self.nic_buffer.get_or_insert(Self::default_nic_buffer(profile));
         if profile == crate::tcp::Profile::Linux {
             self.tso.get_or_insert(Tso::Size(ByteSize(GSO_MAX_SIZE)));
             self.gro.get_or_insert(true);
             self.rx_coalesce.get_or_insert(Duration(RX_COALESCE_NS));
+        }
+    }
+
+    /// The NIC queue's buffer of a host of `profile` (`nic_buffer`, or its profile's default).
+    pub fn nic_buffer(&self, profile: crate::tcp::Profile) -> ByteSize {
+        self.nic_buffer.unwrap_or(Self::default_nic_buffer(profile))
+    }
+
+    fn default_nic_buffer(profile: crate::tcp::Profile) -> ByteSize {
+        match profile {
+            crate::tcp::Profile::Textbook => ByteSize(4_000_000),
+            crate::tcp::Profile::Linux => ByteSize(32 << 20),
         }
     }
 

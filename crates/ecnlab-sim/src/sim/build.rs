@@ -19,7 +19,7 @@ pub(super) fn wire(scn: &Scenario, net: &Net, seed: u64) -> Result<Wire, String>
     // DCQCN's hosts are RDMA NICs whose arbiter serves the QPs in turn (dcqcn/sender.rs):
     // they hold a packet per QP and never drop their own.
     let rdma = scn.transport.cc == CcKind::Dcqcn;
-    let nic_buffer = if rdma { ByteSize(u64::MAX) } else { scn.host.nic_buffer };
+    let nic_buffer = if rdma { ByteSize(u64::MAX) } else { scn.host.nic_buffer(scn.transport.profile) };
     // A host's NIC is one FIFO; with PFC it has the switches' queues under strict priority
     // and their DSCP map, so that a PAUSE stops only its priority (IEEE 802.1Qbb is per
     // priority at every device: an RDMA NIC sends its ACKs and CNPs while data is paused).

@@ -86,7 +86,7 @@ impl Scenario {
         let (p, sw) = (&s.prefix, s.sw);
         let limits = sw.queue_limits.iter().enumerate().map(|(i, b)| (format!("{p}switch.queue_limits[{i}]"), *b));
         // The hosts' NICs are `[host]`'s: checked with `[switch]`.
-        let nic = p.is_empty().then(|| ("host.nic_buffer".to_string(), self.host.nic_buffer));
+        let nic = p.is_empty().then(|| ("host.nic_buffer".to_string(), self.host.nic_buffer(self.transport.profile)));
         let buffers = [(format!("{p}switch.buffer"), Some(sw.buffer)), (format!("{p}switch.pool"), sw.pool)]
             .into_iter()
             .filter_map(|(f, b)| b.map(|b| (f, b)))
