@@ -22,6 +22,7 @@ pub(crate) struct Flow {
     timeouts_at_start: u64,
     rtx_at_start: u64,
     syn_at_start: u64,
+    tlp_at_start: u64,
     /// Timeouts before the flow finished (each a stall of at least `rto_min`).
     pub timeouts: u64,
     /// Timeouts after it finished at its receiver, while its last ACK was delayed: spurious,
@@ -31,6 +32,9 @@ pub(crate) struct Flow {
     /// Retransmissions of the handshake this flow's start waited for (SYNs and SYN-ACKs,
     /// each after a timeout of at least `transport.rto_syn`): lost SYNs.
     pub syn_timeouts: u64,
+    /// Tail loss probes sent while the flow's bytes were outstanding (`transport.tlp`: a
+    /// probe after PTO instead of waiting for the RTO; RFC 8985 §7, tcp_send_loss_probe).
+    pub tlp_probes: u64,
 }
 
 /// The handshake's timeouts of a connection so far, at both ends.
@@ -53,7 +57,9 @@ impl Flow {
             timeouts_at_start: 0,
             rtx_at_start: 0,
             syn_at_start: 0,
+            tlp_at_start: 0,
             syn_timeouts: 0,
+            tlp_probes: 0,
             timeouts: 0,
             late_timeouts: 0,
             retransmits: 0,
@@ -65,6 +71,7 @@ impl Flow {
         self.timeouts = sender.timeouts() - self.timeouts_at_start;
         self.retransmits = sender.fast_retransmits() - self.rtx_at_start;
         self.syn_timeouts = syn_timeouts(sender, receiver) - self.syn_at_start;
+        self.tlp_probes = sender.tlp_probes() - self.tlp_at_start;
     }
 
     /// Count from here on (what the sender did before was for an earlier message's bytes).
@@ -72,5 +79,6 @@ impl Flow {
         self.timeouts_at_start = sender.timeouts();
         self.rtx_at_start = sender.fast_retransmits();
         self.syn_at_start = syn_timeouts(sender, receiver);
+        self.tlp_at_start = sender.tlp_probes();
     }
 }

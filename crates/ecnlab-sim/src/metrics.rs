@@ -51,6 +51,8 @@ pub(crate) struct RunView<'a> {
     pub pfc: bool,
     /// Connections open with a handshake (`transport.handshake` under `linux`).
     pub handshake: bool,
+    /// Senders send tail loss probes (`transport.tlp` under `linux`).
+    pub tlp: bool,
 }
 
 /// One link's egress port, with what the recorder kept of it when the window opened.
@@ -108,6 +110,8 @@ pub struct FlowRecord {
     pub retransmits: u64,
     /// Handshake retransmissions the flow waited for ([`crate::hosts::Flow::syn_timeouts`]).
     pub syn_timeouts: u64,
+    /// Tail loss probes sent for the flow ([`crate::flow::Flow::tlp_probes`]).
+    pub tlp_probes: u64,
 }
 
 /// The FCT of a flow alone in the network, measured as ecnlab measures FCT (from the
@@ -181,6 +185,7 @@ impl FlowRecord {
             timeouts_after_finish: f.late_timeouts,
             retransmits: f.retransmits,
             syn_timeouts: f.syn_timeouts,
+            tlp_probes: f.tlp_probes,
         }
     }
 
@@ -205,6 +210,7 @@ impl FlowRecord {
             timeouts_after_finish: 0,
             retransmits: 0,
             syn_timeouts: 0,
+            tlp_probes: 0,
         }
     }
 }
@@ -310,6 +316,7 @@ pub(crate) fn summary(
         timeouts: flows.iter().map(|f| f.timeouts).sum(),
         timeouts_after_finish: Some(flows.iter().map(|f| f.timeouts_after_finish).sum()),
         syn_timeouts: run.handshake.then(|| flows.iter().map(|f| f.syn_timeouts).sum()),
+        tlp_probes: run.tlp.then(|| flows.iter().map(|f| f.tlp_probes).sum()),
         counters,
         queues,
         probes: probes

@@ -390,6 +390,7 @@ impl Simulator {
             mss: self.hosts.mss,
             pfc: self.wire.pfc.is_some(),
             handshake: self.hosts.transport.profile == crate::tcp::Profile::Linux && self.hosts.transport.handshake,
+            tlp: self.hosts.transport.profile == crate::tcp::Profile::Linux && self.hosts.transport.tlp,
         }
     }
 

@@ -147,6 +147,10 @@ pub struct FlowCounts {
     /// `transport.rto_syn`), when connections open with one (simulator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_timeouts: Option<u64>,
+    /// The flows' tail loss probes (each sent instead of waiting for an RTO), when senders
+    /// send them (simulator, `transport.tlp` under `linux`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlp_probes: Option<u64>,
     /// Every flow of the scenario: each generated message, listed flows counted one per
     /// connection, and those that never started.
     pub total: u64,
@@ -267,6 +271,9 @@ pub struct Measurements {
     /// [`FlowCounts::syn_timeouts`].
     #[serde(default)]
     pub syn_timeouts: Option<u64>,
+    /// [`FlowCounts::tlp_probes`].
+    #[serde(default)]
+    pub tlp_probes: Option<u64>,
     /// The window counters of every queue the run counts, listed in `queues` or not.
     pub counters: Vec<ReasonCounts>,
     /// The queues the summary lists, as measured.
@@ -345,6 +352,7 @@ impl Summary {
                 timeouts: m.timeouts,
                 timeouts_after_finish: m.timeouts_after_finish,
                 syn_timeouts: m.syn_timeouts,
+                tlp_probes: m.tlp_probes,
                 total: m.flows.len() as u64,
                 unfinished: (measured.len() - done.len()) as u64,
                 not_started: m.flows.iter().filter(|f| !started(f)).count() as u64,

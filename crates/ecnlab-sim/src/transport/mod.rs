@@ -129,6 +129,13 @@ impl Sender {
             Sender::Tcp(_) | Sender::Dcqcn(_) => 0,
         }
     }
+    /// Tail loss probes so far (the `linux` sender's TLP).
+    pub fn tlp_probes(&self) -> u64 {
+        match self {
+            Sender::Linux(s) => s.stats().tlp_probes,
+            Sender::Tcp(_) | Sender::Dcqcn(_) => 0,
+        }
+    }
     /// Fast retransmissions so far.
     pub fn fast_retransmits(&self) -> u64 {
         match self {
