@@ -111,12 +111,12 @@ def _run(cmd: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def one(name: str, fab: dict, scheme: str, quick: bool, tmp: Path) -> dict:
+def one(name: str, fab: dict, scheme: str, quick: bool, tmp: Path, window_cap: str = "nics") -> dict:
     sets = fab["set"] + SCHEMES[scheme](fab) + (fab["quick"] if quick else [])
     args = [fab["scenario"], *sum((["--set", s] for s in sets), []), "-q", "--seed", "1"]
     x, e = tmp / f"{name}-{scheme}-exact", tmp / f"{name}-{scheme}-estimate"
     xw, xc = _run([str(ECNLAB), "run", *args, "--out", str(x)])
-    ew, ec = _run([str(ECNLAB), "estimate", *args, "--workers", "1", "--out", str(e)])
+    ew, ec = _run([str(ECNLAB), "estimate", *args, "--workers", "1", "--window-cap", window_cap, "--out", str(e)])
     sx, se = json.loads((x / "summary.json").read_text()), json.loads((e / "summary.json").read_text())
     warm = sx["measure_from_s"]
     est = se["estimate"]
@@ -127,7 +127,7 @@ def one(name: str, fab: dict, scheme: str, quick: bool, tmp: Path) -> dict:
         "estimate": {"wall_s": ew, "cpu_s": ec, "packet_hops": se["packet_hops"], "slowdown": slowdowns(e, warm),
                      "timeouts": se["flows"]["timeouts"], "links": est["links"],
                      "link_simulations": est["link_simulations"], "alone_simulations": est["alone_simulations"],
-                     "stages_s": est["stages_s"], "paths": est["paths"]},
+                     "stages_s": est["stages_s"], "paths": est["paths"], "window_cap": est["window_cap"]},
     }
 
 
@@ -178,6 +178,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=str(HERE / "results"), help="where estimate-latest.{json,md} go")
     p.add_argument("--add", action="store_true",
                    help="keep the earlier results of estimate-latest.json, replacing those run again")
+    p.add_argument("--window-cap", choices=("nics", "off"), default="nics",
+                   help="the estimate's --window-cap (default nics, the estimate's own default)")
     a = p.parse_args(argv)
     out = Path(a.out)
     stem = "estimate-quick" if a.quick else "estimate-latest"
@@ -189,7 +191,7 @@ def main(argv=None) -> int:
             if a.only and name not in a.only:
                 continue
             for scheme in a.schemes.split(","):
-                r = one(name, fab, scheme, a.quick, Path(tmp))
+                r = one(name, fab, scheme, a.quick, Path(tmp), a.window_cap)
                 results = [o for o in results if (o["fabric"], o["scheme"]) != (name, scheme)] + [r]
                 print(f"{name} {scheme}: exact {r['exact']['wall_s']:.1f} s, estimate {r['estimate']['wall_s']:.1f} s",
                       file=sys.stderr)

@@ -73,6 +73,10 @@ def test_the_result_directory_is_whole_and_marked_approximate(tmp_path):
     assert e["link_simulations"] == e["clusters"] <= e["links"] == 96  # a k = 4 fat-tree's 96 directed links
     assert e["clustering"]["threshold"] == 0.1 and "WMAPE" in e["clustering"]["distance"]
     assert e["workers"]["kind"] == "local"
+    # Stock NICs: each sender's NIC simulation is capped (tests of the rule: window_cap.rs).
+    nics = [r for r in csv.DictReader((out / "links.csv").open()) if r["port"].startswith("h")]
+    assert e["window_cap"]["link_simulations_capped"] == len(nics) > 0 and "BDP" in e["window_cap"]["rule"].upper()
+    assert 10 <= e["window_cap"]["segments_min"] <= e["window_cap"]["segments_max"] < 1000
     # The keys of `ecnlab run` where they apply, and flows.csv in a run's columns.
     run_cli("run", _fabric(tmp_path), "--out", tmp_path / "x", "-q")
     x = summary(tmp_path / "x")
@@ -122,7 +126,7 @@ def test_one_bottleneck_is_estimated_as_the_exact_run(tmp_path):
         assert float(e["ideal_fct_us"]) == pytest.approx(float(x["ideal_fct_us"]), abs=1e-3), e["id"]
 
 
-@pytest.mark.parametrize("case", ["corpus", "rtt_variation", "threshold", "missing", "set"])
+@pytest.mark.parametrize("case", ["corpus", "rtt_variation", "threshold", "missing", "set", "window_cap"])
 def test_bad_input_is_one_line_exit_2_and_no_directory(tmp_path, case):
     out = tmp_path / "o"
     args, want = {
@@ -131,6 +135,7 @@ def test_bad_input_is_one_line_exit_2_and_no_directory(tmp_path, case):
         "threshold": ([_fabric(tmp_path), "--threshold", "-1"], "--threshold"),
         "missing": ([tmp_path / "nowhere.toml"], "no scenario file or built-in scenario named"),
         "set": ([_fabric(tmp_path), "--set", "topology.k=3"], "topology.k=3"),
+        "window_cap": ([_fabric(tmp_path), "--window-cap", "bdp"], "--window-cap"),
     }[case]
     p = run_cli("estimate", *args, "--out", out, check=False)
     assert p.returncode == 2, p.stderr
@@ -181,3 +186,4 @@ def test_a_flows_file_beyond_the_guards_reader_leaves_its_per_flow_rules_unjudge
     assert {"rto_stall", "lossless_timeouts"} <= set(s["soundness"]["not_judged"])
     assert "larger than the guard reads" in s["soundness"]["note"]
     assert (tmp_path / "o" / "summary.json").exists()
+

@@ -100,6 +100,10 @@ pub struct Chain {
     /// The first hop leaves the sender's NIC, the others switches.
     pub hops: Vec<Hop>,
     pub class: u8,
+    /// The senders' window cap (segments) of the link simulation this chain is part of
+    /// ([`crate::linksim::WindowCap`]), so that a flow alone on it is capped as it is there;
+    /// None: the scenario's `transport.max_cwnd`.
+    pub max_cwnd: Option<u32>,
 }
 
 /// The chains the flows use, each with the sizes of the flows that use it.
@@ -215,6 +219,9 @@ pub fn bare(scn: &Scenario, name: &str, settings: &Settings, seed: u64) -> Scena
 pub fn alone_job(scn: &Scenario, tiers: &[String], chain: &Chain, grid: &[u64], seed: u64) -> JobSpec {
     let mss = scn.transport.mss as u64;
     let mut s = bare(scn, "alone", &chain.settings, seed);
+    if let Some(cap) = chain.max_cwnd {
+        s.transport.max_cwnd = cap;
+    }
     // A topology's `[tiers]` must all be in it: keep those of the chain's switches.
     let used: Vec<&str> = chain
         .hops

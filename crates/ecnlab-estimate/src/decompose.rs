@@ -168,20 +168,19 @@ pub fn one_way_ns(fab: &Fabric, path: &[u32]) -> u64 {
 }
 
 /// Every flow that starts, with its data path, in order of start; `each(flow index, flow,
-/// data path, ACK path)`.
+/// data path)` (its ACK path: [`Fabric::ack_path`], where needed).
 pub fn for_each_path(
     fab: &Fabric,
     flows: &[FabricFlow],
     n_listed: usize,
-    mut each: impl FnMut(usize, &FabricFlow, &[u32], &[u32]),
+    mut each: impl FnMut(usize, &FabricFlow, &[u32]),
 ) {
     for i in time_order(flows, n_listed) {
         let f = &flows[i];
         if !f.starts_before(fab.end_ns) {
             continue;
         }
-        let (fwd, rev) = fab.paths(f);
-        each(i, f, &fwd, &rev);
+        each(i, f, &fab.data_path(f));
     }
 }
 
@@ -222,7 +221,7 @@ pub fn crossings(fab: &Fabric, flows: &[FabricFlow], n_listed: usize, links: &[u
         slot[l as usize] = k as u32;
     }
     let mut out = vec![Vec::new(); links.len()];
-    for_each_path(fab, flows, n_listed, |i, _, fwd, _| {
+    for_each_path(fab, flows, n_listed, |i, _, fwd| {
         for (j, &l) in fwd.iter().enumerate() {
             let k = slot[l as usize];
             if k != u32::MAX {

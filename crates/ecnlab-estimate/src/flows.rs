@@ -111,9 +111,18 @@ impl Fabric {
 
     /// A flow's data path and its ACKs' (the same ECMP key both ways, as the simulator).
     pub fn paths(&self, f: &FabricFlow) -> (Vec<u32>, Vec<u32>) {
-        let key = conn_key(self.seed, f.conn);
-        let (s, d) = (f.src as usize, f.dst as usize);
-        (self.routes.path(&self.net, s, d, key), self.routes.path(&self.net, d, s, key))
+        (self.data_path(f), self.ack_path(f))
+    }
+
+    /// A flow's data path (each of the estimate's passes routes every flow again: routing is
+    /// most of a large fabric's decomposition, so a pass routes only what it reads).
+    pub fn data_path(&self, f: &FabricFlow) -> Vec<u32> {
+        self.routes.path(&self.net, f.src as usize, f.dst as usize, conn_key(self.seed, f.conn))
+    }
+
+    /// Its ACKs' path.
+    pub fn ack_path(&self, f: &FabricFlow) -> Vec<u32> {
+        self.routes.path(&self.net, f.dst as usize, f.src as usize, conn_key(self.seed, f.conn))
     }
 
     /// The ideal FCT of a sized flow over its own paths (`flows.csv`'s `ideal_fct_us`).

@@ -68,11 +68,13 @@ pub struct Options {
     pub threshold: f64,
     /// Senders (and receivers) of a link simulation before hosts are merged ([`linksim`]).
     pub max_hosts: usize,
+    /// Which link simulations cap their senders' windows ([`linksim::WindowCap`]).
+    pub window_cap: linksim::WindowCap,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { threshold: 0.1, max_hosts: 1000 }
+        Options { threshold: 0.1, max_hosts: 1000, window_cap: linksim::WindowCap::UnmarkedNics }
     }
 }
 
@@ -112,6 +114,9 @@ pub struct Plan {
     chains: Chains,
     grids: Vec<Vec<u64>>,
     outputs: Vec<Option<JobOutput>>,
+    /// The data segments the exact run would carry, each counted at every link of its path
+    /// (sized flows; a long-lived one counts its first segment): what its cost grows with.
+    pub segment_hops: u64,
     /// Wall-clock seconds of each stage so far.
     pub stages: Vec<(&'static str, f64)>,
 }
@@ -131,7 +136,7 @@ fn real_chain(fab: &Fabric, path: &[u32], class: u8) -> Chain {
             Hop { rate_bps: s.rate_bps, delay_ns: s.delay_ns, egress }
         })
         .collect();
-    Chain { settings: Settings::Fabric, hops, class }
+    Chain { settings: Settings::Fabric, hops, class, max_cwnd: None }
 }
 
 impl Plan {
@@ -149,8 +154,10 @@ impl Plan {
         let mut chains = Chains::default();
         let mut loads: Vec<Option<Box<LinkLoad>>> = vec![None; fab.net.links.len()];
         let mss = fab.mss() as u64;
-        decompose::for_each_path(&fab, &flows, n_listed, |_, f, fwd, _| {
+        let mut segment_hops = 0u64;
+        decompose::for_each_path(&fab, &flows, n_listed, |_, f, fwd| {
             let d = decompose::one_way_ns(&fab, fwd);
+            segment_hops += f.bytes().div_ceil(mss).max(1) * fwd.len() as u64;
             for &l in fwd {
                 loads[l as usize].get_or_insert_with(Default::default).add_flow(f, d);
             }
@@ -191,7 +198,7 @@ impl Plan {
         let sims = reps
             .iter()
             .zip(&crossings)
-            .map(|(&l, cr)| linksim::build(&fab, &flows, l, cr, &mut chains, 0, opts.max_hosts).0)
+            .map(|(&l, cr)| linksim::build(&fab, &flows, l, cr, &mut chains, 0, &opts).0)
             .collect();
         let grids = chains.sizes.iter().map(alone::grid).collect();
         let n_jobs = clusters.len() + chains.list.len();
@@ -212,6 +219,7 @@ impl Plan {
             chains,
             grids,
             outputs: vec![None; n_jobs],
+            segment_hops,
             stages,
         })
     }
@@ -237,16 +245,7 @@ impl Plan {
                 let l = self.clusters[k as usize].representative;
                 let mut chains = Chains::default();
                 let s = derive_seed(seed, LINK_STREAM + l as u64);
-                linksim::build(
-                    &self.fab,
-                    &self.flows,
-                    l,
-                    &self.crossings[k as usize],
-                    &mut chains,
-                    s,
-                    self.opts.max_hosts,
-                )
-                .1
+                linksim::build(&self.fab, &self.flows, l, &self.crossings[k as usize], &mut chains, s, &self.opts).1
             }
             JobKind::Alone(c) => {
                 let s = derive_seed(seed, ALONE_STREAM + c as u64);
@@ -299,6 +298,11 @@ impl Plan {
     pub fn output(&self, i: usize) -> Option<&JobOutput> {
         self.outputs[i].as_ref()
     }
+    /// The window caps (segments) of the link simulations that have one
+    /// ([`linksim::WindowCap`]).
+    pub fn window_caps(&self) -> Vec<u32> {
+        self.sims.iter().filter_map(|s| s.max_cwnd).collect()
+    }
     pub fn n_alone(&self) -> usize {
         self.chains.list.len()
     }
@@ -335,9 +339,9 @@ impl Plan {
         }
         let mut est = vec![FlowEstimate::default(); self.flows.len()];
         let seed = self.fab.seed;
-        decompose::for_each_path(&self.fab, &self.flows, self.n_listed, |i, f, fwd, rev| {
+        decompose::for_each_path(&self.fab, &self.flows, self.n_listed, |i, f, fwd| {
             let Some(size) = f.size else { return };
-            let ideal = self.fab.ideal_ns(f, fwd, rev);
+            let ideal = self.fab.ideal_ns(f, fwd, &self.fab.ack_path(f));
             let chain = self.chains.get(&real_chain(&self.fab, fwd, f.class)).expect("every path's chain was seen");
             let alone = ideal as f64 + tables[chain as usize].excess_ns(size.get().div_ceil(mss).max(1));
             let mut path = PathDelay::default();

@@ -17,6 +17,14 @@
 //! takes the settings of the tier the link leaves (or, for a NIC, of the switch it reaches):
 //! a shared buffer pool is shared with the link simulation's ports only.
 //!
+//! A link from a host whose NIC does not mark (a stock NIC: `host.nic_marking = false`) has no
+//! marking point in its simulation, while in the fabric the switches after it mark its flows:
+//! DCTCP's windows there would grow until the NIC's buffer drops (measured: 95,309 NIC drops
+//! against the exact run's 23,272 on the README's fabric). [`WindowCap`] caps its senders'
+//! windows at the largest bandwidth-delay product of its flows' paths, as Parsimon's link
+//! simulations do (its ns-3 engine, HPCC's, runs every flow with a fixed window of the
+//! largest path BDP, `maxBdp`; its own `minim` takes a `window`).
+//!
 //! More than [`Options::max_hosts`](crate::Options) senders (or receivers) are merged into
 //! that many, hosts of the same fixed delay and rate together, so that a link crossed by
 //! flows from thousands of hosts stays a small simulation: merged senders share a NIC.
@@ -25,15 +33,74 @@ use crate::alone::{bare, Chain, Chains, Egress, Hop, Settings};
 use crate::decompose::{full_segment, Crossing};
 use crate::flows::{Fabric, FabricFlow};
 use crate::job::JobSpec;
+use crate::Options;
 use ecnlab_core::units::{tx_time_ns, Duration, Rate};
 use ecnlab_sim::config::FlowSpec;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// Which link simulations cap their senders' congestion windows (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowCap {
+    /// None: every sender's window is the scenario's (`transport.max_cwnd`).
+    Off,
+    /// Those of a link from a host whose NIC does not mark, under a window-based transport
+    /// (DCQCN is rate-based: it has no window to cap): at [`bdp_segments`] of the largest
+    /// path BDP of the link's flows (or the scenario's `transport.max_cwnd` if lower). Each
+    /// flow's window still opens in slow start (Parsimon's start at the window).
+    UnmarkedNics,
+}
+
+impl WindowCap {
+    pub fn describe(self) -> &'static str {
+        match self {
+            WindowCap::Off => "off: every sender's window is the scenario's",
+            WindowCap::UnmarkedNics => {
+                "the link simulations of links from a host whose NIC does not mark cap their senders' windows \
+                 (transport.max_cwnd) at the largest bandwidth-delay product of their flows' paths: the NIC's rate \
+                 times the path's fixed round trip (twice its one-way propagation and full-segment \
+                 store-and-forward), in whole segments rounded up; standing for the marking of the switches after \
+                 the NIC, which a link simulation does not have (Parsimon's link simulations run at a fixed window \
+                 of the largest path BDP)"
+            }
+        }
+    }
+}
+
+/// The window (segments) that fills a pipe of `rate_bps` and round trip `rtt_ns` with
+/// segments of `seg` bytes on the wire, rounded up.
+pub fn bdp_segments(rate_bps: u64, rtt_ns: u64, seg: u64) -> u64 {
+    (rate_bps as u128 * rtt_ns as u128).div_ceil(8_000_000_000u128 * seg.max(1) as u128) as u64
+}
+
+/// The window cap of the simulation of `link` crossed by `crossings`, if it has one.
+fn window_cap(fab: &Fabric, link: u32, crossings: &[Crossing], cap: WindowCap) -> Option<u32> {
+    let net = &fab.net;
+    let spec = &net.links[link as usize];
+    let scn = &fab.scn;
+    let applies = match cap {
+        WindowCap::Off => false,
+        WindowCap::UnmarkedNics => {
+            !net.is_switch(spec.from) && !scn.host.nic_marking && !scn.transport.cc.is_rate_based()
+        }
+    };
+    if !applies || crossings.is_empty() {
+        return None;
+    }
+    let seg = full_segment(fab);
+    let first = spec.delay_ns + tx_time_ns(seg, spec.rate_bps);
+    let rtt = crossings.iter().map(|c| 2 * (first + c.down_ns)).max().unwrap_or(0);
+    let t = &scn.transport;
+    let floor = t.init_cwnd.max(t.min_cwnd) as u64;
+    Some(bdp_segments(spec.rate_bps, rtt, seg).max(floor).min(t.max_cwnd as u64) as u32)
+}
+
 /// A simulated link, as the combination reads its job's output.
 #[derive(Clone, Debug)]
 pub struct LinkSim {
     pub link: u32,
+    /// Its senders' window cap (segments), if it has one ([`WindowCap`]).
+    pub max_cwnd: Option<u32>,
     /// The fabric's flows it carries, in the order of its `flows.csv` (listed flows first).
     pub flows: Vec<u32>,
     /// Each one's chain in the link simulation ([`crate::alone`]).
@@ -73,8 +140,9 @@ pub fn build(
     crossings: &[Crossing],
     chains: &mut Chains,
     seed: u64,
-    max_hosts: usize,
+    opts: &Options,
 ) -> (LinkSim, JobSpec) {
+    let max_hosts = opts.max_hosts;
     let net = &fab.net;
     let spec = &net.links[link as usize];
     let (from_host, to_host) = (!net.is_switch(spec.from), !net.is_switch(spec.to));
@@ -130,6 +198,10 @@ pub fn build(
 
     // The flows: listed ones as `[[flows]]`, generated ones as the trace, in order of start.
     let mut scn = bare(&fab.scn, &format!("link{link}"), &settings, seed);
+    let max_cwnd = window_cap(fab, link, crossings, opts.window_cap);
+    if let Some(cap) = max_cwnd {
+        scn.transport.max_cwnd = cap;
+    }
     let mut listed = Vec::new();
     let mut traced = Vec::new();
     let mut trace = String::from("start,src,dst,size,class\n");
@@ -146,7 +218,7 @@ pub fn build(
         if !to_host {
             hops.push(Hop { rate_bps: fat, delay_ns: down(c), egress: Egress::Switch(None) });
         }
-        let chain = Chain { settings: settings.clone(), hops, class: f.class };
+        let chain = Chain { settings: settings.clone(), hops, class: f.class, max_cwnd };
         let segments = f.bytes().div_ceil(fab.mss() as u64).max(1);
         let id = chains.id(chain, segments);
         if (f.spec as usize) < fab.scn.flows.len() {
@@ -169,7 +241,12 @@ pub fn build(
     let port = format!("{a}->{b}");
     let has_trace = !traced.is_empty();
     let order: Vec<(u32, u32)> = listed.into_iter().chain(traced).collect();
-    let sim = LinkSim { link, flows: order.iter().map(|o| o.0).collect(), chains: order.iter().map(|o| o.1).collect() };
+    let sim = LinkSim {
+        link,
+        max_cwnd,
+        flows: order.iter().map(|o| o.0).collect(),
+        chains: order.iter().map(|o| o.1).collect(),
+    };
     (sim, JobSpec::new(scn, topo, has_trace.then_some(trace), Some(port)))
 }
 

@@ -120,6 +120,7 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
     obj.insert("slowdown".into(), slowdown(plan, c, end));
     let opts = plan.options();
     let merged = plan.links().len() - plan.clusters().len();
+    let caps = plan.window_caps();
     obj.insert(
         "estimate".into(),
         json!({
@@ -133,6 +134,12 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
             "alone_simulations": plan.n_alone(),
             "clustering": {"distance": crate::cluster::DISTANCE, "threshold": opts.threshold},
             "max_hosts_per_link_simulation": opts.max_hosts,
+            "window_cap": {
+                "rule": opts.window_cap.describe(),
+                "link_simulations_capped": caps.len(),
+                "segments_min": caps.iter().min(),
+                "segments_max": caps.iter().max(),
+            },
             "paths": plan.paths().describe(),
             "stages_s": stages.iter().map(|(k, t)| (k.clone(), json!(t))).collect::<serde_json::Map<_, _>>(),
             "workers": workers,

@@ -80,6 +80,7 @@ impl EstimatePlan {
                 "clusters": p.clusters().len(),
                 "alone": p.n_alone(),
                 "jobs": p.n_jobs(),
+                "segment_hops": p.segment_hops,
                 "stages_s": p.stages.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
             })
             .to_string()
@@ -117,22 +118,39 @@ impl EstimatePlan {
 }
 
 /// Decompose and cluster a scenario (JSON text) for an estimate; ValueError: the scenario is
-/// wrong, or not one the estimate takes.
+/// wrong, or not one the estimate takes. `window_cap`: `"nics"` (the unmarked NICs' link
+/// simulations capped, the default) or `"off"` (`ecnlab_estimate::linksim::WindowCap`).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, threshold=0.1, max_hosts=1000))]
+#[pyo3(signature = (scenario_json, seed=None, threshold=0.1, max_hosts=1000, window_cap="nics"))]
 pub fn estimate_plan(
     py: Python<'_>,
     scenario_json: &str,
     seed: Option<u64>,
     threshold: f64,
     max_hosts: usize,
+    window_cap: &str,
 ) -> PyResult<EstimatePlan> {
+    use ecnlab_estimate::linksim::WindowCap;
+    let window_cap = match window_cap {
+        "nics" => WindowCap::UnmarkedNics,
+        "off" => WindowCap::Off,
+        other => return Err(crate::value_error(format!("window_cap: '{other}' is not nics or off"))),
+    };
     let scn = ecnlab_sim::Scenario::from_json(scenario_json).map_err(crate::value_error)?;
     scn.validate().map_err(crate::value_error)?;
     let seed = seed.unwrap_or(scn.seed);
-    let opts = Options { threshold, max_hosts: max_hosts.max(1) };
+    let opts = Options { threshold, max_hosts: max_hosts.max(1), window_cap };
     let plan = py.allow_threads(|| Plan::new(scn, seed, opts)).map_err(crate::value_error)?;
     Ok(EstimatePlan(Mutex::new(plan)))
+}
+
+/// Why the exact run of a scenario (JSON text) would not fit in memory: the core's memory
+/// estimate against what is available (`ecnlab run`'s own check), or None: it fits.
+#[pyfunction]
+pub fn exact_memory_refusal(scenario_json: &str) -> PyResult<Option<String>> {
+    let scn = ecnlab_sim::Scenario::from_json(scenario_json).map_err(crate::value_error)?;
+    scn.validate().map_err(crate::value_error)?;
+    Ok(crate::available_memory().and_then(|a| scn.check_memory(a).err()))
 }
 
 /// Run one job (JSON text of `JobSpec`) without the GIL; its output as JSON text. `stop`:

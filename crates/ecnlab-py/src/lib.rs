@@ -301,6 +301,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulation_plan, m)?)?;
     m.add_function(wrap_pyfunction!(estimate::estimate_plan, m)?)?;
     m.add_function(wrap_pyfunction!(estimate::estimate_job, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate::exact_memory_refusal, m)?)?;
     m.add_class::<estimate::EstimatePlan>()?;
     m.add_class::<estimate::StopFlag>()?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;

@@ -29,9 +29,21 @@ from ..api import _scenario_error, build_info, resolve
 from ..outdir import result_dir
 from ..scenario import ScenarioError, to_json
 
-__all__ = ["estimate", "SOUNDNESS_JUDGED", "DEFAULT_THRESHOLD"]
+__all__ = ["estimate", "beyond_exact", "SOUNDNESS_JUDGED", "DEFAULT_THRESHOLD", "WINDOW_CAPS",
+           "EXACT_LIMIT_SEGMENT_HOPS"]
 
 DEFAULT_THRESHOLD = 0.1  # the core's default (ecnlab_estimate::Options), shown by --help
+# The link simulations' window caps (ecnlab_estimate::linksim::WindowCap), the default first:
+# "nics" caps the senders of a stock (unmarked) NIC's link simulation at its paths' BDP.
+WINDOW_CAPS = ("nics", "off")
+# A run is beyond exact simulation (``beyond_exact``: ``ecnlab advise`` then validates with the
+# estimate) when its exact run would not fit in memory, or would carry more data segments than
+# this, each counted at every link of its path: 3 x 10^8 are about 4.5 x 10^8 packet-hops with
+# the ACKs, some two minutes of one core at the 3.7 M packet-hops a second measured on a
+# 128-host fabric (issue 34), and an advice makes tens to hundreds of runs. Below it the
+# exact run is also the cheaper (the estimate cost 2-4x its CPU on the 128-host calibration
+# fabrics, benches/README.md).
+EXACT_LIMIT_SEGMENT_HOPS = 300_000_000
 # The soundness rules an estimate's figures can be judged by (ecnlab.soundness): those that
 # read the time series or the ports' utilization cannot (an estimate has neither).
 SOUNDNESS_JUDGED = ("nic_bound", "nic_drops", "cut_by_duration", "rto_stall", "lossless_drops", "lossless_timeouts",
@@ -41,34 +53,57 @@ PER_FLOW_RULES = ("rto_stall", "lossless_timeouts")
 
 
 def plan(scenario: str | os.PathLike | dict[str, Any], seed: int | None = None, overrides: Iterable[str] = (),
-         threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000):
+         threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000, window_cap: str = WINDOW_CAPS[0]):
     """The core's plan of an estimate (decomposed and clustered; ``_core.EstimatePlan``)."""
     doc = resolve(scenario, overrides)
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")
     if not threshold >= 0:
         raise ScenarioError(f"--threshold: {threshold} is not a distance (>= 0)")
+    if window_cap not in WINDOW_CAPS:
+        raise ScenarioError(f"--window-cap: '{window_cap}' is not one of {', '.join(WINDOW_CAPS)}")
     try:
-        p = _core.estimate_plan(to_json(doc), None if seed is None else int(seed), float(threshold), int(max_hosts))
+        p = _core.estimate_plan(to_json(doc), None if seed is None else int(seed), float(threshold), int(max_hosts),
+                              window_cap)
     except ValueError as e:
         raise _scenario_error(scenario, str(e)) from None
     return doc, p
 
 
+def beyond_exact(doc: dict[str, Any], seed: int | None = None) -> str | None:
+    """Why a run of the scenario ``doc`` is beyond exact simulation, in words (None: it is
+    not): its exact run does not fit in memory (the core's memory estimate, the check of
+    ``ecnlab run``), or it would carry more than ``EXACT_LIMIT_SEGMENT_HOPS`` data
+    segment-hops (counted on the simulator's own routes, by the estimate's decomposition)."""
+    refusal = _core.exact_memory_refusal(to_json(doc))
+    if refusal:
+        return f"its exact run would not fit in memory ({refusal})"
+    # The count does not depend on the RTT variation, which the estimate does not take.
+    _, p = plan({k: v for k, v in doc.items() if k != "rtt_variation"}, seed)
+    hops = json.loads(p.info())["segment_hops"]
+    del p
+    if hops > EXACT_LIMIT_SEGMENT_HOPS:
+        return (f"its exact run would carry {hops:.3g} data segment-hops, more than the {EXACT_LIMIT_SEGMENT_HOPS:.3g} "
+                f"validated exactly (about two minutes of one core a run)")
+    return None
+
+
 def estimate(scenario: str | os.PathLike | dict[str, Any], out: str | os.PathLike, seed: int | None = None,
              overrides: Iterable[str] = (), cluster: Any = None, workers: int | None = None,
-             threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000,
+             threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000, window_cap: str = WINDOW_CAPS[0],
              progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Estimate a scenario and write its result directory ``out`` whole; returns its
     ``summary.json``. ``cluster``: None (this machine's cores, ``workers`` threads), a Dask
     scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes), or a Client or
     cluster object. ``threshold``: the clustering distance (0: every link simulated).
+    ``window_cap``: ``"nics"`` (a stock NIC's link simulation caps its senders' windows at its
+    paths' BDP) or ``"off"``.
     ``progress(done, total)`` is called as jobs finish."""
     from . import workers as run
 
     t0 = time.perf_counter()
     with result_dir(out) as tmp:
-        doc, p = plan(scenario, seed, overrides, threshold, max_hosts)
+        doc, p = plan(scenario, seed, overrides, threshold, max_hosts, window_cap)
         t1 = time.perf_counter()
         prog = progress or (lambda done, total: None)
         where = run.run_local(p, workers, prog) if cluster is None else run.run_dask(p, cluster, workers, prog)

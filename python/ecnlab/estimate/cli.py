@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..commandline import Parser, blame_set, positive
 from ..scenario import ScenarioError
-from . import DEFAULT_THRESHOLD
+from . import DEFAULT_THRESHOLD, WINDOW_CAPS
 
 
 def _distance(text: str) -> float:
@@ -39,6 +39,10 @@ def build_parser(parser_class=Parser) -> argparse.ArgumentParser:
                         "0: every link simulated)")
     p.add_argument("--max-hosts", type=positive, default=1000,
                    help="senders (or receivers) of one link simulation before hosts are merged (default 1000)")
+    p.add_argument("--window-cap", choices=WINDOW_CAPS, default=WINDOW_CAPS[0],
+                   help="nics (default): the link simulation of a host's unmarked NIC caps its senders' windows at "
+                        "the largest BDP of its flows' paths (no switch after it marks them, as in the fabric); "
+                        "off: the scenario's windows")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     return p
 
@@ -71,7 +75,8 @@ def run(a: argparse.Namespace) -> int:
     prog = _Progress() if not a.quiet and sys.stderr.isatty() else None
     try:
         s = estimate(a.scenario, a.out, seed=a.seed, overrides=a.set, cluster=a.cluster, workers=a.workers,
-                     threshold=a.threshold, max_hosts=a.max_hosts, progress=prog)
+                     threshold=a.threshold, max_hosts=a.max_hosts, window_cap=a.window_cap,
+                     progress=prog)
     except ScenarioError as e:
         raise blame_set(e, a.set) from None
     finally:
