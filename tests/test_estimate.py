@@ -187,3 +187,31 @@ def test_a_flows_file_beyond_the_guards_reader_leaves_its_per_flow_rules_unjudge
     assert "larger than the guard reads" in s["soundness"]["note"]
     assert (tmp_path / "o" / "summary.json").exists()
 
+
+def test_advise_validates_with_the_estimate_beyond_exact_simulation(tmp_path, monkeypatch):
+    """`advise --scenario fabric.toml` runs exactly while a run is within exact simulation,
+    and estimates each candidate's runs once beyond it (the threshold lowered here so that a
+    small fabric is beyond it), saying so; the estimates are what is ranked."""
+    import ecnlab.estimate
+    from ecnlab.advise import advise
+    from ecnlab.advise.cli import build_parser, inputs_of
+    from ecnlab.api import resolve
+
+    f = _fabric(tmp_path)
+    assert ecnlab.estimate.beyond_exact(resolve(str(f))) is None, "300 flows on 16 hosts are simulated exactly"
+    monkeypatch.setattr(ecnlab.estimate, "EXACT_LIMIT_SEGMENT_HOPS", 1000)
+    why = ecnlab.estimate.beyond_exact(resolve(str(f)))
+    assert why is not None and "segment-hops, more than the 1e+03" in why
+    out = tmp_path / "advice"
+    a = build_parser().parse_args(["--scenario", str(f), "--schemes", "tcn,per_queue", "--flows", "60",
+                                   "--budget", "10runs", "--seeds", "2", "--platform", "tc", "--out", str(out)])
+    adv = advise(inputs_of(a), out, progress=False)
+    assert adv["validation"]["engine"].startswith("ecnlab estimate (approximate")
+    assert any("validated with ecnlab estimate" in n and "segment-hops" in n for n in adv["network"]["notes"])
+    runs = sorted((out / "validation" / "estimates").glob("*/summary.json"))
+    assert len(runs) >= 4, "two schemes' points on two seeds at least"
+    assert all(json.loads(r.read_text())["approximate"] is True for r in runs)
+    assert not (out / "validation" / "runs").exists(), "nothing ran exactly"
+    ranked = [e for e in adv["schemes"] if e.get("candidate")]
+    assert ranked and all(e["candidate_value"]["n"] >= 1 for e in ranked)
+

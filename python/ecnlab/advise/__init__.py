@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..scenario import ScenarioError
 from . import grid, network
 from .options import DEFAULT_SCHEMES, METRICS, Inputs, check_choices
 from .rules import Start, skipped, starting_points
@@ -53,8 +54,25 @@ def _prepare(inp: Inputs) -> tuple[network.Network, list[Start], list[Any], list
     grid.check_fit(pts, net)
     first = next((p for p in pts if not p.skip), None)
     if inp.validate != "none" and first is not None:
-        network.cap_duration(net, grid.with_point(net.doc, first))
+        _exact_or_estimate(net, grid.with_point(net.doc, first))
     return net, starts, skips, pts, cfg
+
+
+def _exact_or_estimate(net: network.Network, doc: dict[str, Any]) -> None:
+    """Validate by exact runs, or, for a fabric beyond exact simulation, by ``ecnlab
+    estimate`` (issue 34; the threshold is ``ecnlab.estimate.beyond_exact``'s), and say so."""
+    from ..estimate import beyond_exact
+
+    net.beyond_exact = beyond_exact(doc)
+    if net.beyond_exact is None:
+        network.cap_duration(net, doc)
+        return
+    if "rtt_variation" in net.doc:
+        raise ScenarioError(f"{net.blame.get('rtt_variation', 'rtt_variation')}: this fabric is beyond exact simulation "
+                            f"({net.beyond_exact}) and its estimate does not take an RTT variation (the connections' "
+                            f"extra delays are drawn as an exact run opens them): leave it out")
+    net.notes.append(f"the candidates are validated with ecnlab estimate (approximate, after Parsimon), not exact runs: "
+                     f"{net.beyond_exact}")
 
 
 def advise(inp: Inputs, out: str | os.PathLike, progress: bool = True) -> dict[str, Any]:

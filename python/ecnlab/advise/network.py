@@ -54,6 +54,7 @@ class Network:
     blame: dict[str, str]  # scenario field -> the flag that set it
     notes: list[str] = field(default_factory=list)
     probes: str = ""  # the probes in words ("" none)
+    beyond_exact: str | None = None  # why its runs are estimated (ecnlab.estimate.beyond_exact); None: exact
 
     @property
     def weighted(self) -> tuple[int, ...]:

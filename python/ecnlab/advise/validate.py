@@ -15,9 +15,10 @@ an interval that decides.
 
 The runs are made by a ``Runner``: ``ExactRunner`` simulates each run exactly through the
 sweep's run store (``validation/``: a later advise into the same directory reuses the runs
-it has, an interrupted one keeps those it finished). A fabric beyond exact simulation is
-to be validated by ``ecnlab estimate`` (issue 34) behind the same interface: ``run(wanted)``
-returns one ``Run`` per (point, seed), whatever made it."""
+it has, an interrupted one keeps those it finished). A fabric beyond exact simulation
+(``ecnlab.estimate.beyond_exact``: memory, or the data segment-hops of a run) is validated
+by ``EstimateRunner``, ``ecnlab estimate`` of each run, behind the same interface:
+``run(wanted)`` returns one ``Run`` per (point, seed), whatever made it."""
 
 from __future__ import annotations
 
@@ -58,10 +59,49 @@ class Runner(Protocol):
 
 
 def runner_for(net: Network, out: Path, column: str, jobs: int | None, progress: bool) -> "Runner":
-    """How this network's runs are made: exactly, by the simulator. (A fabric beyond exact
-    simulation will go to ``ecnlab estimate``, issue 34, chosen here by the core's memory and
-    time estimate of the scenario.)"""
+    """How this network's runs are made: exactly, by the simulator, or estimated when the
+    fabric is beyond exact simulation (``net.beyond_exact``, decided before anything ran)."""
+    if net.beyond_exact is not None:
+        return EstimateRunner(net, out, column, jobs)
     return ExactRunner(net, out, column, jobs, progress)
+
+
+class EstimateRunner:
+    """Every run estimated (``ecnlab.estimate``, approximate) into ``out/estimates/<id>``, the
+    id a digest of the run's scenario, seed and the builds: a later advise into the
+    same directory reuses the estimates it has, an interrupted one keeps those it finished."""
+
+    name = "ecnlab estimate (approximate: the fabric is beyond exact simulation)"
+
+    def __init__(self, net: Network, out: Path, column: str, jobs: int | None):
+        self.net, self.out, self.column, self.jobs = net, out, column, jobs
+
+    def run(self, wanted: list[tuple[GridPoint, int]]) -> dict[Key, Run]:
+        import hashlib
+        import json
+
+        from .. import _core
+        from ..api import engine_id
+        from ..estimate import estimate
+        from ..inputs import read_summary
+        from ..scenario import ScenarioError, to_json
+        from ..sweep.store import summary_row
+
+        out = {}
+        for p, seed in wanted:
+            doc = with_point(self.net.doc, p)
+            key = hashlib.sha256(json.dumps([to_json(doc), seed, engine_id(), _core.ESTIMATE_BUILD]).encode()).hexdigest()[:16]
+            d = self.out / "estimates" / key
+            k = (p.scheme, p.factor, seed)
+            if not (d / "summary.json").exists():
+                try:
+                    estimate(doc, d, seed=seed, workers=self.jobs)
+                except ScenarioError as e:
+                    out[k] = Run(p, seed, None, None, None, str(e))
+                    continue
+            v = summary_row(read_summary(d / "summary.json")).get(self.column)
+            out[k] = Run(p, seed, d, float(v) if v not in (None, "") and float(v) > 0 else None, sound.judge(d))
+        return out
 
 
 class ExactRunner:
