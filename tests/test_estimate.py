@@ -215,3 +215,15 @@ def test_advise_validates_with_the_estimate_beyond_exact_simulation(tmp_path, mo
     ranked = [e for e in adv["schemes"] if e.get("candidate")]
     assert ranked and all(e["candidate_value"]["n"] >= 1 for e in ranked)
 
+
+def test_the_calibration_runs_from_ecnlab_bench(tmp_path):
+    """`ecnlab bench estimate` is the calibration benchmark (benches/estimate.py): one fabric,
+    one scheme, at its quick scale, exact and estimated side by side, with the window cap the
+    estimate ran with."""
+    assert "--window-cap" in run_cli("bench", "estimate", "--help").stdout
+    run_cli("bench", "estimate", "--quick", "--only", "ft128-nic-marking", "--schemes", "tcn", "--out", tmp_path)
+    r = json.loads((tmp_path / "estimate-quick.json").read_text())["results"]
+    assert [(x["fabric"], x["scheme"]) for x in r] == [("ft128-nic-marking", "tcn")]
+    assert r[0]["exact"]["slowdown"]["all"]["n"] > 0 and r[0]["estimate"]["slowdown"]["all"]["n"] > 0
+    assert r[0]["estimate"]["window_cap"]["link_simulations_capped"] == 0, "the NICs mark: nothing capped"
+    assert "| ft128-nic-marking | tcn | all |" in (tmp_path / "estimate-quick.md").read_text()

@@ -312,7 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser("estimate", add_help=False, help="estimate a fabric's FCTs from one simulation per link "
                          "(Parsimon's method; approximate; ecnlab estimate -h)")
     est.set_defaults(func=_cmd_estimate)
-    sub.add_parser("bench", add_help=False, help="run the benchmark suite against ns-3 (benches/run.py; -h for options)")
+    sub.add_parser("bench", add_help=False, help="run the benchmark suite against ns-3 (benches/run.py; -h for options); "
+                   "`ecnlab bench estimate`: the estimate against the exact simulator (benches/estimate.py)")
     sub.add_parser("emulate", add_help=False,
                    help="run a scenario on real Linux TCP through the emulated switch (root; ecnlab emulate -h)")
     sub.add_parser("validate", add_help=False,
@@ -362,13 +363,17 @@ def _sigterm_as_interrupt() -> None:
 
 
 def _bench(rest: list[str]) -> int:
-    """`ecnlab bench ...` runs the benchmark suite of a source checkout (benches/run.py)."""
+    """`ecnlab bench ...` runs the benchmark suite of a source checkout (benches/run.py);
+    `ecnlab bench estimate ...` the estimate's calibration against the exact simulator
+    (benches/estimate.py, issue 34)."""
     import subprocess
     from pathlib import Path as _P
 
-    script = _P(__file__).resolve().parents[2] / "benches" / "run.py"
+    name = "estimate.py" if rest[:1] == ["estimate"] else "run.py"
+    rest = rest[1:] if name == "estimate.py" else rest
+    script = _P(__file__).resolve().parents[2] / "benches" / name
     if not script.exists():
-        sys.stderr.write("ecnlab: error: the benchmark suite (benches/run.py) ships with the source repository only\n")
+        sys.stderr.write(f"ecnlab: error: the benchmark suite (benches/{name}) ships with the source repository only\n")
         return 2
     return subprocess.call([sys.executable, str(script), *rest])
 
