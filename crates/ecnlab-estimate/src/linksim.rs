@@ -19,11 +19,12 @@
 //!
 //! A link from a host whose NIC does not mark (a stock NIC: `host.nic_marking = false`) has no
 //! marking point in its simulation, while in the fabric the switches after it mark its flows:
-//! DCTCP's windows there would grow until the NIC's buffer drops (measured: 95,309 NIC drops
-//! against the exact run's 23,272 on the README's fabric). [`WindowCap`] caps its senders'
-//! windows at the largest bandwidth-delay product of its flows' paths, as Parsimon's link
-//! simulations do (its ns-3 engine, HPCC's, runs every flow with a fixed window of the
-//! largest path BDP, `maxBdp`; its own `minim` takes a `window`).
+//! DCTCP's windows there would grow until the NIC's buffer drops (measured on the README's
+//! fabric: 95,587 NIC drops against the exact run's 24,998; none with the cap). [`WindowCap`]
+//! caps its senders' windows at the largest bandwidth-delay product of its flows' paths:
+//! Parsimon's link simulations run every flow at a fixed window (its `window`, its ns-3's
+//! `fwin`), which HPCC's ns-3, its engine, sizes at the largest BDP of the fabric's paths
+//! (`maxBdp`) or at each host pair's.
 //!
 //! More than [`Options::max_hosts`](crate::Options) senders (or receivers) are merged into
 //! that many, hosts of the same fixed delay and rate together, so that a link crossed by
@@ -60,8 +61,8 @@ impl WindowCap {
                  (transport.max_cwnd) at the largest bandwidth-delay product of their flows' paths: the NIC's rate \
                  times the path's fixed round trip (twice its one-way propagation and full-segment \
                  store-and-forward), in whole segments rounded up; standing for the marking of the switches after \
-                 the NIC, which a link simulation does not have (Parsimon's link simulations run at a fixed window \
-                 of the largest path BDP)"
+                 the NIC, which a link simulation does not have (Parsimon's link simulations run at a fixed \
+                 window, which HPCC's ns-3, its engine, sizes at the largest path BDP)"
             }
         }
     }
