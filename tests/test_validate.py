@@ -137,7 +137,7 @@ def _ecnlab_ccs() -> list[str]:
             if c.startswith("ecnlab_")]
 
 
-def _validate_when_the_kernel_is_free(out: Path, wait_s: float = 300.0, **kw) -> dict:
+def _validate_when_the_kernel_is_free(out: Path, wait_s: float = 300.0, scenario: dict | None = None, **kw) -> dict:
     """``validate`` once no other run holds ecnlab's algorithms: their names are global to
     the kernel, so a concurrent ``ecnlab emulate`` (another checkout's tests on a shared
     machine) makes the loader refuse with "File exists". Waits at most ``wait_s``."""
@@ -148,7 +148,7 @@ def _validate_when_the_kernel_is_free(out: Path, wait_s: float = 300.0, **kw) ->
         while _ecnlab_ccs() and time.monotonic() < deadline:
             time.sleep(1.0)
         try:
-            return val.validate(ci_scenario(), out, rate=None, **kw)
+            return val.validate(scenario or ci_scenario(), out, rate=None, **kw)
         except EmulationError as e:
             if "File exists" not in str(e) or time.monotonic() >= deadline:
                 raise

@@ -107,7 +107,40 @@ BANDS: dict[str, Band] = {
         "tails add the machine's scheduling to the FCT, and the kernel's loss recovery (RACK, tail-loss "
         "probes) differs from the model's",
         lo=0.5, hi=2.0),
+    "train_mean": Band(
+        "a train is what one ACK releases (the segments it acknowledges plus the window's growth, in skbs of "
+        "tcp_tso_autosize's size): a mean of about 5 moves by one segment, 20-25 %, when ACKs acknowledge 2 "
+        "segments instead of 3 (the kernel's quick and delayed ACKs against the model's); the kernel's tbf "
+        "releases the segments of a GSO skb with gaps of 0.7-1.6 serialization times (its 3 KB bucket, its "
+        "watchdog timer), and two kernel flows sharing a link split it unequally (README, Disagreements)",
+        lo=0.67, hi=1.5),
+    "train_p90": Band("as the mean: the tail of the same bursts, in whole segments", lo=0.67, hi=1.5),
+    "syn_time": Band(
+        "the SYN timer (TCP_TIMEOUT_INIT, 1 s, and its backoff: tcp_retransmit_timer) runs on the timer "
+        "wheel, which rounds a timeout of 64 jiffies or more up to its level's granularity, at most 1/8 "
+        "late (kernel/time/timer.c); the SYN-ACK and the first data add one base RTT: -1 % to +13 %, or 5 ms",
+        lo=0.99, hi=1.13, slack=5.0),
+    "tlp_time": Band(
+        "the probe timeout (tcp_schedule_loss_probe: 2 SRTT + rto_min with one segment out, else 2 SRTT + "
+        "2 ms; at most the RTO) from an SRTT that includes the host stack's latency and the switch's "
+        "wake-ups, which the simulated RTT does not have: 20 % or 2 ms (the kernel's jiffies are not "
+        "allowed for: the simulator leaves them out, tcp/linux/recovery.rs, and a row shows what they cost)",
+        lo=0.8, hi=1.25, slack=2.0),
 }
+
+# What the simulator is told of the kernel's hosts beyond the scenario: the emulation's
+# veths run with GRO off (emulate/namespaces.py `_offloads_off`; a veth has no NAPI to
+# coalesce in unless GRO is asked for), so its receivers ACK segment by segment as the
+# kernel's delayed-ACK rule says. TSO needs nothing: TCP builds GSO skbs whatever the device
+# (net/core/sock.c `sk_setup_caps` sets NETIF_F_GSO for every TCP socket) of
+# tcp_tso_autosize's size up to the veth's gso_max_size, 64 KiB, the simulator's host.tso.
+ALIGNED: dict[str, tuple[Any, str]] = {
+    "host.gro": (False, "the emulated hosts' veths run without GRO"),
+}
+
+# TCP frames the emulated switch records at its ingress for the wire rows (trains, SYNs,
+# probes): about 70 bytes each in switch-stats.json.
+CAPTURE_FRAMES = 300_000
 
 
 def _queues(summary: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
@@ -149,13 +182,7 @@ def rows(doc: dict[str, Any], sim: dict[str, Any], emus: list[dict[str, Any]], f
     out: list[dict[str, Any]] = []
 
     def row(metric: str, kind: str, unit: str, s: float | None, e: float | None, runs: list | None = None) -> None:
-        band = BANDS[kind]
-        r = {"metric": metric, "kind": kind, "unit": unit, "sim": s, "emu": e,
-             "ratio": (e / s) if s and e is not None else None, "band": band.as_dict(),
-             "within": band.within(s, e)}
-        if runs is not None and len(runs) > 1:
-            r["emu_runs"] = runs
-        out.append(r)
+        out.append(_row(metric, kind, unit, s, e, runs))
 
     # Goodput of each queue that carries data (over 1 % of the link rate on either side).
     sq = _queues(sim)
@@ -205,6 +232,73 @@ def rows(doc: dict[str, Any], sim: dict[str, Any], emus: list[dict[str, Any]], f
         for q, kind in (("avg_us", "fct_avg"), ("p99_us", "fct_p99")):
             runs = [x[q] / factor for x in efs]
             row(f"FCT {c} {q[:3]} (n={sf['count']})", kind, "us", sf[q] / factor, _mean(runs), runs)
+    return out
+
+
+def _row(metric: str, kind: str, unit: str, s: float | None, e: float | None, runs: list | None = None) -> dict:
+    band = BANDS[kind]
+    r = {"metric": metric, "kind": kind, "unit": unit, "sim": s, "emu": e,
+         "ratio": (e / s) if s and e is not None else None, "band": band.as_dict(), "within": band.within(s, e)}
+    if runs is not None and len(runs) > 1:
+        r["emu_runs"] = runs
+    return r
+
+
+# Trains counted per sending host when both sides have at least this many in the window.
+MIN_TRAINS = 20
+
+
+def wire_rows(doc: dict[str, Any], sim: list, sim_window: tuple[int, int | None],
+              emus: list[tuple[list, tuple[int, int | None]]]) -> list[dict[str, Any]]:
+    """The rows of what the switch's ingress saw (``ecnlab.emulate.segments``): each
+    sending host's train lengths in the measurement window, and under ``[faults]`` the SYN
+    timer (``drop_syns``) and the lost segment's retransmission (``drop_byte``) of the first
+    listed flow. ``sim``: the simulator's segments (its hosts' NIC captures), ``emus``: each
+    emulated run's (the switch's ingress capture) with its window on its own clock. Times as
+    run (the kernel's timers are not dilated). Pure: no I/O."""
+    from .emulate import HEADER, expand_flows
+    from .emulate import segments as sg
+
+    out: list[dict[str, Any]] = []
+    rate = _core.parse_unit("rate", doc["topology"]["link_rate"])
+    senders = sorted({x.src for x in sim if x.payload > 0})
+    for h in senders:
+        st = sg.train_figures(sg.trains([x for x in sim if x.src == h], rate, *sim_window))
+        ets = [sg.trains([x for x in segs if x.src == h], rate, *w) for segs, w in emus]
+        if min(len(sg.trains([x for x in sim if x.src == h], rate, *sim_window)),
+               *(len(t) for t in ets)) < MIN_TRAINS:
+            continue
+        efs = [sg.train_figures(t) for t in ets]
+        for q, kind in (("mean", "train_mean"), ("p90", "train_p90")):
+            runs = [f[q] for f in efs]
+            out.append(_row(f"train length {q} (h{h}, data segments back to back)", kind, "segments", st[q],
+                            _mean(runs), runs))
+    flows = expand_flows(doc)
+    faults = doc.get("faults") or {}
+    ms = 1e-6
+    if faults.get("drop_syns") and flows:
+        src, dst = flows[0]["src"], flows[0]["dst"]
+        so = sg.syn_timing(sim, src, dst)
+        eos = [sg.syn_timing(segs, src, dst) for segs, _ in emus]
+        names = [(f"SYN {k + 2} sent", lambda o, k=k: o["syns_ns"][k + 1] if len(o["syns_ns"]) > k + 1 else None)
+                 for k in range(int(faults["drop_syns"]))]
+        names += [("SYN-ACK seen", lambda o: o["synack_ns"]), ("first data sent", lambda o: o["first_data_ns"])]
+        for what, get in names:
+            s = get(so) if so else None
+            runs = [(get(o) * ms if o and get(o) is not None else None) for o in eos]
+            out.append(_row(f"{what} after the first SYN (h{src}->h{dst}, {faults['drop_syns']} SYNs lost)",
+                            "syn_time", "ms", s * ms if s is not None else None, _mean(runs), runs))
+    sized = [f for f in flows if f["size"]]
+    if faults.get("drop_byte") is not None and sized:
+        f, b = sized[0], _core.parse_unit("size", faults["drop_byte"])
+        so = sg.retransmission_delay(sim, f["src"], f["dst"], b)
+        eos = [sg.retransmission_delay(segs, f["src"], f["dst"], b + HEADER.size) for segs, _ in emus]
+        for what, key in (("after its first transmission", "delay_ns"), ("after the last ACK before it",
+                                                                          "after_last_ack_ns")):
+            s = so[key] * ms if so and so[key] is not None else None
+            runs = [o[key] * ms if o and o[key] is not None else None for o in eos]
+            out.append(_row(f"lost segment (byte {b}, h{f['src']}->h{f['dst']}) sent again {what}", "tlp_time",
+                            "ms", s, _mean(runs), runs))
     return out
 
 
@@ -294,18 +388,30 @@ def _validate_into(out: Path, scenario: str | os.PathLike | dict[str, Any], over
     from . import api
     from . import emulate as emu
 
-    emus = []
+    from .emulate import segments
+
+    emus, captured = [], []
     for k in range(runs):
         d = out / ("emulated" if runs == 1 else f"emulated-{k + 1}")
-        emus.append(emu.emulate(scenario, d, overrides, seed, rate=rate, quiet=quiet))
+        emus.append(emu.emulate(scenario, d, overrides, seed, rate=rate, quiet=quiet, capture_frames=CAPTURE_FRAMES))
+        stats = json.loads((d / "emulation" / "switch-stats.json").read_text())
+        captured.append((segments.from_emulation(stats), (stats["window"]["from_ns"], stats["window"]["to_ns"])))
     first = out / ("emulated" if runs == 1 else "emulated-1")
-    # The very scenario the emulation ran: resolved by the core and scaled.
+    # The very scenario the emulation ran: resolved by the core and scaled, with the
+    # hosts' offloads as the kernel had them (ALIGNED).
     scaled = json.loads((first / "scenario.json").read_text())
-    res = api.run(scaled, seed=emus[0]["seed"])
+    for key, (value, _why) in ALIGNED.items():
+        section, name = key.split(".")
+        scaled[section][name] = value
+    n = scaled["topology"]["hosts"]
+    res = api.run(scaled, seed=emus[0]["seed"], pcap=[f"h{i}->s0" for i in range(n)])
     res.write_files(out / "simulated")
+    sim_segs = sorted((x for data in res.pcaps.values() for x in segments.from_pcap(data)), key=lambda x: x.t_ns)
     sc = emus[0]["emulation"]["scale"]
     factor = sc["factor"] if sc["mode"] == "dilate" else 1.0
     rs = rows(scaled, res.summary, emus, factor, sc.get("scenario_link_rate_bps"))
+    warmup = _core.parse_unit("time", scaled["metrics"]["warmup"])
+    rs += wire_rows(scaled, sim_segs, (warmup, None), captured)
     result = {
         "scenario": emus[0]["scenario"], "seed": emus[0]["seed"], "runs": runs, "factor": sc["factor"],
         "mode": sc["mode"], "sim_profile": sim_profile or "textbook",
@@ -318,6 +424,8 @@ def _validate_into(out: Path, scenario: str | os.PathLike | dict[str, Any], over
         "disturbed_runs": [k + 1 for k, e in enumerate(emus)
                            if any("the machine stalled" in w for w in e["emulation"]["warnings"])],
         "within": all(r["within"] for r in rs),
+        "aligned": {k: {"value": v, "why": why} for k, (v, why) in ALIGNED.items()},
+        "capture_truncated": [k + 1 for k, (segs, _) in enumerate(captured) if len(segs) >= CAPTURE_FRAMES],
         "rows": rs,
         "bands": {k: b.as_dict() for k, b in BANDS.items()},
     }

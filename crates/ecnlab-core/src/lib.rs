@@ -12,6 +12,7 @@
 //! - Dual AQM: Kühlewind et al., "Using Data Center TCP (DCTCP) in the Internet", 2014.
 
 pub mod buffer;
+pub mod fault;
 pub mod marking;
 pub mod measure;
 pub mod pfc;

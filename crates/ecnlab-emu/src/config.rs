@@ -5,6 +5,7 @@
 //! very tables of a scenario file, so the emulated port is configured exactly as a
 //! simulated one.
 
+use ecnlab_core::fault::FaultConfig;
 use ecnlab_core::port::PortConfig;
 use ecnlab_core::units::{ByteSize, Duration, Rate};
 use ecnlab_core::MarkingConfig;
@@ -58,6 +59,15 @@ pub struct EmuConfig {
     /// Default: none (normal scheduling).
     #[serde(default)]
     pub realtime_priority: Option<u8>,
+    /// Record this many TCP frames at ingress (the report's `ingress_tcp`: the kernels'
+    /// trains, SYNs and retransmissions with their receive timestamps). Default 0: none.
+    #[serde(default)]
+    pub capture_frames: usize,
+    /// Segments lost on purpose before any queue (a scenario's `[faults]`, the rule the
+    /// simulator applies: `ecnlab_core::fault`). `drop_byte` counts the connection's bytes
+    /// as the kernel sends them (the agent's message header included).
+    #[serde(default)]
+    pub faults: FaultConfig,
 }
 
 /// A switch without ports, every other field at its default (a file's omitted fields).
@@ -77,6 +87,8 @@ impl Default for EmuConfig {
             stats_interval: None,
             spin: Duration(0),
             realtime_priority: None,
+            capture_frames: 0,
+            faults: FaultConfig::default(),
         }
     }
 }
@@ -179,6 +191,9 @@ impl EmuConfig {
             if !(1..=99).contains(&p) {
                 return Err(format!("realtime_priority: {p} is not between 1 and 99"));
             }
+        }
+        if self.capture_frames > crate::capture::MAX_FRAMES {
+            return Err(format!("capture_frames: at most {}", crate::capture::MAX_FRAMES));
         }
         if self.pool_frames == Some(0) {
             return Err("pool_frames: must be larger than 0".into());

@@ -12,6 +12,7 @@
 //! - [`frame`]: the frame pool and the `Copy` handle the port queues;
 //! - [`fib`]: MAC learning and static entries;
 //! - [`shaper`]: the per-port token bucket;
+//! - [`capture`]: TCP at ingress: the capture of what the kernels sent, `[faults]`' losses;
 //! - [`switch`]: ingress, egress and counters, without sockets (unit-tested);
 //! - [`report`]: what the switch measured, typed (the core's queue figures);
 //! - [`config`]: the JSON configuration;
@@ -22,6 +23,7 @@
 //! every port socket, transmit what the shapers allow, sleep in ppoll until the next frame
 //! or the next shaper deadline.
 
+pub mod capture;
 pub mod config;
 pub mod fib;
 pub mod frame;

@@ -83,6 +83,9 @@ pub struct Report {
     /// The first send that failed, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_tx_error: Option<String>,
+    /// TCP at ingress (`capture_frames`, `faults`; `crate::capture`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingress_tcp: Option<crate::capture::IngressReport>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -210,6 +213,7 @@ impl Meter {
             window: window.unwrap_or_else(|| total.clone()),
             total,
             first_tx_error: None,
+            ingress_tcp: sw.ingress.report(),
         }
     }
 

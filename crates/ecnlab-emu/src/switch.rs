@@ -19,6 +19,7 @@
 //! from the host wait `delay` before they join an egress queue, frames to the host wait
 //! `delay` after they leave it.
 
+use crate::capture::{Ingress, TcpInfo};
 use crate::config::EmuConfig;
 use crate::fib::{Fib, Forward};
 use crate::frame::{Frame, FramePool};
@@ -96,6 +97,8 @@ port_counters! {
     fib_full,
     /// Ingress frames (or flood copies) dropped because the frame pool was empty.
     pool_exhausted,
+    /// Ingress TCP segments dropped on purpose (`[faults]`, `crate::capture`).
+    fault_drops,
     /// PACKET_STATISTICS of the port's socket: frames the kernel passed to it, and frames it
     /// dropped because the socket's receive buffer was full.
     socket_packets,
@@ -105,7 +108,7 @@ port_counters! {
 impl PortCounters {
     /// Ingress frames the switch dropped before any queue, by reason (the port model's own
     /// drops are in its per-queue `drops_by_reason`).
-    pub fn ingress_drops(&self) -> [(&'static str, u64); 7] {
+    pub fn ingress_drops(&self) -> [(&'static str, u64); 8] {
         [
             ("runt", self.runts),
             ("oversize", self.oversize),
@@ -114,6 +117,7 @@ impl PortCounters {
             ("ipv4_bad_checksum", self.ipv4_bad_checksum),
             ("filtered", self.filtered),
             ("pool_exhausted", self.pool_exhausted),
+            ("fault", self.fault_drops),
         ]
     }
     /// Forwarded ingress frames by kind.
@@ -159,6 +163,8 @@ pub struct Switch {
     pub start_ns: Nanos,
     /// Frames handed to an egress socket.
     pub frames_forwarded: u64,
+    /// TCP at ingress: the capture and `[faults]`.
+    pub ingress: Ingress,
 }
 
 impl Switch {
@@ -205,6 +211,7 @@ impl Switch {
             shaper_rate_fraction: cfg.shaper.rate_fraction,
             start_ns: now,
             frames_forwarded: 0,
+            ingress: Ingress::new(cfg.capture_frames, &cfg.faults),
         })
     }
 
@@ -257,6 +264,16 @@ impl Switch {
                 (0, self.non_ip_dscp, wire::ECN_NOT_ECT, 0)
             }
         };
+        if self.ingress.active() && parsed.ipv4().is_some_and(|ip| ip.proto == 6) {
+            let tcp = TcpInfo::parse(self.pool.bytes(slot, len), ip_off as usize, payload);
+            if let Some(t) = tcp {
+                if self.ingress.on_segment(in_port, rx_ns, &t).is_some() {
+                    c.fault_drops += 1;
+                    self.pool.release(slot);
+                    return;
+                }
+            }
+        }
         if !self.fib.learn(&parsed.src, in_port as u8) {
             c.fib_full += 1;
         }

@@ -112,32 +112,6 @@ impl Simulator {
         self.end
     }
 
-    /// Capture the switch ports `names` (`"all"`: every switch port) from now on
-    /// ([`crate::pcap`]); an unknown name is an error naming the ports there are.
-    pub fn capture_ports(&mut self, names: &[String], limit_bytes: u64) -> Result<(), String> {
-        let switch: Vec<(usize, String)> = (0..self.wire.links.len())
-            .filter(|&li| self.wire.links[li].is_switch_port)
-            .map(|li| (li, crate::metrics::port_name(&self.net, li)))
-            .collect();
-        let mut pick: Vec<(usize, String)> = Vec::new();
-        for n in names {
-            if n == "all" {
-                pick.extend(switch.iter().cloned());
-            } else if let Some(p) = switch.iter().find(|(_, s)| s == n) {
-                pick.push(p.clone());
-            } else {
-                let known: Vec<&str> = switch.iter().map(|(_, s)| s.as_str()).take(12).collect();
-                let more = if switch.len() > known.len() { ", ..." } else { "" };
-                return Err(format!("--pcap: no switch port `{n}` (ports: {}{more}; or all)", known.join(", ")));
-            }
-        }
-        pick.sort();
-        pick.dedup();
-        let udp = matches!(self.hosts.transport.cc, crate::tcp::config::CcKind::Dcqcn);
-        self.wire.capture = Some(Box::new(crate::pcap::Capture::new(self.wire.links.len(), &pick, limit_bytes, udp)));
-        Ok(())
-    }
-
     /// Run to the scenario's end, then check the counting invariants.
     pub fn run(&mut self) -> Result<(), String> {
         self.run_until(self.end)?;
@@ -247,7 +221,9 @@ impl Simulator {
     #[inline]
     fn arrive(&mut self, node: usize, pkt: Packet) {
         if self.net.is_switch(node) {
-            self.forward(node, pkt);
+            if !self.wire.lost_on_purpose(&pkt) {
+                self.forward(node, pkt);
+            }
         } else {
             self.counting.delivered += 1;
             self.host_receive(node, pkt);
@@ -401,7 +377,7 @@ impl Simulator {
         let mut in_flight = self.wire.audit(self.now, &self.net.names)?;
         self.events.for_each_pending(|ev| in_flight += matches!(ev, Ev::Arrive(..) | Ev::ArriveResume(..)) as u64);
         self.counting.in_flight = in_flight;
-        self.counting.dropped = self.wire.dropped;
+        self.counting.dropped = self.wire.dropped + self.wire.fault_drops();
         let c = self.counting;
         if c.sent != c.delivered + c.dropped + c.in_flight {
             return Err(format!(

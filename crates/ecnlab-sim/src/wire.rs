@@ -34,6 +34,7 @@ use crate::packet::{Kind, Packet};
 use crate::paths;
 use crate::topology::LinkSpec;
 use ecnlab_core::buffer::BufferPool;
+use ecnlab_core::fault::{Faults, Segment};
 use ecnlab_core::pfc::{self, Pfc, PfcConfig};
 use ecnlab_core::port::Port;
 use ecnlab_core::units::{tx_time_ns, Nanos};
@@ -186,6 +187,20 @@ pub(crate) struct Wire {
     pub capture: Option<Box<crate::pcap::Capture>>,
     /// PFC, when `[switch.pfc]` is enabled.
     pub pfc: Option<Box<PfcWire>>,
+    /// `[faults]`: segments the switches lose on purpose, before any port (so not in
+    /// `dropped`, which the ports' counts must equal).
+    pub faults: Option<Box<Faults>>,
+}
+
+/// A packet as the fault rule sees it: SYNs and data of TCP connections (the `linux`
+/// hosts' SYN is a `Data` packet without payload; its SYN-ACK an `Ack`).
+#[inline]
+fn fault_segment(pkt: &Packet) -> Segment {
+    match pkt.kind {
+        Kind::Data if pkt.flags & crate::packet::flags::SYN != 0 => Segment::Syn,
+        Kind::Data if pkt.payload > 0 => Segment::Data { offset: pkt.seq, len: pkt.payload },
+        _ => Segment::Other,
+    }
 }
 
 /// PFC across the network: the switches' ingress counts (indexed by the link a packet came
@@ -203,6 +218,18 @@ impl PfcWire {
 }
 
 impl Wire {
+    /// Whether `[faults]` loses `pkt`, which has reached a switch (counted by the rule,
+    /// [`Wire::fault_drops`], apart from the ports' `dropped`).
+    #[inline]
+    pub(crate) fn lost_on_purpose(&mut self, pkt: &Packet) -> bool {
+        self.faults.as_deref_mut().is_some_and(|f| f.drops(pkt.flow as u64, fault_segment(pkt)).is_some())
+    }
+
+    /// Segments `[faults]` dropped.
+    pub fn fault_drops(&self) -> u64 {
+        self.faults.as_ref().map_or(0, |f| f.syns_dropped + f.bytes_dropped)
+    }
+
     pub(crate) fn new(links: Vec<Link>, pools: Vec<BufferPool>, names: Vec<String>) -> Wire {
         let n = links.len();
         Wire {
@@ -217,6 +244,7 @@ impl Wire {
             scratch: None,
             capture: None,
             pfc: None,
+            faults: None,
         }
     }
 

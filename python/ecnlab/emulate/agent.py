@@ -248,7 +248,9 @@ class _Agent:
                 try:
                     if s.recv(1):
                         rec["finish_s"] = time.time() - self.t0
-                        rec["fct_us"] = (time.time() - t_start) * 1e6
+                        # From the connection request, as the simulator's linux hosts
+                        # (transport.handshake) count it: a lost SYN is in the FCT.
+                        rec["fct_us"] = (time.time() - t_conn) * 1e6
                 except socket.timeout:
                     pass
             rec.update(_tcp_info(s))

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .collect import fill_ideal_fct as _fill_ideal_fct, summarize
-from .common import EmulationError, SUBNET, _Terminated
+from .. import _core
+from .common import HEADER, EmulationError, SUBNET, _Terminated
 from .kernel_cc import BPF_CC, _kernel_refusal, bpf_dir, bpf_params
 from .namespaces import (_child_setup, _delete_namespaces, _in_netns, _new_prefix, _offloads_off, _run,
                          _write_sysctls, available_congestion_controls, check_environment, cleanup_stale,
@@ -217,7 +218,8 @@ class _Emulation:
     # -- the switch --
     def start_switch(self, exe: Path) -> subprocess.Popen:
         """``ecnlab-switch`` in the switch's namespace, configured by the plan."""
-        (self.work / "switch.json").write_text(json.dumps(self.plan["switch"], indent=2) + "\n")
+        cfg = {**self.plan["switch"], **switch_ingress(self.plan["scenario"], self.opts.get("capture_frames", 0))}
+        (self.work / "switch.json").write_text(json.dumps(cfg, indent=2) + "\n")
         p = self.popen(self.sw_ns, [str(exe), "--config", str(self.work / "switch.json"),
                                     "--stats", str(self.work / "switch-stats.json"),
                                     "--timeseries", str(self.work / "switch-timeseries.jsonl")],
@@ -382,6 +384,7 @@ class _Emulation:
 # value a host runs whatever the scenario says (include/net/tcp.h, tcp_input.c).
 _KERNEL_FIXED = {
     "rto_init": "1s (TCP_TIMEOUT_INIT)",
+    "rto_syn": "1s (TCP_TIMEOUT_INIT, doubled per SYN retransmission)",
     "rto_max": "120s (TCP_RTO_MAX; net.ipv4.tcp_rto_max_ms is left alone)",
     "delayed_ack_timeout": "40ms, adapting up to 200ms (TCP_ATO_MIN, TCP_DELACK_MAX)",
 }
@@ -390,6 +393,22 @@ _KERNEL_FIXED = {
 # tcp_cubic's module parameters (beta 717/1024, bic_scale 41, fast_convergence,
 # hystart): global to the machine, so never changed for a run.
 _KERNEL_CUBIC = {"cubic_beta": 0.7, "cubic_c": 0.4, "cubic_fast_convergence": True, "cubic_hystart": True}
+
+
+def switch_ingress(doc: dict[str, Any], capture_frames: int = 0) -> dict[str, Any]:
+    """The switch's ingress keys (crates/ecnlab-emu/src/capture.rs): the capture of
+    ``capture_frames`` TCP frames, and the resolved scenario's ``[faults]``, with
+    ``drop_byte`` moved past the agent's header (``HEADER``, written before every message:
+    the kernel's stream carries it, the simulator's does not). Pure."""
+    out: dict[str, Any] = {}
+    if capture_frames:
+        out["capture_frames"] = int(capture_frames)
+    faults = dict(doc.get("faults") or {})
+    if faults.get("drop_byte") is not None:
+        faults["drop_byte"] = f"{_core.parse_unit('size', faults['drop_byte']) + HEADER.size}B"
+    if faults:
+        out["faults"] = faults
+    return out
 
 
 def host_stack(transport: dict[str, Any], cubic: bool = False) -> dict[str, Any]:
@@ -417,6 +436,9 @@ def host_stack(transport: dict[str, Any], cubic: bool = False) -> dict[str, Any]
         "net.ipv4.tcp_reordering": str(int(tr["dupack_thresh"])),
         "net.ipv4.tcp_slow_start_after_idle": "1" if tr["slow_start_restart"] else "0",
     }
+    for key in ("syn_retries", "synack_retries"):  # linux profile: net.ipv4.tcp_syn(ack)_retries
+        if key in tr:
+            sysctls[f"net.ipv4.tcp_{key}"] = str(int(tr[key]))
     if "sack" in tr:  # linux profile; the textbook hosts keep the kernel's SACK
         sysctls["net.ipv4.tcp_sack"] = "1" if tr["sack"] else "0"
     for key, kernel in (("prr", True), ("limited_transmit", True)):
@@ -556,6 +578,7 @@ def _emulate(
     allow_fallback: bool = False,
     dctcp_fallback: str = "cubic",
     quiet: bool = True,
+    capture_frames: int = 0,
 ) -> dict[str, Any]:
     """Run a scenario on the emulated switch and write its results into ``out_dir``
     (``summary.json`` last, as ``ecnlab run``). Returns the summary.
@@ -563,7 +586,10 @@ def _emulate(
     ``rate``: host link rate to run at (``"100Mbit"``), ``"auto"`` (100 Mbit/s when the
     scenario is faster) or None (the scenario's own rate); ``scale``: ``"dilate"`` or
     ``"rate"`` (package doc). ``pcap_port``: host index (or ``"s0->h3"``) whose switch port
-    is captured to ``port-<name>.pcap``. ``cc = "dctcp"`` and ``"dctcp_dualq"`` run
+    is captured to ``port-<name>.pcap``; ``capture_frames``: TCP frames the switch records at
+    its ingress (``emulation/switch-stats.json``'s ``ingress_tcp``, with each frame's kernel
+    receive timestamp: what the hosts' kernels sent, ``ecnlab validate``'s trains and timers).
+    ``cc = "dctcp"`` and ``"dctcp_dualq"`` run
     ecnlab's own BPF congestion controls (``BPF_CC``), registered in the kernel for the
     run; where the kernel refuses them the run stops (EmulationError) unless
     ``allow_fallback``, and then such flows run ``dctcp_fallback`` (``"cubic"``, default,
@@ -582,7 +608,7 @@ def _emulate(
     plan = emulation_plan(doc, rate=None if rate in (None, "none", "off") else rate, scale=scale,
                           seed=None if seed is None else int(seed), burst=burst, link_delay=link_delay)
     out = Path(out_dir).resolve()  # absolute: the agents and the switch start in other directories
-    em = _Emulation(plan, out, {"host_shaping": host_shaping, "quiet": quiet})
+    em = _Emulation(plan, out, {"host_shaping": host_shaping, "quiet": quiet, "capture_frames": capture_frames})
     em.work.mkdir(parents=True, exist_ok=True)
     cc_map, bpf_objs, cc_ecn = _congestion_controls(plan, em, dctcp_fallback)
     # The hosts' TCP: the resolved [transport] (rto_min, initcwnd, delayed ACKs...).

@@ -11,6 +11,7 @@ use super::topology::Topology;
 use crate::de::join_error;
 use crate::tcp::TcpConfig;
 use crate::workload::TrafficSpec;
+use ecnlab_core::fault::FaultConfig;
 use ecnlab_core::port::PortConfig;
 use ecnlab_core::units::{with_packet_size, Duration};
 use ecnlab_core::MarkingConfig;
@@ -65,6 +66,15 @@ pub struct Scenario {
     /// (clos), a topology file's own. PFC stays fabric-wide (`[switch.pfc]`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tiers: BTreeMap<String, TierConfig>,
+    /// Segments every switch loses on purpose (`ecnlab_core::fault`: the first SYNs of each
+    /// connection, the segment carrying a given byte), for comparing hosts' timers with
+    /// the kernel's (`ecnlab validate`). Off by default.
+    #[serde(default, skip_serializing_if = "no_faults")]
+    pub faults: FaultConfig,
+}
+
+fn no_faults(f: &FaultConfig) -> bool {
+    !f.any()
 }
 
 fn default_seed() -> u64 {

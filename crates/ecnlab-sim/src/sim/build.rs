@@ -83,6 +83,7 @@ pub(super) fn wire(scn: &Scenario, net: &Net, seed: u64) -> Result<Wire, String>
     if scn.switch.pfc.enabled {
         wire.pfc = Some(Box::new(PfcWire::new(&scn.switch.pfc, n_links, scn.switch.queues)));
     }
+    wire.faults = ecnlab_core::fault::Faults::new(&scn.faults).map(Box::new);
     Ok(wire)
 }
 
