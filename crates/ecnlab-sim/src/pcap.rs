@@ -1,5 +1,6 @@
-//! Packet captures of switch ports and of hosts' NICs (`ecnlab run --pcap PORT`): every packet a port sends,
-//! at the simulated time its transmission starts, as a nanosecond-resolution pcap frame.
+//! Packet captures of switch ports and hosts' NICs (`ecnlab run --pcap PORT`): every packet
+//! a port sends, at the simulated time its transmission starts, as a nanosecond-resolution
+//! pcap frame.
 //!
 //! Read first: the pcap file format (libpcap's "pcap-savefile", magic `0xa1b23c4d` for
 //! nanosecond timestamps, link type 1 = Ethernet), RFC 791 (IPv4 header and its
