@@ -188,40 +188,6 @@ impl Capture {
     }
 }
 
-impl crate::sim::Simulator {
-    /// Capture the switch ports `names` (`"all"`: every switch port) from now on
-    /// ([`crate::pcap`]); an unknown name is an error naming the ports there are. A host's
-    /// NIC (`"h1->s0"`) is taken by name too: what it sends is what its switch receives,
-    /// the trains a sender puts on the wire (`ecnlab validate`).
-    pub fn capture_ports(&mut self, names: &[String], limit_bytes: u64) -> Result<(), String> {
-        let name = |li: usize| crate::metrics::port_name(&self.net, li);
-        let switch: Vec<(usize, String)> = (0..self.wire.links.len())
-            .filter(|&li| self.wire.links[li].is_switch_port)
-            .map(|li| (li, name(li)))
-            .collect();
-        let mut pick: Vec<(usize, String)> = Vec::new();
-        for n in names {
-            let nic = (0..self.wire.links.len()).find(|&li| !self.wire.links[li].is_switch_port && name(li) == *n);
-            if n == "all" {
-                pick.extend(switch.iter().cloned());
-            } else if let Some(p) = switch.iter().find(|(_, s)| s == n) {
-                pick.push(p.clone());
-            } else if let Some(li) = nic {
-                pick.push((li, n.clone()));
-            } else {
-                let known: Vec<&str> = switch.iter().map(|(_, s)| s.as_str()).take(12).collect();
-                let more = if switch.len() > known.len() { ", ..." } else { "" };
-                return Err(format!("--pcap: no switch port `{n}` (ports: {}{more}; or all)", known.join(", ")));
-            }
-        }
-        pick.sort();
-        pick.dedup();
-        let udp = matches!(self.hosts.transport.cc, crate::tcp::config::CcKind::Dcqcn);
-        self.wire.capture = Some(Box::new(crate::pcap::Capture::new(self.wire.links.len(), &pick, limit_bytes, udp)));
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,6 +112,13 @@ impl Simulator {
         self.end
     }
 
+    /// Capture the switch ports `names` (`"all"`: every switch port) from now on
+    /// ([`crate::pcap`], [`Wire::capture_ports`]); a host's NIC is taken by name too.
+    pub fn capture_ports(&mut self, names: &[String], limit_bytes: u64) -> Result<(), String> {
+        let udp = matches!(self.hosts.transport.cc, crate::tcp::config::CcKind::Dcqcn);
+        self.wire.capture_ports(names, limit_bytes, udp)
+    }
+
     /// Run to the scenario's end, then check the counting invariants.
     pub fn run(&mut self) -> Result<(), String> {
         self.run_until(self.end)?;

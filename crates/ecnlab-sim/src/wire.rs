@@ -225,6 +225,36 @@ impl Wire {
         self.faults.as_deref_mut().is_some_and(|f| f.drops(pkt.flow as u64, fault_segment(pkt)).is_some())
     }
 
+    /// Capture the switch ports `names` (`"all"`: every switch port) from now on
+    /// ([`crate::pcap`]); an unknown name is an error naming the ports there are. A host's
+    /// NIC (`"h1->s0"`) is taken by name too: what it sends is what its switch receives,
+    /// the trains a sender puts on the wire (`ecnlab validate`).
+    pub fn capture_ports(&mut self, names: &[String], limit_bytes: u64, udp: bool) -> Result<(), String> {
+        let switch: Vec<(usize, String)> = (0..self.links.len())
+            .filter(|&li| self.links[li].is_switch_port)
+            .map(|li| (li, self.names[li].clone()))
+            .collect();
+        let mut pick: Vec<(usize, String)> = Vec::new();
+        for n in names {
+            let nic = (0..self.links.len()).find(|&li| !self.links[li].is_switch_port && self.names[li] == *n);
+            if n == "all" {
+                pick.extend(switch.iter().cloned());
+            } else if let Some(p) = switch.iter().find(|(_, s)| s == n) {
+                pick.push(p.clone());
+            } else if let Some(li) = nic {
+                pick.push((li, n.clone()));
+            } else {
+                let known: Vec<&str> = switch.iter().map(|(_, s)| s.as_str()).take(12).collect();
+                let more = if switch.len() > known.len() { ", ..." } else { "" };
+                return Err(format!("--pcap: no switch port `{n}` (ports: {}{more}; or all)", known.join(", ")));
+            }
+        }
+        pick.sort();
+        pick.dedup();
+        self.capture = Some(Box::new(crate::pcap::Capture::new(self.links.len(), &pick, limit_bytes, udp)));
+        Ok(())
+    }
+
     /// Segments `[faults]` dropped.
     pub fn fault_drops(&self) -> u64 {
         self.faults.as_ref().map_or(0, |f| f.syns_dropped + f.bytes_dropped)
