@@ -146,3 +146,15 @@ def test_the_kernels_tail_loss_probe_against_the_simulators(tmp_path):
     assert len(rows) == 2 and all(x["sim"] and x["emu"] for x in rows), val.table(r)
     assert all(x["within"] for x in rows), val.table(r)
     assert_nothing_left(os.getpid(), tmp_path)
+
+
+def test_the_switch_counts_the_lost_byte_past_the_agents_header():
+    """The kernel's stream carries the agent's header before the message: the emulated
+    switch is told byte B + HEADER.size; no faults, no keys (the switch's defaults)."""
+    from ecnlab.emulate import resolve_scenario, switch_ingress
+
+    doc = resolve_scenario(api.validate(tlp_scenario(), []))
+    assert switch_ingress(doc, 5) == {"capture_frames": 5,
+                                      "faults": {"drop_syns": 0, "drop_byte": f"{11583 + HEADER.size}B"}}
+    assert switch_ingress(resolve_scenario(api.validate(syn_scenario(), []))) == {"faults": {"drop_syns": 2}}
+    assert switch_ingress(resolve_scenario(api.validate(syn_scenario(0), []))) == {}

@@ -464,6 +464,29 @@ pub(crate) mod tests {
         out
     }
 
+    /// `faults.drop_syns = 1` and a capture: a SYN from h1 is recorded and lost (counted as
+    /// the ingress drop `fault`, its slot back in the pool), its retransmission and a data
+    /// segment pass; all three are in the report's `ingress_tcp`.
+    #[test]
+    fn faults_drop_before_any_queue_and_the_capture_sees_every_segment() {
+        let mut sw = Switch::new(&cfg(r#", "capture_frames": 10, "faults": {"drop_syns": 1}"#), 0).unwrap();
+        let free = sw.pool.available();
+        let mut syn = tcp_frame(H[0], H[1], 0, 0);
+        syn[14 + 20 + 13] = crate::capture::SYN;
+        rx(&mut sw, 1, &syn, 1_000);
+        assert_eq!((sw.ports[1].counters.fault_drops, sw.pool.available()), (1, free));
+        rx(&mut sw, 1, &syn, 2_000);
+        rx(&mut sw, 1, &tcp_frame(H[0], H[1], 0, 100), 3_000);
+        assert_eq!(drain(&mut sw, 1_000_000).len(), 2);
+        let r = sw.ingress.report().unwrap();
+        assert_eq!((r.frames.len(), r.syns_dropped), (3, 1));
+        assert_eq!(
+            r.frames.iter().map(|f| (f[0], f[1], f[9])).collect::<Vec<_>>(),
+            [(1_000, 1, 0), (2_000, 1, 0), (3_000, 1, 100)]
+        );
+        assert!(sw.ports[1].counters.ingress_drops().contains(&("fault", 1)));
+    }
+
     #[test]
     fn forwards_by_static_and_learned_macs_and_floods_unknown() {
         let mut sw = Switch::new(&cfg(""), 0).unwrap();
