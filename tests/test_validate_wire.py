@@ -56,12 +56,12 @@ def _sim_segments(doc: dict) -> list:
 
 
 def test_the_simulators_lost_syns_are_in_its_nic_capture():
-    """Two SYNs lost: the simulator's sender sends three, 1 s then 2 s apart (rto_syn and its
-    doubling), and the SYN-ACK answers the third."""
+    """Two SYNs lost: the simulator's sender (kernel line 6.18) sends three, 1 s apart
+    (rto_syn, linear for the first tcp_syn_linear_timeouts), and the SYN-ACK answers the third."""
     segs = _sim_segments(syn_scenario())
     t = sg.syn_timing(segs, 1, 0)
-    assert [round(x / 1e6) for x in t["syns_ns"]] == [0, 1000, 3000]
-    assert 3000e6 < t["synack_ns"] < t["first_data_ns"] < 3001e6
+    assert [round(x / 1e6) for x in t["syns_ns"]] == [0, 1000, 2000]
+    assert 2000e6 < t["synack_ns"] < t["first_data_ns"] < 2001e6
 
 
 def test_the_lost_tail_segment_is_sent_again_once():
@@ -125,15 +125,14 @@ def test_the_kernels_syn_timer_against_the_simulators(tmp_path):
     """Two SYNs lost at the switch. The kernel retransmits the first after TCP_TIMEOUT_INIT
     (1 s, within the band: the timer wheel makes it up to 1/8 late); its second comes 1 s
     later again, not 2 s: Linux 6.5 on keep the first ``tcp_syn_linear_timeouts`` (4) SYN
-    timeouts linear (tcp_retransmit_timer), which the simulator's linux hosts do not model
-    (they double at once). That disagreement is pinned here with its cause."""
+    timeouts linear (tcp_retransmit_timer), as the simulator's 6.18 line does."""
     r = _validate_when_the_kernel_is_free(tmp_path, scenario=syn_scenario())
     rows = {x["metric"]: x for x in r["rows"]}
     second = rows["SYN 2 sent after the first SYN (h1->h0, 2 SYNs lost)"]
     assert second["sim"] == pytest.approx(1000, abs=1) and second["within"], val.table(r)
     third = rows["SYN 3 sent after the first SYN (h1->h0, 2 SYNs lost)"]
-    assert third["sim"] == pytest.approx(3000, abs=1), val.table(r)
-    assert 1990 < third["emu"] < 2300 and not third["within"], val.table(r)
+    assert third["sim"] == pytest.approx(2000, abs=1), val.table(r)
+    assert 1990 < third["emu"] < 2300 and third["within"], val.table(r)
     assert_nothing_left(os.getpid(), tmp_path)
 
 

@@ -262,10 +262,11 @@ pub struct TcpConfig {
     /// standing for the RTO a handshake leaves behind.
     pub handshake: bool,
     /// `linux` only. The SYN's and SYN-ACK's retransmission timeout (RFC 6298 §5.7,
-    /// `TCP_TIMEOUT_INIT`), doubled per retry. Default 1s.
+    /// `TCP_TIMEOUT_INIT`), doubled per retry (a SYN's after the kernel line's
+    /// `tcp_syn_linear_timeouts` first ones: 4 under 6.18). Default 1s.
     pub rto_syn: Duration,
-    /// `linux` only. SYN retransmissions before the connection fails (`tcp_syn_retries`).
-    /// Default 6.
+    /// `linux` only. SYN retransmissions before the connection fails (`tcp_syn_retries`;
+    /// under 6.18 the linear ones come on top, as `tcp_write_timeout` counts). Default 6.
     pub syn_retries: u32,
     /// `linux` only. SYN-ACK retransmissions before the receiver forgets the connection
     /// request (`tcp_synack_retries`). Default 5.

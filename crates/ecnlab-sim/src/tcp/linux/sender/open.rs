@@ -3,8 +3,10 @@
 //! `tcp_rcv_synsent_state_process`, `tcp_init_transfer`).
 //!
 //! The first data the application hands over sends the SYN; the SYN's timer starts at
-//! `rto_syn` (`TCP_TIMEOUT_INIT`, 1 s) and doubles per retransmission, `syn_retries` times
-//! (`tcp_syn_retries`), after which the connection fails (ETIMEDOUT: its data is never
+//! `rto_syn` (`TCP_TIMEOUT_INIT`, 1 s), stays there for the kernel line's
+//! `tcp_syn_linear_timeouts` retransmissions (4 from Linux 6.5, none before) and then doubles
+//! per retransmission, `syn_retries` times more (`tcp_syn_retries`; `tcp_write_timeout` adds
+//! the linear ones to it), after which the connection fails (ETIMEDOUT: its data is never
 //! sent). The SYN-ACK gives the first RTT sample (its timestamp echo: the SYN it answers),
 //! the sender ACKs it (a pure ACK, ahead of its first data, as `tcp_send_ack` when the
 //! application has not written yet) and sends; a SYN sent more than twice leaves a window of
@@ -44,7 +46,8 @@ impl LinuxSender {
 
     /// The SYN's timer fired (its deadline passed): retransmit with backoff, or fail.
     pub(super) fn syn_timeout(&mut self, now: Nanos, retries: u32, out: &mut Vec<Packet>) {
-        if retries >= self.p.syn_retries {
+        // tcp_write_timeout: SYN_SENT gives up after tcp_syn_retries plus the linear ones.
+        if retries >= self.p.syn_retries + self.p.kernel.syn_linear_timeouts() {
             self.open = Open::Failed;
             self.deadline = None;
             return;
@@ -53,7 +56,10 @@ impl LinuxSender {
         self.open = Open::SynSent { retries };
         self.stats.syn_timeouts += 1;
         self.send_syn(now, out);
-        let rto = self.p.rto_syn.saturating_mul(1 << retries.min(32)).min(self.p.rto_max);
+        // The wait after the `retries`-th retransmission: 1, 1, 1, 1, 1, 2, 4 ... x rto_syn
+        // with 4 linear timeouts; 1, 2, 4 ... without.
+        let backoff = retries.saturating_sub(self.p.kernel.syn_linear_timeouts()).min(32);
+        let rto = self.p.rto_syn.saturating_mul(1 << backoff).min(self.p.rto_max);
         self.deadline = Some(now + rto);
     }
 

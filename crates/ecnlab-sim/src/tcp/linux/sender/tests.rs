@@ -426,15 +426,15 @@ fn tso_defers_a_small_skb_for_the_next_ack() {
     assert_eq!(out.len(), 6);
 }
 
-/// The handshake by hand (rto_syn 1 s): the SYN at 0 is lost; its timer fires at 1 s, the
-/// second SYN's at 1 + 2 = 3 s; a SYN-ACK at 3.5 s echoing the third SYN (sent at 3 s) gives a
+/// The handshake by hand on 4.19, whose SYN timeouts all double (rto_syn 1 s): the SYN at 0
+/// is lost; its timer fires at 1 s, the second SYN's at 1 + 2 = 3 s; a SYN-ACK at 3.5 s echoing the third SYN (sent at 3 s) gives a
 /// 500 ms RTT sample (RTO = 3 x 500 ms), and, the SYN having gone three times
 /// (`total_retrans` > 1), a window of one segment: the pure ACK, then one segment. Sent once,
 /// the window stays 10.
 #[test]
 fn the_handshake_backs_off_its_syn_and_opens_with_its_rtt() {
     let s = 1_000_000_000u64;
-    let c = TcpConfig { handshake: true, ..cfg(CcKind::NewReno, 10) };
+    let c = TcpConfig { handshake: true, kernel: crate::tcp::config::Kernel::V4_19, ..cfg(CcKind::NewReno, 10) };
     let mut snd = LinuxSender::new(&c, 0, 0, 1, 0);
     snd.add_data(20 * MSS);
     let mut out = Vec::new();
@@ -473,6 +473,29 @@ fn the_handshake_backs_off_its_syn_and_opens_with_its_rtt() {
     }
     assert_eq!((snd.open_state(), snd.stats().syn_timeouts), (Open::Failed, 6));
     assert_eq!(t, 127 * s, "1 + 2 + 4 + 8 + 16 + 32 + 64 s: the seventh SYN's timer ends it");
+}
+
+/// From Linux 6.5 the first four SYN retransmissions wait `rto_syn` each
+/// (`tcp_syn_linear_timeouts` = 4; ip-sysctl.rst: "SYN RTOs to be: 1, 1, 1, 1, 1, 2, 4"), and
+/// `tcp_write_timeout` allows 6 + 4 retransmissions: by hand, SYNs at 0, 1, 2, 3, 4, 5, 7, 11,
+/// 19, 35 and 67 s, and the eleventh SYN's timer (64 s) ends it at 131 s.
+#[test]
+fn the_first_syn_timeouts_are_linear_from_linux_6_5() {
+    let s = 1_000_000_000u64;
+    let c = TcpConfig { handshake: true, kernel: crate::tcp::config::Kernel::V6_18, ..cfg(CcKind::NewReno, 10) };
+    let mut snd = LinuxSender::new(&c, 0, 0, 1, 0);
+    snd.add_data(MSS);
+    let mut out = Vec::new();
+    snd.poll(0, &mut out);
+    let mut fired = Vec::new();
+    while let Some(d) = snd.timer() {
+        fired.push(d / s);
+        snd.on_timer(d, &mut out);
+    }
+    assert_eq!(fired, vec![1, 2, 3, 4, 5, 7, 11, 19, 35, 67, 131]);
+    let syns: Vec<u64> = out.iter().filter(|p| p.has(flags::SYN)).map(|p| p.tx_ns / s).collect();
+    assert_eq!(syns, vec![0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67]);
+    assert_eq!((snd.open_state(), snd.stats().syn_timeouts), (Open::Failed, 10));
 }
 
 /// A sender of `kernel`'s loss detection (TLP, and RACK where the line has it), Reno, with
