@@ -430,3 +430,25 @@ def test_a_relative_out_is_written_where_the_user_ran(tmp_path, switch_exe):
                        cwd=cwd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert (cwd / "out" / "emu-test-emu" / "summary.json").exists()
+
+
+@needs_netns
+def test_other_processes_cpu_is_measured_and_named(tmp_path, switch_exe):
+    """Two busy loops at normal priority during a run: the emulation says that other
+    processes took over half a core (whatever the machine's count, two loops get at least
+    one between them beside the run), so that ``validate`` counts the run as disturbed
+    (its timing figures measured the machine). The loops are not the run's children."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        s = emu.emulate(small_scenario(duration="2s"), tmp_path / "r", rate="none", quiet=True)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    e = s["emulation"]
+    assert e["others_cpu_cores"] > emu.CONTENDED_CORES, e["others_cpu_cores"]
+    assert any("other processes at normal priority used" in w for w in e["warnings"]), e["warnings"]
+    from ecnlab.validation import _disturbed
+
+    assert _disturbed(e)
+    assert not _disturbed({**e, "warnings": [], "others_cpu_cores": 0.1})

@@ -157,12 +157,17 @@ def _validate_when_the_kernel_is_free(out: Path, wait_s: float = 300.0, scenario
 @needs_netns
 def test_ci_validate_against_the_kernel(tmp_path):
     """The CI version: every row within its band, with the Linux host profile. A run the
-    machine disturbed (the switch's measurement window off by over 10 %: ``disturbed_runs``)
-    measured the machine, not the models: it is run again, once. An undisturbed run with a
-    row outside its band fails."""
+    machine disturbed (the switch's measurement window off by over 10 %, or other processes
+    at normal priority using over half a core: ``disturbed_runs``) measured the machine, not
+    the models: it is run again, once; disturbed again, the test is skipped with the
+    machine's figures (CI's machine runs nothing else). An undisturbed run with a row
+    outside its band fails."""
     r = _validate_when_the_kernel_is_free(tmp_path / "1")
     if not r["within"] and r["disturbed_runs"]:
         r = _validate_when_the_kernel_is_free(tmp_path / "2")
+        if not r["within"] and r["disturbed_runs"]:
+            pytest.skip("the machine disturbed both runs (load average "
+                        f"{', '.join(f'{x:.1f}' for x in r['load_average'])}):\n{val.table(r)}")
     assert r["emu_cc"] == {"dctcp": "ecnlab_dctcp"}
     assert r["sim_profile"] == "linux"
     assert {x["kind"] for x in r["rows"]} >= {"goodput", "marks", "probe_p50", "probe_p99"}

@@ -248,6 +248,15 @@ def _row(metric: str, kind: str, unit: str, s: float | None, e: float | None, ru
 MIN_TRAINS = 20
 
 
+def _disturbed(emulation: dict[str, Any]) -> bool:
+    """Whether the machine, not the models, may have moved an emulated run's figures: its
+    measurement window stalled, or other processes took the CPUs its timers needed."""
+    from .emulate import CONTENDED_CORES
+
+    return (any("the machine stalled" in w for w in emulation["warnings"])
+            or (emulation.get("others_cpu_cores") or 0.0) > CONTENDED_CORES)
+
+
 def wire_rows(doc: dict[str, Any], sim: list, sim_window: tuple[int, int | None],
               emus: list[tuple[list, tuple[int, int | None]]]) -> list[dict[str, Any]]:
     """The rows of what the switch's ingress saw (``ecnlab.emulate.segments``): each
@@ -322,8 +331,11 @@ def table(result: dict[str, Any]) -> str:
     n_out = sum(not r["within"] for r in result["rows"])
     lines += ["", f"{len(result['rows']) - n_out} of {len(result['rows'])} rows within their band."]
     if result.get("disturbed_runs"):
-        lines.append(f"Emulated run(s) {result['disturbed_runs']} stalled (the switch's measurement window differs "
-                     "from the planned one by over 10 %): rerun on a quieter machine.")
+        from .emulate import CONTENDED_CORES
+
+        lines.append(f"Emulated run(s) {result['disturbed_runs']} were disturbed by the machine (a measurement "
+                     f"window off by over 10 %, or other processes using over {CONTENDED_CORES:g} core at "
+                     "normal priority; the run's warnings say which): rerun on a quieter machine.")
     return "\n".join(lines)
 
 
@@ -422,8 +434,7 @@ def _validate_into(out: Path, scenario: str | os.PathLike | dict[str, Any], over
         "load_average": list(os.getloadavg()),
         # Emulated runs the machine disturbed (emulate's warning): their figures are in the
         # rows, but a row outside its band may be the machine's, not the model's.
-        "disturbed_runs": [k + 1 for k, e in enumerate(emus)
-                           if any("the machine stalled" in w for w in e["emulation"]["warnings"])],
+        "disturbed_runs": [k + 1 for k, e in enumerate(emus) if _disturbed(e["emulation"])],
         "within": all(r["within"] for r in rs),
         "aligned": {k: {"value": v, "why": why} for k, (v, why) in ALIGNED.items()
                     if scaled[k.split(".")[0]].get(k.split(".")[1]) == v},
