@@ -119,6 +119,22 @@ def test_the_built_network_says_how_host_nics_are_kept_from_dropping(which, requ
     assert ("TCP small queues" in a["network"]["host_nics"]) or doc["host"]["nic_marking"] is True
 
 
+@pytest.mark.parametrize("which", ["star", "leaf_spine"])
+def test_no_validation_run_drops_at_a_host_nic(which, request):
+    """Issue 32's done-when: the scenario advise generates drops nothing at host NICs, in
+    every run it validated (each run's `nics`, and the drops by reason), not only in the
+    ranked ones."""
+    out, _ = request.getfixturevalue(which)
+    runs = sorted((out / "validation" / "runs").glob("*/summary.json"))
+    assert runs, "advise validated nothing"
+    for f in runs:
+        s = json.loads(f.read_text())
+        assert s["packet_hops"] > 0
+        at_nics = {n["port"] if "port" in n else str(i): n["drops"] for i, n in enumerate(s.get("nics", []))
+                   if n["drops"]}
+        assert not at_nics, (f, at_nics)
+
+
 def test_load_in_percent_and_the_buffer_are_inputs(tmp_path):
     """`--load 60%` was refused; `--buffer` was missing from advice.json's inputs."""
     out = tmp_path / "a"
