@@ -83,7 +83,7 @@ def test_flows_csv_has_the_readme_columns(tmp_path):
         header = next(csv.reader(fh))
     assert header == ["id", "spec", "conn", "src", "dst", "class", "size", "start_s", "finish_s", "fct_us",
                       "ideal_fct_us", "slowdown", "acked_bytes", "timeouts", "timeouts_after_finish", "retransmits",
-                      "syn_timeouts", "tlp_probes"]
+                      "syn_timeouts", "tlp_probes", "undos"]
 
 
 def _expect_error(args, fragment, tmp_path):

@@ -48,6 +48,7 @@ def test_the_emulators_path_gives_the_simulators_summary_bit_for_bit():
         "flows": [{k: f[k] for k in ("class", "size", "start_s", "fct_us")} for f in r.flows],
         "timeouts": s["flows"]["timeouts"], "timeouts_after_finish": s["flows"]["timeouts_after_finish"],
         "syn_timeouts": s["flows"].get("syn_timeouts"), "tlp_probes": s["flows"].get("tlp_probes"),
+        "undos": s["flows"].get("undos"),
         "counters": [{k: s[k] for k in ("marks_by_reason", "drops_by_reason", "unmarkable_by_reason")}],
         "queues": s["queues"],
         "probes": [{k: p[k] for k in ("id", "src", "dst", "class", "rtt_us")} for p in r.probes],

@@ -1,5 +1,6 @@
 """What each flow waited for, counted in `flows.csv` and summed in `summary.json`'s `flows`:
-tail loss probes (`tlp_probes`), and the host NIC's buffer each profile starts from."""
+tail loss probes (`tlp_probes`), reductions undone (`undos`), and the host NIC's buffer each
+profile starts from."""
 
 import csv
 import json
@@ -37,6 +38,28 @@ def test_tail_loss_probes_are_counted_per_flow_and_summed(tmp_path):
     off, rows = _run(tmp_path, "no-tlp", "tlp = false")
     assert off["drops"] > 0 and "tlp_probes" not in off["flows"]
     assert {r["tlp_probes"] for r in rows} == {"0"}
+
+
+def test_undone_reductions_are_counted_per_flow_and_summed(tmp_path):
+    """tcn-isolation's per-queue baseline (Linux 3.18 hosts, 800 flows) drops, and some of
+    its reductions prove spurious (all retransmissions reported by D-SACKs, a timestamp
+    echo older than the first retransmission, F-RTO): the linux senders undo them
+    (tcp_undo_cwnd_reduction), and flows.csv's column sums to the summary's count. The
+    textbook hosts have no undo: no key, a zero column."""
+    out = tmp_path / "iso"
+    run_cli("run", "tcn-isolation", "--out", out, "-q", "--set", "marking.scheme=per_queue",
+            "--set", "traffic.0.flows=800")
+    s = summary(out)
+    with open(out / "flows.csv") as fh:
+        undos = [int(r["undos"]) for r in csv.DictReader(fh)]
+    assert s["drops"] > 0 and sum(undos) > 0, (s["drops"], sum(undos))
+    assert s["flows"]["undos"] == sum(undos)
+    f = tmp_path / "textbook.toml"
+    f.write_text(INCAST.replace("{transport}", 'profile = "textbook"'))
+    run_cli("run", f, "--out", tmp_path / "textbook", "-q")
+    assert "undos" not in summary(tmp_path / "textbook")["flows"]
+    with open(tmp_path / "textbook" / "flows.csv") as fh:
+        assert {r["undos"] for r in csv.DictReader(fh)} == {"0"}
 
 
 def test_the_nic_buffer_default_follows_the_profile():

@@ -41,6 +41,7 @@ def test_measurements_give_the_simulators_own_summary(sim):
         "flows": [{k: f[k] for k in ("class", "size", "start_s", "fct_us")} for f in sim.flows],
         "timeouts": s["flows"]["timeouts"], "timeouts_after_finish": s["flows"]["timeouts_after_finish"],
         "syn_timeouts": s["flows"].get("syn_timeouts"), "tlp_probes": s["flows"].get("tlp_probes"),
+        "undos": s["flows"].get("undos"),
         "counters": [{k: s[k] for k in ("marks_by_reason", "drops_by_reason", "unmarkable_by_reason")}],
         "queues": s["queues"],
         "probes": [{k: p[k] for k in ("id", "src", "dst", "class", "rtt_us")} for p in sim.probes],

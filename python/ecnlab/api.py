@@ -93,7 +93,7 @@ class RunResult:
 FLOW_COLUMNS = [
     "id", "spec", "conn", "src", "dst", "class", "size", "start_s", "finish_s", "fct_us",
     "ideal_fct_us", "slowdown", "acked_bytes", "timeouts", "timeouts_after_finish", "retransmits",
-    "syn_timeouts", "tlp_probes",
+    "syn_timeouts", "tlp_probes", "undos",
 ]
 
 

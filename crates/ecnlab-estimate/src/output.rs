@@ -104,6 +104,7 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
         timeouts_after_finish: None,
         syn_timeouts: None,
         tlp_probes: None,
+        undos: None,
         counters,
         queues,
         probes: Vec::new(),
@@ -179,13 +180,13 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 
 /// `flows.csv`, in the columns of a run's (`python/ecnlab/api.py`'s `FLOW_COLUMNS`): what an
 /// estimate does not know (retransmissions, timeouts after the finish, handshake
-/// retransmissions, tail loss probes) is empty.
+/// retransmissions, tail loss probes, undos) is empty.
 pub fn write_flows(plan: &Plan, c: &Combined, w: impl Write) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, w);
     writeln!(
         w,
         "id,spec,conn,src,dst,class,size,start_s,finish_s,fct_us,ideal_fct_us,slowdown,acked_bytes,timeouts,\
-         timeouts_after_finish,retransmits,syn_timeouts,tlp_probes"
+         timeouts_after_finish,retransmits,syn_timeouts,tlp_probes,undos"
     )?;
     let end = end_ns(plan, c);
     for (i, f) in plan.flows().iter().enumerate() {
@@ -196,7 +197,7 @@ pub fn write_flows(plan: &Plan, c: &Combined, w: impl Write) -> std::io::Result<
         let slow = fct.filter(|_| e.ideal_ns > 0).map(|t| t as f64 / e.ideal_ns as f64);
         writeln!(
             w,
-            "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},,,,",
+            "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},,,,,",
             f.spec,
             if f.conn == NO_CONN { String::new() } else { f.conn.to_string() },
             f.src,

@@ -23,6 +23,7 @@ pub(crate) struct Flow {
     rtx_at_start: u64,
     syn_at_start: u64,
     tlp_at_start: u64,
+    undo_at_start: u64,
     /// Timeouts before the flow finished (each a stall of at least `rto_min`).
     pub timeouts: u64,
     /// Timeouts after it finished at its receiver, while its last ACK was delayed: spurious,
@@ -35,6 +36,9 @@ pub(crate) struct Flow {
     /// Tail loss probes sent while the flow's bytes were outstanding (`transport.tlp`: a
     /// probe after PTO instead of waiting for the RTO; RFC 8985 §7, tcp_send_loss_probe).
     pub tlp_probes: u64,
+    /// Reductions undone as spurious while the flow's bytes were outstanding (`linux`:
+    /// D-SACK, timestamps, F-RTO; tcp_undo_cwnd_reduction).
+    pub undos: u64,
 }
 
 /// The handshake's timeouts of a connection so far, at both ends.
@@ -58,6 +62,8 @@ impl Flow {
             rtx_at_start: 0,
             syn_at_start: 0,
             tlp_at_start: 0,
+            undo_at_start: 0,
+            undos: 0,
             syn_timeouts: 0,
             tlp_probes: 0,
             timeouts: 0,
@@ -72,6 +78,7 @@ impl Flow {
         self.retransmits = sender.fast_retransmits() - self.rtx_at_start;
         self.syn_timeouts = syn_timeouts(sender, receiver) - self.syn_at_start;
         self.tlp_probes = sender.tlp_probes() - self.tlp_at_start;
+        self.undos = sender.undos() - self.undo_at_start;
     }
 
     /// Count from here on (what the sender did before was for an earlier message's bytes).
@@ -80,5 +87,6 @@ impl Flow {
         self.rtx_at_start = sender.fast_retransmits();
         self.syn_at_start = syn_timeouts(sender, receiver);
         self.tlp_at_start = sender.tlp_probes();
+        self.undo_at_start = sender.undos();
     }
 }

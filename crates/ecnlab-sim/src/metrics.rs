@@ -53,6 +53,8 @@ pub(crate) struct RunView<'a> {
     pub handshake: bool,
     /// Senders send tail loss probes (`transport.tlp` under `linux`).
     pub tlp: bool,
+    /// Senders undo spurious reductions (the `linux` profile).
+    pub undo: bool,
 }
 
 /// One link's egress port, with what the recorder kept of it when the window opened.
@@ -112,6 +114,8 @@ pub struct FlowRecord {
     pub syn_timeouts: u64,
     /// Tail loss probes sent for the flow ([`crate::flow::Flow::tlp_probes`]).
     pub tlp_probes: u64,
+    /// Reductions undone for the flow ([`crate::flow::Flow::undos`]).
+    pub undos: u64,
 }
 
 /// The FCT of a flow alone in the network, measured as ecnlab measures FCT (from the
@@ -186,6 +190,7 @@ impl FlowRecord {
             retransmits: f.retransmits,
             syn_timeouts: f.syn_timeouts,
             tlp_probes: f.tlp_probes,
+            undos: f.undos,
         }
     }
 
@@ -211,6 +216,7 @@ impl FlowRecord {
             retransmits: 0,
             syn_timeouts: 0,
             tlp_probes: 0,
+            undos: 0,
         }
     }
 }
@@ -317,6 +323,7 @@ pub(crate) fn summary(
         timeouts_after_finish: Some(flows.iter().map(|f| f.timeouts_after_finish).sum()),
         syn_timeouts: run.handshake.then(|| flows.iter().map(|f| f.syn_timeouts).sum()),
         tlp_probes: run.tlp.then(|| flows.iter().map(|f| f.tlp_probes).sum()),
+        undos: run.undo.then(|| flows.iter().map(|f| f.undos).sum()),
         counters,
         queues,
         probes: probes

@@ -374,6 +374,7 @@ impl Simulator {
             pfc: self.wire.pfc.is_some(),
             handshake: self.hosts.transport.profile == crate::tcp::Profile::Linux && self.hosts.transport.handshake,
             tlp: self.hosts.transport.profile == crate::tcp::Profile::Linux && self.hosts.transport.tlp,
+            undo: self.hosts.transport.profile == crate::tcp::Profile::Linux,
         }
     }
 

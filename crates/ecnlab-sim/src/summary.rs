@@ -151,6 +151,9 @@ pub struct FlowCounts {
     /// send them (simulator, `transport.tlp` under `linux`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tlp_probes: Option<u64>,
+    /// The flows' reductions undone as spurious (simulator, `linux` profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undos: Option<u64>,
     /// Every flow of the scenario: each generated message, listed flows counted one per
     /// connection, and those that never started.
     pub total: u64,
@@ -274,6 +277,9 @@ pub struct Measurements {
     /// [`FlowCounts::tlp_probes`].
     #[serde(default)]
     pub tlp_probes: Option<u64>,
+    /// [`FlowCounts::undos`].
+    #[serde(default)]
+    pub undos: Option<u64>,
     /// The window counters of every queue the run counts, listed in `queues` or not.
     pub counters: Vec<ReasonCounts>,
     /// The queues the summary lists, as measured.
@@ -353,6 +359,7 @@ impl Summary {
                 timeouts_after_finish: m.timeouts_after_finish,
                 syn_timeouts: m.syn_timeouts,
                 tlp_probes: m.tlp_probes,
+                undos: m.undos,
                 total: m.flows.len() as u64,
                 unfinished: (measured.len() - done.len()) as u64,
                 not_started: m.flows.iter().filter(|f| !started(f)).count() as u64,

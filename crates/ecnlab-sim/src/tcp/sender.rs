@@ -75,6 +75,9 @@ pub struct SenderStats {
     /// Probes that repaired a loss (the episode's cwnd reduction,
     /// `LINUX_MIB_TCPLOSSPROBERECOVERY`).
     pub tlp_recoveries: u64,
+    /// Reductions undone as spurious (`linux`: `tcp_undo_cwnd_reduction`; the kernel's
+    /// TCPFullUndo, TCPPartialUndo, TCPDSACKUndo and TCPLossUndo together).
+    pub undos: u64,
 }
 
 /// What `[transport]` sets for a sender, fixed at construction (bytes and nanoseconds).

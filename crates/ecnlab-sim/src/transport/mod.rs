@@ -136,6 +136,13 @@ impl Sender {
             Sender::Tcp(_) | Sender::Dcqcn(_) => 0,
         }
     }
+    /// Reductions undone so far (the `linux` sender's undo).
+    pub fn undos(&self) -> u64 {
+        match self {
+            Sender::Linux(s) => s.stats().undos,
+            Sender::Tcp(_) | Sender::Dcqcn(_) => 0,
+        }
+    }
     /// Fast retransmissions so far.
     pub fn fast_retransmits(&self) -> u64 {
         match self {

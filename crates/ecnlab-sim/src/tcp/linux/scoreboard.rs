@@ -75,6 +75,10 @@ pub struct AckDelta {
     /// A retransmitted segment was cumulatively acknowledged (`FLAG_RETRANS_DATA_ACKED`:
     /// no RTT sample from this ACK's cumulative part).
     pub retrans_acked: bool,
+    /// The lowest end of the never-retransmitted segments this ACK delivered (acknowledged
+    /// and not SACKed before, or newly SACKed): `FLAG_ORIG_SACK_ACKED` is such a segment at
+    /// or below `high_seq` (F-RTO's proof that a timeout was spurious, RFC 5682 §3.1 step 3.b).
+    pub orig_end_min: Option<u64>,
     /// RACK's view of the segments this ACK delivers, when RACK runs.
     pub rack: Option<RackAck>,
 }
@@ -191,6 +195,7 @@ impl Scoreboard {
                 } else if !s.has(mark::SACKED) {
                     d.first_tx.get_or_insert(s.tx);
                     d.last_tx = s.tx;
+                    d.orig_end_min.get_or_insert(s.end());
                 }
                 if !s.has(mark::SACKED) {
                     d.acked += 1;
@@ -230,6 +235,8 @@ impl Scoreboard {
                 if !self.segs[i].has(mark::EVER_RETRANS) {
                     d.first_sack_tx.get_or_insert(self.segs[i].tx);
                     d.last_sack_tx = self.segs[i].tx;
+                    let end = self.segs[i].end();
+                    d.orig_end_min = Some(d.orig_end_min.map_or(end, |e| e.min(end)));
                 }
                 self.unmark(i, mark::LOST);
                 self.unmark(i, mark::RETRANS);
@@ -322,6 +329,18 @@ impl Scoreboard {
                 self.set_mark(i, mark::LOST);
             }
         }
+    }
+
+    /// An undo (`tcp_undo_cwnd_reduction` with `unmark_loss`): no segment is lost any more.
+    pub fn unmark_all_lost(&mut self) {
+        for i in 0..self.segs.len() {
+            self.unmark(i, mark::LOST);
+        }
+    }
+
+    /// `tcp_any_retrans_done`: a retransmission in flight, or the head ever retransmitted.
+    pub fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || self.segs.front().is_some_and(|s| s.has(mark::EVER_RETRANS))
     }
 
     /// RFC 6675 NextSeg() rule 1: the first segment deemed lost and not retransmitted.

@@ -60,8 +60,8 @@
 //!   unlimited (`max_cwnd` stands for it).
 //! - Loss detection as the kernel line has it (`transport.tlp`, `transport.rack`; in
 //!   `sender/loss_detection.rs`): the Tail Loss Probe, RACK from 4.19; with RACK off, RFC
-//!   6675's DupThresh rule (Linux with `tcp_recovery = 0`). No F-RTO, no undo (DSACK,
-//!   Eifel, timestamps): a spurious reduction is not reverted.
+//!   6675's DupThresh rule (Linux with `tcp_recovery = 0`). F-RTO and the undo of a
+//!   spurious reduction (D-SACK, timestamps) in `sender/undo.rs`, with its deviations.
 //! - NextSeg rules 3 and 4 (RFC 6675), which Linux does not do (it has TLP instead), only
 //!   with `transport.tlp` off (the ns-3 comparisons: ns-3 3.44 has no TLP).
 //! - TSO as `host.tso` sets it (`sender/write_xmit.rs`); no pacing (`sk_pacing_rate` only
@@ -87,12 +87,14 @@ mod episode;
 mod loss_detection;
 mod open;
 mod small_queues;
+mod undo;
 mod write_xmit;
 
 use ack::AckKind;
 use loss_detection::{Pending, TlpEpisode};
 pub use open::Open;
 use small_queues::SmallQueues;
+use undo::Undo;
 
 const NS_PER_US: u64 = 1000;
 
@@ -190,6 +192,18 @@ pub struct LinuxSender {
     force_one: bool,
     /// `TCP_ECN_QUEUE_CWR`: set CWR on the next new data segment.
     queue_cwr: bool,
+    // --- undo and F-RTO (sender/undo.rs) ---
+    /// What the episode under way (or the last one) may undo; None: nothing.
+    undo: Option<Undo>,
+    /// `tp->retrans_stamp`: when the first retransmission since the connection was last
+    /// Open went.
+    retrans_stamp: Option<Nanos>,
+    /// F-RTO armed for this Loss episode (`tp->frto`).
+    frto: bool,
+    /// F-RTO step 2.b on this ACK: new data before retransmissions (`REXMIT_NEW`).
+    rexmit_new: bool,
+    /// The timestamp echo of the ACK being processed (`rx_opt.rcv_tsecr`).
+    ack_tsecr: Nanos,
     // --- cwnd validation (tcp_cwnd_validate) ---
     is_cwnd_limited: bool,
     max_packets_out: u32,
@@ -256,6 +270,11 @@ impl LinuxSender {
             rack: (cfg.rack && cfg.sack).then(super::recovery::Rack::default),
             force_one: false,
             queue_cwr: false,
+            undo: None,
+            retrans_stamp: None,
+            frto: false,
+            rexmit_new: false,
+            ack_tsecr: 0,
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
@@ -374,6 +393,7 @@ impl LinuxSender {
         }
         self.tsq_complete(now);
         self.stats.acks_received += 1;
+        self.ack_tsecr = ack.tx_ns;
         let a = ack.seq.min(self.snd_nxt);
         if a < self.tp.snd_una {
             // Older than what we know (`before(ack, prior_snd_una)`): ignored.
@@ -390,6 +410,9 @@ impl LinuxSender {
         let prior_una = self.tp.snd_una;
 
         let d = self.sacktag_and_clean(now, ack, a, sack);
+        if ack.has(flags::DSACK) {
+            self.undo_dsack_seen();
+        }
         let una_advanced = a > prior_una;
         let dupack = !una_advanced && d.sacked == 0 && prior_packets > 0;
         let kind = AckKind { ece, una_advanced, dupack };
@@ -410,7 +433,7 @@ impl LinuxSender {
         self.ca_ack_hooks(prior_packets > 0, &d, ca_rtt, kind);
 
         // tcp_fastretrans_alert (an ACK is "dubious" unless in Open with a clean advance).
-        let newly_lost = self.fastretrans_alert(now, una_advanced, dupack, ece);
+        let newly_lost = self.fastretrans_alert(now, &d, kind);
         let tlp_318 = self.p.tlp && self.p.kernel == Kernel::V3_18;
         if tlp_318 {
             self.process_tlp_ack(a, dupack, ack.has(flags::DSACK));
@@ -496,8 +519,19 @@ impl LinuxSender {
     /// `tcp_retransmit_timer` sends past TCP Small Queues.
     fn transmit(&mut self, now: Nanos, rto_head: bool, out: &mut Vec<Packet>) {
         let (mut sent, mut limited, mut new_sent) = (false, false, false);
+        let app_limit = self.app.added();
+        // F-RTO step 2.b (tcp_xmit_recovery with REXMIT_NEW): new data, and no
+        // retransmission if any went; else the conventional recovery.
+        let mut new_only = false;
+        if std::mem::take(&mut self.rexmit_new) {
+            let before = self.snd_nxt;
+            (sent, limited) = self.write_xmit(now, app_limit, false, out);
+            new_sent = sent;
+            new_only = self.snd_nxt > before;
+            self.frto &= new_only;
+        }
         // (1) Segments deemed lost (tcp_xmit_retransmit_queue).
-        while self.sb.lost_out > 0 {
+        while !new_only && self.sb.lost_out > 0 {
             if !self.may_send() {
                 limited = true;
                 break;
@@ -510,8 +544,7 @@ impl LinuxSender {
             sent = true;
         }
         // (2) New data (tcp_write_xmit), with the slow-start restart check first.
-        let app_limit = self.app.added();
-        if !limited && self.snd_nxt < app_limit {
+        if !limited && !new_only && self.snd_nxt < app_limit {
             if let Some(last) = self.lsndtime {
                 if self.p.slow_start_restart && self.sb.packets_out() == 0 && now.saturating_sub(last) > self.rto {
                     self.cwnd_restart(now - last);
@@ -612,7 +645,14 @@ impl LinuxSender {
         self.tp.snd_cwnd = c.max(restart);
     }
 
+    /// `tcp_retransmit_skb`: segment `i` again, counted for undo.
     fn retransmit(&mut self, now: Nanos, i: usize, out: &mut Vec<Packet>) {
+        self.resend(now, i, out);
+        self.undo_count_retransmission(now);
+    }
+
+    /// `__tcp_retransmit_skb`: segment `i` again (a loss probe's goes uncounted for undo).
+    fn resend(&mut self, now: Nanos, i: usize, out: &mut Vec<Packet>) {
         let s = self.sb.seg(i);
         self.sb.retransmitted(i, now);
         if let Episode::Recovery { high_rxt, .. } = &mut self.episode {

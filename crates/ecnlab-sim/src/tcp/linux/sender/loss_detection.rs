@@ -23,7 +23,7 @@
 //! ends when Recovery, CWR or Loss begins (6.x's `tcp_init_cwnd_reduction`; earlier lines
 //! let `tcp_process_tlp_ack` pull a connection out of Recovery); `skb_still_in_host_queue` is
 //! not checked; RACK's timeout sends new data after its retransmissions as an ACK would
-//! (the kernel's `tcp_xmit_retransmit_queue` sends only those). No F-RTO, no undo, no
+//! (the kernel's `tcp_xmit_retransmit_queue` sends only those). No
 //! Early Retransmit (3.18's `tcp_early_retrans` = 3 has it beside TLP).
 
 use super::LinuxSender;
@@ -157,7 +157,7 @@ impl LinuxSender {
         }
         // The last segment again (`tcp_fragment` splits a TSO skb to its last MSS).
         let last = self.sb.packets_out() as usize - 1;
-        self.retransmit(now, last, out);
+        self.resend(now, last, out); // __tcp_retransmit_skb: not counted for undo
         self.stats.tlp_probes += 1;
         self.tlp = Some(TlpEpisode { high_seq: self.snd_nxt, retrans: true });
         self.pending = Pending::Rto;
@@ -206,7 +206,7 @@ impl LinuxSender {
         self.stats.tlp_recoveries += 1;
         self.init_cwnd_reduction();
         self.set_state(CaState::Cwr);
-        self.end_cwnd_reduction();
+        self.end_cwnd_reduction(true);
         // Nothing is owed to a reduction that is already over.
         self.force_one = false;
         let disorder = self.sb.sacked_out > 0 || self.sb.lost_out > 0 || self.sb.retrans_out > 0;
@@ -256,7 +256,7 @@ impl LinuxSender {
         self.rack_detect(now);
         if self.pipe() != prior_pipe {
             if self.tp.ca_state != CaState::Recovery {
-                self.enter_recovery();
+                self.enter_recovery(false);
                 self.cwnd_reduction(1, 0, false);
             }
             self.transmit(now, false, out);

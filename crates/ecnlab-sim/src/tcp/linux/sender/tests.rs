@@ -628,3 +628,128 @@ fn a_probe_answered_by_a_dsack_reduces_nothing_under_6_18() {
         assert_eq!(s.stats().tlp_recoveries, reductions, "{k:?}");
     }
 }
+
+/// A sender of `total` segments, `n` of them out at t = 0, on a kernel line, SACK without
+/// TLP or RACK (RFC 6675's loss detection), so that only the undo rules act; no TCP Small
+/// Queues (nothing here completes a transmission, and a 1 s RTT sample would hold it).
+fn undoing(kernel: crate::tcp::config::Kernel, n: u32, total: u64) -> (LinuxSender, Vec<Packet>) {
+    let c = TcpConfig { kernel, small_queues: false, ..cfg(CcKind::NewReno, n) };
+    let mut s = LinuxSender::new(&c, 0, 0, 1, 0);
+    s.add_data(total * MSS);
+    let mut out = Vec::new();
+    s.poll(0, &mut out);
+    out.clear();
+    (s, out)
+}
+
+const KERNELS: [crate::tcp::config::Kernel; 3] =
+    [crate::tcp::config::Kernel::V3_18, crate::tcp::config::Kernel::V4_19, crate::tcp::config::Kernel::V6_18];
+
+/// The Eifel test (RFC 3522; `tcp_packet_delayed`, `tcp_try_undo_loss`): ten segments at
+/// t = 0, the RTO (1 s, no sample yet) retransmits segment 0 at 1 s, then the ACK of the
+/// original arrives echoing its timestamp (0 ms, before the retransmission's 1,000 ms). The
+/// timeout was spurious: cwnd back to max(cwnd, prior_cwnd) = 10, ssthresh to its value
+/// before (infinite), Open, nothing lost; slow start makes cwnd 11, pipe is 9, so two new
+/// segments go and no retransmission. Every kernel line has it.
+#[test]
+fn a_timeout_that_the_timestamp_echo_proves_spurious_is_undone() {
+    for k in KERNELS {
+        let (mut s, mut out) = undoing(k, 10, 20);
+        s.on_timer(1_000_000_000, &mut out);
+        assert_eq!((s.sock().ca_state, s.sock().snd_cwnd, s.sock().snd_ssthresh), (CaState::Loss, 1, 5));
+        out.clear();
+        let mut hi = 10 * MSS;
+        s.on_ack(1_000_100_000, &ack(MSS, false, 0), None, &mut out);
+        assert_eq!(s.stats().undos, 1, "{k:?}");
+        assert_eq!(s.sock().ca_state, CaState::Open);
+        assert_eq!((s.sock().snd_cwnd, s.sock().snd_ssthresh), (11, INFINITE_SSTHRESH));
+        assert_eq!(s.scoreboard().lost_out, 0);
+        assert_eq!(sent(&mut out, &mut hi), "NN", "{k:?}");
+    }
+}
+
+/// RFC 5682 §3.1, SACK-enhanced F-RTO, by hand: after the RTO of the test above, the ACK
+/// of the retransmission (it echoes the retransmission's timestamp: no Eifel proof)
+/// advances snd_una below high_seq: step 2.b sends new data (segments 10 and 11, cwnd 2 by
+/// slow start) instead of retransmitting 1 and 2. Then either the originals arrive
+/// (segment 1 acknowledged, never retransmitted: step 3.b, the timeout was spurious, undone
+/// to cwnd 10) or only the new data does (a SACK of segment 10: step 3.a, the loss is
+/// real and the retransmissions start, segment 1 first).
+#[test]
+fn f_rto_sends_new_data_first_and_then_undoes_or_recovers() {
+    for k in KERNELS {
+        for spurious in [true, false] {
+            let (mut s, mut out) = undoing(k, 10, 20);
+            let rto = 1_000_000_000;
+            s.on_timer(rto, &mut out);
+            out.clear();
+            let mut hi = 10 * MSS;
+            s.on_ack(rto + 100_000, &ack(MSS, false, rto), None, &mut out);
+            assert_eq!(s.sock().ca_state, CaState::Loss);
+            assert_eq!(sent(&mut out, &mut hi), "NN", "{k:?}: step 2.b, new data");
+            if spurious {
+                s.on_ack(rto + 200_000, &ack(2 * MSS, false, 0), None, &mut out);
+                assert_eq!(s.stats().undos, 1, "{k:?}");
+                assert_eq!(s.sock().ca_state, CaState::Open);
+                assert_eq!(s.sock().snd_ssthresh, INFINITE_SSTHRESH);
+                assert!(s.sock().snd_cwnd >= 10, "{k:?}: {}", s.sock().snd_cwnd);
+                assert!(!sent(&mut out, &mut hi).contains('R'), "{k:?}: nothing retransmitted");
+            } else {
+                s.on_ack(rto + 200_000, &ack(MSS, false, rto), Some(&sack(&[(10, 11)])), &mut out);
+                assert_eq!(s.stats().undos, 0, "{k:?}");
+                assert_eq!((s.sock().ca_state, s.sock().snd_cwnd), (CaState::Loss, 2));
+                let r = out.iter().map(|p| p.seq).collect::<Vec<_>>();
+                assert_eq!(r, vec![MSS], "{k:?}: step 3.a, the conventional recovery");
+            }
+        }
+    }
+}
+
+/// RFC 2883 §5 / RFC 3708 (`tcp_try_undo_dsack`): segment 0 is only late. Segments 1-3
+/// arrive first (three SACKs at 100-300 us): Recovery, segment 0 retransmitted at 300 us.
+/// The original then arrives (ACK of 4, echoing 0 ms: the same millisecond as the
+/// retransmission, so no Eifel proof), and the retransmission after it draws a D-SACK:
+/// every retransmission was a duplicate, the halving is undone (cwnd 10, ssthresh as
+/// before) and the connection is Open. Under ECN (a Recovery that CWR began: prior_ssthresh
+/// 0) the undo restores nothing: the window ECN reduced stays reduced.
+#[test]
+fn a_dsack_for_every_retransmission_undoes_the_recovery() {
+    for ecn_first in [false, true] {
+        let cc = if ecn_first { CcKind::EcnStar } else { CcKind::NewReno };
+        let mut s = LinuxSender::new(&cfg(cc, 10), 0, 0, 1, 0);
+        s.add_data(10 * MSS);
+        let mut out = Vec::new();
+        s.poll(0, &mut out);
+        out.clear();
+        if ecn_first {
+            s.on_ack(50 * US, &ack(0, true, 0), None, &mut out);
+            assert_eq!(s.sock().ca_state, CaState::Cwr);
+        }
+        for k in 1..=3u64 {
+            s.on_ack(100 * k * US, &ack(0, false, 0), Some(&sack(&[(1, k + 1)])), &mut out);
+        }
+        assert_eq!(s.sock().ca_state, CaState::Recovery);
+        assert!(out.iter().any(|p| p.seq == 0), "segment 0 retransmitted");
+        out.clear();
+        let reduced = s.sock().snd_ssthresh;
+        s.on_ack(400 * US, &ack(4 * MSS, false, 0), None, &mut out);
+        assert_eq!(s.sock().ca_state, CaState::Recovery, "no proof yet");
+        // One D-SACK per retransmission: segment 0's, and under ECN (PRR's larger budget
+        // from CWR) the rescue retransmission of RFC 6675 NextSeg rule 4 as well.
+        let retransmissions = s.stats().retransmitted_bytes / MSS;
+        assert_eq!(retransmissions, if ecn_first { 2 } else { 1 });
+        for k in 0..retransmissions {
+            assert_eq!(s.stats().undos, 0, "an undo only when every retransmission is reported");
+            let dup = Packet { flags: flags::DSACK, ..ack(4 * MSS, false, 300 * US) };
+            s.on_ack((500 + 100 * k) * US, &dup, None, &mut out);
+        }
+        assert_eq!(s.stats().undos, 1);
+        // tcp_try_keep_open: Disorder while the rescue retransmission is out.
+        assert_eq!(s.sock().ca_state, if ecn_first { CaState::Disorder } else { CaState::Open });
+        if ecn_first {
+            assert_eq!(s.sock().snd_ssthresh, reduced, "what ECN reduced is not undone");
+        } else {
+            assert_eq!((s.sock().snd_cwnd, s.sock().snd_ssthresh), (10, INFINITE_SSTHRESH));
+        }
+    }
+}
