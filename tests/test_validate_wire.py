@@ -144,7 +144,23 @@ def test_the_kernels_tail_loss_probe_against_the_simulators(tmp_path):
     rows = [x for x in r["rows"] if x["kind"] == "tlp_time"]
     assert len(rows) == 2 and all(x["sim"] and x["emu"] for x in rows), val.table(r)
     assert all(x["within"] for x in rows), val.table(r)
+    # One probe and no timeout on both sides, the kernel's by its own MIB counters.
+    counts = {x["metric"].split(",")[0]: (x["sim"], x["emu"], x["within"]) for x in r["rows"] if x["kind"] == "loss_events"}
+    assert counts == {"tail loss probes sent": (1.0, 1.0, True), "retransmission timeouts": (0.0, 0.0, True)}, val.table(r)
     assert_nothing_left(os.getpid(), tmp_path)
+
+
+def test_fault_counter_rows_hold_the_kernels_mib_to_the_simulators_counts():
+    """Pure: the counts must be equal (whole events of a known loss); a kernel that also
+    timed out fails the row; without drop_byte there are no such rows."""
+    sim = {"flows": {"tlp_probes": 1, "timeouts": 0, "timeouts_after_finish": 0}}
+    emu = lambda probes, rto: {"emulation": {"hosts": {"0": {}, "1": {"TcpExtTCPLossProbes": probes,  # noqa: E731
+                                                                  "TcpExtTCPTimeouts": rto}}}}
+    rows = val.fault_counter_rows(tlp_scenario(), sim, [emu(1, 0)])
+    assert [(x["sim"], x["emu"], x["within"]) for x in rows] == [(1.0, 1.0, True), (0.0, 0.0, True)]
+    rows = val.fault_counter_rows(tlp_scenario(), sim, [emu(1, 1)])
+    assert [x["within"] for x in rows] == [True, False]
+    assert val.fault_counter_rows(syn_scenario(), sim, [emu(1, 0)]) == []
 
 
 def test_the_switch_counts_the_lost_byte_past_the_agents_header():

@@ -126,6 +126,12 @@ BANDS: dict[str, Band] = {
         "wake-ups, which the simulated RTT does not have: 20 % or 2 ms (the kernel's jiffies are not "
         "allowed for: the simulator leaves them out, tcp/linux/recovery.rs, and a row shows what they cost)",
         lo=0.8, hi=1.25, slack=2.0),
+    "loss_events": Band(
+        "under [faults] the switch loses known segments, once each, on an otherwise lossless path: each sender's "
+        "recovery events are then whole numbers fixed by its loss detection (one tail loss probe per lost tail "
+        "segment and no timeout, RFC 8985 §7), counted by the simulator and by the kernel's own MIB "
+        "(TcpExtTCPLossProbes, TcpExtTCPTimeouts); any difference is a different rule",
+        abs_max=0.0),
 }
 
 # What the simulator is told of the kernel's hosts beyond the scenario: the emulation's
@@ -242,6 +248,21 @@ def _row(metric: str, kind: str, unit: str, s: float | None, e: float | None, ru
     if runs is not None and len(runs) > 1:
         r["emu_runs"] = runs
     return r
+
+
+def fault_counter_rows(doc: dict[str, Any], sim: dict[str, Any], emus: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Under ``[faults] drop_byte``: the tail loss probes and retransmission timeouts of the
+    whole run, the simulator's (``summary.json`` flows) against the kernels' MIB counters
+    summed over the hosts (each emulated run's). Pure: no I/O."""
+    if (doc.get("faults") or {}).get("drop_byte") is None:
+        return []
+    out = []
+    for what, sim_keys, mib in (("tail loss probes sent", ("tlp_probes",), "TcpExtTCPLossProbes"),
+                                ("retransmission timeouts", ("timeouts", "timeouts_after_finish"), "TcpExtTCPTimeouts")):
+        s = float(sum(sim["flows"].get(k) or 0 for k in sim_keys))
+        runs = [float(sum(h.get(mib, 0) for h in e["emulation"]["hosts"].values())) for e in emus]
+        out.append(_row(f"{what}, all hosts (kernel: {mib})", "loss_events", "count", s, _mean(runs), runs))
+    return out
 
 
 # Trains counted per sending host when both sides have at least this many in the window.
@@ -425,6 +446,7 @@ def _validate_into(out: Path, scenario: str | os.PathLike | dict[str, Any], over
     rs = rows(scaled, res.summary, emus, factor, sc.get("scenario_link_rate_bps"))
     warmup = _core.parse_unit("time", scaled["metrics"]["warmup"])
     rs += wire_rows(scaled, sim_segs, (warmup, None), captured)
+    rs += fault_counter_rows(scaled, res.summary, emus)
     result = {
         "scenario": emus[0]["scenario"], "seed": emus[0]["seed"], "runs": runs, "factor": sc["factor"],
         "mode": sc["mode"], "sim_profile": sim_profile or "textbook",
