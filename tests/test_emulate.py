@@ -452,3 +452,17 @@ def test_other_processes_cpu_is_measured_and_named(tmp_path, switch_exe):
 
     assert _disturbed(e)
     assert not _disturbed({**e, "warnings": [], "others_cpu_cores": 0.1})
+
+
+@needs_netns
+def test_the_emulated_switch_admits_by_the_dynamic_threshold(tmp_path, switch_exe):
+    """`switch.buffer_policy = "dynamic"` in the emulated switch (the core's rule,
+    crates/ecnlab-core/src/buffer.rs): two backlogged queues with alpha = 1/8 over a 200 KB
+    shared buffer each settle at alpha B / (1 + N alpha) = 25 KB / 1.25 = 20 KB, and what
+    the threshold refuses is dropped by its name, with nothing marking."""
+    doc = small_scenario(duration="2s", marking={"scheme": "none"})
+    doc["switch"].update({"buffer_policy": "dynamic", "alpha": [0.125]})
+    s = emu.emulate(doc, tmp_path / "r", rate="none", quiet=True)
+    assert s["drops"] > 0 and s["drops_by_reason"] == {"dynamic_threshold": s["drops"]}, s["drops_by_reason"]
+    peaks = [q["max_qlen_bytes"] for q in s["queues"] if q["port"] == "s0->h0"]
+    assert len(peaks) == 2 and all(20_000 <= p <= 20_000 + 1_600 for p in peaks), peaks
