@@ -158,7 +158,7 @@ def _validate_when_the_kernel_is_free(out: Path, wait_s: float = 300.0, scenario
 def test_ci_validate_against_the_kernel(tmp_path):
     """The CI version: every row within its band, with the Linux host profile. A run the
     machine disturbed (the switch's measurement window off by over 10 %, or other processes
-    at normal priority using over half a core: ``disturbed_runs``) measured the machine, not
+    using over half a core: ``disturbed_runs``) measured the machine, not
     the models: it is run again, once; disturbed again, the test is skipped with the
     machine's figures (CI's machine runs nothing else). An undisturbed run with a row
     outside its band fails."""

@@ -355,8 +355,8 @@ def table(result: dict[str, Any]) -> str:
         from .emulate import CONTENDED_CORES
 
         lines.append(f"Emulated run(s) {result['disturbed_runs']} were disturbed by the machine (a measurement "
-                     f"window off by over 10 %, or other processes using over {CONTENDED_CORES:g} core at "
-                     "normal priority; the run's warnings say which): rerun on a quieter machine.")
+                     f"window off by over 10 %, or other processes using over {CONTENDED_CORES:g} core;"
+                     " the run's warnings say which): rerun on a quieter machine.")
     return "\n".join(lines)
 
 

@@ -159,7 +159,7 @@ def _emulation_block(plan: dict, results: dict, sw: dict, run: dict, per_flow: d
         "receiver_ce_packets": sum(r.get("netstat", {}).get("IpExtInCEPkts", 0) for r in results.values()),
         "agent_errors": {str(h): r["errors"] for h, r in results.items() if r.get("errors")},
         "warnings": run["warnings"],
-        # Other processes' CPU at normal priority during the run, in cores (run.py, CONTENDED_CORES).
+        # Other processes' CPU during the run, in cores (run.py, CONTENDED_CORES).
         "others_cpu_cores": run.get("others_cpu_cores"),
     }
 

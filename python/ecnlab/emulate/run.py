@@ -28,23 +28,23 @@ from .namespaces import (_child_setup, _delete_namespaces, _in_netns, _new_prefi
 from .plan import classify, emulation_plan, expand_flows  # noqa: F401 (the package's names)
 from .units import parse_time_ns, resolve_scenario
 
-# Other processes' CPU at normal priority (nice 0 or below) during a run, in cores, above
-# which the run's timing measured the machine: the hosts' tbf timers and senders wait for a
-# CPU (a loaded fresh-clone check saw the kernel's TSO trains at 3.0 segments against 4.6-4.7
-# on the same machine idle or under nice 19 work). Half a core: the emulation itself needs
-# about one on this kind of 2-core machine.
+# Other processes' CPU during a run, in cores, above which the run's timing measured the
+# machine: the hosts' tbf timers, senders and softirqs wait for a CPU. Measured: two busy
+# loops beside a run took the kernel's TSO trains to 3.0 segments (4.6-4.7 idle), and nice-19
+# work on both cores put the probe RTT's p99 at 2.25x the simulator's (within 1.0-1.2x idle):
+# niced processes count too. Half a core: the emulation itself needs about one here.
 CONTENDED_CORES = 0.5
 
 
 def _cpu_seconds() -> tuple[float, float]:
-    """(everyone's CPU seconds at normal priority, this process's and its reaped children's):
-    /proc/stat's ``user`` (which leaves out ``nice``) plus ``system``, and ``os.times``.
-    Niced processes' kernel time is in ``system`` too: a small over-count, on the safe side."""
+    """(everyone's CPU seconds, this process's and its reaped children's): /proc/stat's
+    ``user``, ``nice`` and ``system``, and ``os.times``."""
     with open("/proc/stat") as f:
         fields = f.readline().split()  # "cpu user nice system idle ..." in clock ticks
-    everyone = (int(fields[1]) + int(fields[3])) / os.sysconf("SC_CLK_TCK")
+    everyone = (int(fields[1]) + int(fields[2]) + int(fields[3])) / os.sysconf("SC_CLK_TCK")
     t = os.times()
     return everyone, t.user + t.system + t.children_user + t.children_system
+
 
 # The package root, the agents' and the reaper's working directory.
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -688,7 +688,7 @@ def _emulate(
     others = ((cpu_after[0] - cpu_before[0]) - (cpu_after[1] - cpu_before[1])) / max(t_after - t_before, 1e-9)
     others = max(others, 0.0)
     if others > CONTENDED_CORES:
-        em.warn(f"other processes at normal priority used {others:.2f} of the machine's {os.cpu_count()} cores "
+        em.warn(f"other processes used {others:.2f} of the machine's {os.cpu_count()} cores "
                 f"during the run: the hosts' timers and senders waited for a CPU, so its timing figures "
                 f"measure the machine as well")
     run = {"duration": duration, "t0": t0, "cc_map": cc_map, "stack": em.stack, "warnings": em.warnings,
