@@ -1,5 +1,6 @@
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ECNLAB = Path(sys.executable).parent / "ecnlab"
+
+# A suite started in the background (`make test &`, nohup, some CI runners) inherits SIGINT
+# ignored, its children would too, and Python then installs no KeyboardInterrupt handler (it
+# respects an inherited SIG_IGN, as it should): the tests of what Ctrl-C does to a command
+# would test the shell that started pytest. Every child starts as from a terminal instead.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_cli(*args, check=True):
