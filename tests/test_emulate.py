@@ -235,11 +235,27 @@ def test_the_hosts_take_the_profiles_transport_defaults():
 # -- as root, in namespaces ---------------------------------------------------------------
 
 @needs_netns
+def _goodput_to_h0(s) -> float:
+    return sum(q["goodput_bps"] for q in s["queues"] if q["port"] == "s0->h0")
+
+
 def test_ce_marks_reach_the_receiver_and_nothing_is_left(tmp_path, switch_exe):
+    """A run the machine disturbed (validate's `_disturbed`: other processes over half a core,
+    or the switch's window off) and that carried too little measured the machine, not the
+    switch (a fresh-clone CI run beside other work: 49 Mbps, 1.5 ms sojourn at a 5 KB queue):
+    it runs once more; disturbed again, the test is skipped with the machine's figures."""
+    from ecnlab.validation import _disturbed
+
     out = tmp_path / "emu"
     t = time.monotonic()
     s = emu.emulate(small_scenario(), out, rate=None)
     assert time.monotonic() - t < 60
+    if not 50e6 < _goodput_to_h0(s) < 100e6 and _disturbed(s["emulation"]):
+        out = tmp_path / "emu-again"
+        s = emu.emulate(small_scenario(), out, rate=None)
+        if not 50e6 < _goodput_to_h0(s) < 100e6 and _disturbed(s["emulation"]):
+            pytest.skip(f"the machine disturbed both runs: {_goodput_to_h0(s) / 1e6:.1f} Mbps, other processes "
+                        f"{s['emulation']['others_cpu_cores']:.2f} cores, {s['emulation']['warnings']}")
     assert CONTRACT_KEYS <= set(s), CONTRACT_KEYS - set(s)
     assert set(s["fct"]) == {"all", "small", "medium", "large"}
     assert {"completed", "unfinished", "timeouts"} <= set(s["flows"])
