@@ -312,6 +312,9 @@ def test_a_scenarios_rtts_are_its_propagation_plus_its_variation():
     (["--rtt", "p50=30us", "--load", "150%"], "--workload websearch / --load 150%: traffic[0].load"),
     (["--rtt", "p50=30us", "--weights", "4,x"], "--weights: `x` is not a whole number"),
     (["--rtt", "p50=30us", "--weights", "1,1,1,1,1,1,1,1,1"], "--weights 1,1,1,1,1,1,1,1,1: switch.scheduler.weights"),
+    # A strict-priority switch has no weighted queue: its weights would be dropped unsaid.
+    (["--rtt", "p50=30us", "--scheduler", "sp", "--weights", "2,1,1"],
+     "--weights 2,1,1: 3 weights, but the sp scheduler of the scenario built from the flags has no weighted queue"),
     (["--rtt", "p50=30us", "--dscp-map", "46=9"], "--dscp-map: DSCP 46 to queue 9, but the switch has 8 queues"),
     (["--rtt", "p50=30us", "--dscp-map", "46=1,40-50=2"], "--dscp-map: DSCP 46 is given twice"),
     (["--rtt", "p50=30us", "--traffic", "26=websearch"], "--traffic: `26=websearch` is not CLASS=WORKLOAD@LOAD"),
@@ -348,6 +351,30 @@ def test_without_a_check_nothing_is_called_validated(tmp_path):
     for c in a["config"].values():
         assert "validated" not in c["note"], c["note"]
     assert "tcn (the first of --schemes; --validate none) has no equivalent on sonic" in a["config"]["sonic"]["note"]
+
+
+def test_no_answer_writes_no_file_that_reads_as_a_recommendation(tmp_path):
+    """A scenario whose own duration cuts every run (1 ms for 50 flows): validation has no
+    answer, and the platform files, written as starting points, say so in their first lines
+    (a newcomer's advise wrote `ecnlab advise: TCN, T = 20 us` and nothing else); the note
+    says why every run was set aside and what to change."""
+    scn = tmp_path / "short.toml"
+    scn.write_text((DATA / "leafspine.toml").read_text().replace('duration = "30s"', 'duration = "1ms"'))
+    out = tmp_path / "a"
+    p = run_cli("advise", "--scenario", scn, "--rtt", "p50=10us", "--schemes", "tcn,per_queue", "--flows", "50",
+                "--seeds", "2", "--budget", "8runs", "--jobs", "1", "--out", out)
+    a = _advice(out)
+    assert a["verdict"]["kind"] == "none" and a["recommendation"] is None
+    assert p.stdout.startswith("no answer: ")
+    assert any("cut by its duration (1 ms)" in line and "raise the scenario's duration" in line
+               for line in p.stdout.splitlines()), p.stdout
+    for plat, c in a["config"].items():
+        assert c["unchecked"].startswith("validation gave no answer"), c
+        assert "--validate none" not in c["note"], c["note"]
+        if plat != "sonic":  # config_db JSON holds no comment: NOTES.md says it
+            head = (out / c["file"]).read_text().splitlines()[:3]
+            assert any(line.lstrip("#/* ").startswith("NOT VALIDATED (validation gave no answer") for line in head), head
+    assert "Not validated (validation gave no answer" in (out / "config" / "NOTES.md").read_text()
 
 
 def test_an_interrupted_check_keeps_its_finished_runs_for_the_next(tmp_path):

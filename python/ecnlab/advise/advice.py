@@ -193,8 +193,8 @@ def compose(out: Path, inp: Inputs, net: Network, starts: list[Start], skips: li
         p = o.candidates[best]
         net.notes.append(f"{p.label} is the {edges[best]} point swept ({p.factor:g} x its rule): the best threshold may "
                          f"lie {'below' if edges[best] == 'lowest' else 'above'} it")
-    config = write_configs(out / "config", list(inp.platforms), order, sw, validated=best is not None,
-                           edges=edges) if order else {}
+    unchecked = None if best is not None else "--validate none" if o is None else f"validation gave no answer: {o.why_end}"
+    config = write_configs(out / "config", list(inp.platforms), order, sw, unchecked=unchecked, edges=edges) if order else {}
     if "sonic" in inp.platforms and config.get("sonic", {}).get("scheme"):
         from .platforms.sonic import render_legacy
 

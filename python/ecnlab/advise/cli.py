@@ -16,8 +16,9 @@ def build_parser(parser_class=argparse.ArgumentParser) -> argparse.ArgumentParse
     p = parser_class(prog="ecnlab advise", description="Which ECN marking scheme and parameters for your switch: "
                      "starting points from the papers' rules, validated on sound simulated runs until the answer "
                      "is decisive, written as switch configuration.")
-    p.add_argument("--scenario", help="the network to advise on: a scenario file (star, dumbbell, leaf-spine) or a "
-                   "built-in name; the flags below override what they name")
+    p.add_argument("--scenario", help="the network to advise on: a scenario file (any topology run takes: star, dumbbell, "
+                   "leaf-spine, fat-tree, Clos, a topology file) or a built-in name; the flags below override what "
+                   "they name")
     p.add_argument("--link-rate", help="e.g. 100Gbps (the hosts' links)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--rtt-file", help="RTT samples, one per line with its unit (120us), or ping output")

@@ -303,6 +303,11 @@ def build(inp: Inputs) -> Network:
     _overrides(inp, doc, blame)
     resolved = resolve(_sending(doc), blame, where)
     kind, strict, weights = _queues(resolved)
+    if inp.weights is not None and len(inp.weights) != len(weights):
+        given = inp.given.get("weights", ",".join(map(str, inp.weights)))
+        raise ScenarioError(f"--weights {given}: {len(inp.weights)} weights, but the {kind} scheduler of {where} has "
+                            + (f"{len(weights)} weighted queues ({words.queues(tuple(weights))})" if weights
+                               else f"no weighted queue (all {len(strict)} strict)"))
     if inp.rtt is not None and inp.scenario is not None:
         doc["rtt_variation"] = _variation(inp.rtt, base_rtt_us(resolved)[0], notes)
         blame["rtt_variation"] = "--rtt" if inp.rtt.samples is None else "--rtt-file"
@@ -355,9 +360,18 @@ def cap_duration(net: Network, doc: dict[str, Any]) -> None:
 
     probe = copy.deepcopy(doc)
     probe.setdefault("metrics", {})["timeseries"] = False
-    took = run(probe, seed=1).summary["sim_time_s"]
+    summary = run(probe, seed=1).summary
+    took = summary["sim_time_s"]
     cap_ns = max(int(CAP_FACTOR * took * 1e9), 10_000_000)
     now = _core.parse_unit("time", str(json.loads(_core.resolve_json(json.dumps(net.doc)))["duration"]))
+    f = summary["flows"]
+    left = f.get("unfinished", 0) + f.get("not_started", 0)
+    if left and took * 1e9 >= now:  # the scenario's duration cuts the run: every run will be flagged for it
+        flows = net.doc.get("traffic", [{}])[0].get("flows") if net.doc.get("traffic") else None
+        net.notes.append(f"one run of this scenario (seed 1) is cut by its duration ({words.time_us(now / 1e3)}) with "
+                         f"{left} of {f.get('total', left)} flows unfinished or not started: the guard sets every such "
+                         f"run aside; raise the scenario's duration or lower --flows"
+                         + (f" (now {flows})" if flows else ""))
     if cap_ns < now:
         net.doc["duration"] = f"{-(-cap_ns // 1_000_000)}ms"
         net.notes.append(f"the runs are capped at {words.time_us(cap_ns / 1e3)} ({CAP_FACTOR} x the "

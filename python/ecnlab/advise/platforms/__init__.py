@@ -92,12 +92,14 @@ def _comment(platform: str, lines: list[str]) -> str:
 
 
 def write_configs(out_dir: Path, platforms: list[str], ranked: list[tuple[str, dict[str, Any]]], sw: Switch,
-                  validated: bool = True, edges: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+                  unchecked: str | None = None, edges: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """One file per platform for the best-ranked scheme it can express; ``ranked`` is
     (scheme, params) best first, ``edges`` the schemes whose best point is at the edge of the
-    sweep ("lowest" / "highest"), ``validated`` whether a simulated check ranked them (else
-    they are the papers' starting points, in the order asked for). Returns {platform:
-    {file, scheme, summary, note, missing}}."""
+    sweep ("lowest" / "highest"). ``unchecked`` says why no simulated check ranked them
+    ("--validate none", or validation's "no answer"): they are then the papers' starting
+    points, in the order asked for, and every file says so in its first lines. Returns
+    {platform: {file, scheme, summary, note, missing}}."""
+    validated = unchecked is None
     out_dir.mkdir(parents=True, exist_ok=True)
     result, notes_md = {}, ["# ecnlab advise: the platform files", ""]
     for plat in platforms:
@@ -106,7 +108,7 @@ def write_configs(out_dir: Path, platforms: list[str], ranked: list[tuple[str, d
         pick = next(((s, p) for s, p in ranked if supports(plat, s, sw) is None), None)
         note = ""
         if why:
-            first = f"the recommended {best}" if validated else f"{best} (the first of --schemes; --validate none)"
+            first = f"the recommended {best}" if validated else f"{best} (the first of --schemes; {unchecked})"
             note = f"{first} has no equivalent on {plat}: {why}."
             edge = (edges or {}).get(pick[0]) if pick else None
             if pick and validated:
@@ -127,11 +129,14 @@ def write_configs(out_dir: Path, platforms: list[str], ranked: list[tuple[str, d
             body = r.text
             shebang, rest = body.split("\n", 1) if body.startswith("#!") else ("", body)
             head = _comment(plat, [f"ecnlab advise: {r.summary}"]
+                            + ([f"NOT VALIDATED ({unchecked}): the papers' starting point, not a recommendation"]
+                               if r.text and not validated else [])
                             + (["What this file could not express:"] + [f"- {m}" for m in missing] if missing else []))
             f.write_text((shebang + "\n" if shebang else "") + head + rest)
         result[plat] = {"file": f"config/{f.name}", "scheme": pick[0] if pick else None, "summary": r.summary,
-                        "note": note, "missing": missing}
-        notes_md += [f"## {f.name}", "", r.summary, ""] + (["Not expressed:", ""] + [f"- {m}" for m in missing] + [""]
+                        "note": note, "missing": missing, "unchecked": unchecked}
+        notes_md += [f"## {f.name}", "", r.summary, ""] + ([f"Not validated ({unchecked}): the papers' starting point, "
+                                                            "not a recommendation.", ""] if not validated else []) + (["Not expressed:", ""] + [f"- {m}" for m in missing] + [""]
                                                              if missing else [])
     (out_dir / "NOTES.md").write_text("\n".join(notes_md))
     return result
