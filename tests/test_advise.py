@@ -368,6 +368,7 @@ def test_no_answer_writes_no_file_that_reads_as_a_recommendation(tmp_path):
     assert p.stdout.startswith("no answer: ")
     assert any("cut by its duration (1 ms)" in line and "raise the scenario's duration" in line
                for line in p.stdout.splitlines()), p.stdout
+    assert "each run carries 50 generated flows (--flows), not the scenario's 400" in p.stdout, p.stdout
     for plat, c in a["config"].items():
         assert c["unchecked"].startswith("validation gave no answer"), c
         assert "--validate none" not in c["note"], c["note"]

@@ -42,7 +42,13 @@ def _prepare(inp: Inputs) -> tuple[network.Network, list[Start], list[Any], list
     check_choices(inp)
     net = network.build(inp)
     cfg = VALIDATE[inp.validate]
+    before = [t.get("flows") for t in net.doc.get("traffic", [])]
     network.scale_flows(net.doc, inp.flows or cfg["flows"])
+    after = [t.get("flows") for t in net.doc.get("traffic", [])]
+    if inp.validate != "none" and inp.scenario is not None and before != after and any(b is not None for b in before):
+        net.notes.append(f"each run carries {sum(f or 0 for f in after)} generated flows "
+                         f"({'--flows' if inp.flows else f'the default of --validate {inp.validate}'}), not the "
+                         f"scenario's {sum(f or 0 for f in before)}")
     cc = network.resolve(net.doc, net.blame, net.source)["transport"]["cc"]
     skips = skipped(list(inp.schemes), net.scheduler)
     starts = starting_points([s for s in inp.schemes if s not in {k.scheme for k in skips}], net.rate_bps, net.rtt,
