@@ -210,6 +210,45 @@ def test_ecnsharp_incast_no_drops_arithmetic_and_the_authors_16_flow_query():
         assert 16 in {p.params["n"] for p in exp.points(scale, [1])}
 
 
+def test_ecnsharp_incast_buffer_is_what_the_papers_onsets_imply():
+    from ecnlab.reproduce import CATALOG
+    from ecnlab.reproduce.ecnsharp_incast import _first_rtt_burst_kb, inferred_buffer_kb
+
+    # §5.4.1: ECN# loses nothing at N = 150 and loses at 175: the first RTT's burst of 150
+    # flows (2,068 KB on the wire) fits in the buffer plus a 40 us RTT's 50 KB drain, 175's
+    # (2,413 KB) does not.
+    buf, drained = inferred_buffer_kb(), 10e9 * 40e-6 / 8 / 1e3
+    burst = {n: _first_rtt_burst_kb(n, 3000, 60000, 14600, 1460) for n in (150, 175)}
+    assert burst[150] < buf + drained < burst[175] and abs(buf - 2190.4) < 0.5, (buf, burst)
+    fixed = CATALOG["ecnsharp-incast"].points("paper", [1])[0].overrides
+    assert 'switch.buffer="2190KB"' in fixed, fixed
+
+
+def test_ecnsharp_incast_onset_is_drops_past_the_backgrounds_own(tmp_path):
+    """CoDel in drop mode drops background packets all along: a query whose 10 ms after hold
+    as many drops as each 10 ms before (5) caused none; only past 3 Poisson sigma do they count."""
+    import pandas as pd
+
+    from ecnlab.reproduce import CATALOG
+    from ecnlab.reproduce.base import Context, SavedRuns
+
+    exp = CATALOG["ecnsharp-incast"]
+    rows, runs = [], {}
+    for s, bg, after in (("codel", 5.0, {16: 6, 25: 9, 50: 200}), ("ecn_sharp", 0.0, {16: 2, 25: 4, 50: 150})):
+        for n, d in after.items():
+            for seed in (1, 2, 3):
+                k = f"{s}-{n}-{seed}"
+                rows.append({"scheme": s, "n": n, "seed": seed, "key": k, "status": "ok"})
+                runs[k] = {"series": {"busy_queue_pkts": 8.0, "busy_windows": 10, "drops_after": d,
+                                      "drops_background": bg, "around": {"t_s": [], "pkts": []}, "qct_us": [100.0],
+                                      "burst": None}}
+    ctx = Context(exp, tmp_path, pd.DataFrame(rows), "paper", [1, 2, 3], SavedRuns(exp, runs), record=False)
+    data = exp.tables(ctx)
+    # 6 and 9 after a background of 5 per 10 ms: within 3 sqrt(5) = 6.7; after none, 2 is within
+    # 3 sqrt(1) and 4 past it.
+    assert data["onset"] == {"codel": 50, "ecn_sharp": 25, "tail": None}, data["onset"]
+
+
 def test_ecnsharp_star_codel_much_worse_is_judged_per_load(tmp_path):
     import pandas as pd
 

@@ -211,19 +211,29 @@ def read_summary(path: Path) -> dict[str, Any]:
     return doc
 
 
-def read_csv(path: Path, columns: tuple[str, ...] = (), numeric: tuple[str, ...] = ()):
+def read_csv(path: Path, columns: tuple[str, ...] = (), numeric: tuple[str, ...] = (), keep=None):
     """A CSV file ecnlab wrote as a pandas DataFrame (empty if the file is absent), or one
     line saying why it cannot be read, which of ``columns`` it lacks or which of ``numeric``
-    holds something else than numbers (an empty cell is none) (ScenarioError)."""
+    holds something else than numbers (an empty cell is none) (ScenarioError).
+
+    ``keep``, a function of a DataFrame giving the mask of its rows to keep, reads the file in
+    chunks whatever its size: the few rows a reader needs of a run's time series, which at
+    10 us samples over seconds runs to hundreds of MB (the filter bounds the memory)."""
     import io
 
     import pandas as pd
 
     if not path.exists():
         return pd.DataFrame()
-    text = read_text(path, "CSV")
+    if keep is None:
+        text = read_text(path, "CSV")
+    elif not path.is_file():
+        read_text(path, "CSV")  # a FIFO or a directory: its one line
     try:
-        df = pd.read_csv(io.StringIO(text))
+        if keep is None:
+            df = pd.read_csv(io.StringIO(text))
+        else:
+            df = pd.concat([c[keep(c)] for c in pd.read_csv(path, chunksize=1 << 20)], ignore_index=True)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except (pd.errors.ParserError, ValueError) as e:

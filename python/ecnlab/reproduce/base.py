@@ -148,6 +148,17 @@ class RunFiles:
             self._cache[name] = read_csv(self.dir / name)
         return self._cache[name]
 
+    def timeseries_of(self, port: str, queue: int, t_s: tuple[float, float] | None = None):
+        """The rows of timeseries.csv of one queue (within ``t_s``, seconds), read in chunks:
+        a run of seconds sampled every 10 us writes hundreds of MB, beyond what is read whole."""
+        from ..inputs import read_csv
+
+        def keep(c):
+            m = (c["port"] == port) & (c["queue"] == queue)
+            return m & (c["t_s"] >= t_s[0]) & (c["t_s"] <= t_s[1]) if t_s else m
+
+        return read_csv(self.dir / "timeseries.csv", keep=keep)
+
     def timeseries(self):
         return self._csv("timeseries.csv")
 
