@@ -434,3 +434,23 @@ def test_damaged_traces_are_run_or_one_line(tmp_path_factory, rows, header):
     scen.write_text(_valid_scenario_text().split("[[flows]]")[0]
                     + '[[traffic]]\nkind = "trace"\nfile = "flows.csv"\n')
     _accepts_or_one_line(*ecnlab("check", scen), "")
+
+
+def test_a_run_time_series_beyond_the_input_limit_is_read_by_the_rows_kept(tmp_path):
+    """ecnsharp-incast's 4.3 s at 10 us wrote 270 MB of timeseries.csv: whole, it is refused
+    as any input file past 64 MB is; read with ``keep`` (RunFiles.timeseries_of), in chunks,
+    only the rows kept are held, whatever the file's size."""
+    from ecnlab.inputs import MAX_FILE_BYTES, ScenarioError, read_csv
+    from ecnlab.reproduce.base import RunFiles
+
+    row = "0.00001,s0->h0,1,1000000.0,1500,1500.0,1.2,1.0,0,0,\n"
+    n = MAX_FILE_BYTES // len(row) + 1000
+    with open(tmp_path / "timeseries.csv", "w") as f:
+        f.write("t_s,port,queue,goodput_bps,qlen_bytes,avg_qlen_bytes,sojourn_us,busy_fraction,marks,drops,est_rate_bps\n")
+        f.write(row * n)
+        f.write("4.0,s0->h0,0,9e9,3000,3000.0,2.4,1.0,0,7,\n")
+    assert (tmp_path / "timeseries.csv").stat().st_size > MAX_FILE_BYTES
+    with pytest.raises(ScenarioError, match="larger than a CSV file can be"):
+        read_csv(tmp_path / "timeseries.csv")
+    got = RunFiles(tmp_path).timeseries_of("s0->h0", 0, (3.9, 4.1))
+    assert len(got) == 1 and int(got["drops"].iloc[0]) == 7 and float(got["qlen_bytes"].iloc[0]) == 3000
