@@ -236,6 +236,8 @@ def read_csv(path: Path, columns: tuple[str, ...] = (), numeric: tuple[str, ...]
             df = pd.concat([c[keep(c)] for c in pd.read_csv(path, chunksize=1 << 20)], ignore_index=True)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
+    except KeyError as e:  # ``keep`` read a column the file lacks
+        raise ScenarioError(f"{path}: has no column {e}: damaged, or written by another tool") from None
     except (pd.errors.ParserError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ScenarioError(f"{path}: not a CSV file ecnlab wrote ({first[:120]}): damaged or cut short; "

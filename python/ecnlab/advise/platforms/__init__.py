@@ -135,8 +135,8 @@ def write_configs(out_dir: Path, platforms: list[str], ranked: list[tuple[str, d
             f.write_text((shebang + "\n" if shebang else "") + head + rest)
         result[plat] = {"file": f"config/{f.name}", "scheme": pick[0] if pick else None, "summary": r.summary,
                         "note": note, "missing": missing, "unchecked": unchecked}
-        notes_md += [f"## {f.name}", "", r.summary, ""] + ([f"Not validated ({unchecked}): the papers' starting point, "
-                                                            "not a recommendation.", ""] if not validated else []) + (["Not expressed:", ""] + [f"- {m}" for m in missing] + [""]
-                                                             if missing else [])
+        unvalidated = [f"Not validated ({unchecked}): the papers' starting point, not a recommendation.", ""]
+        notes_md += ([f"## {f.name}", "", r.summary, ""] + (unvalidated if not validated else [])
+                     + (["Not expressed:", ""] + [f"- {m}" for m in missing] + [""] if missing else []))
     (out_dir / "NOTES.md").write_text("\n".join(notes_md))
     return result
