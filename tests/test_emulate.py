@@ -467,7 +467,12 @@ def test_other_processes_cpu_is_measured_and_named(tmp_path, switch_exe):
     from ecnlab.validation import _disturbed
 
     assert _disturbed(e)
-    assert not _disturbed({**e, "warnings": [], "others_cpu_cores": 0.1})
+    quiet = {**e, "warnings": [], "others_cpu_cores": 0.1, "stolen_cpu_cores": 0.0}
+    assert not _disturbed(quiet)
+    # The hypervisor's steal time disturbs a virtual machine's run as much (emulate's
+    # STOLEN_CORES): measured on this machine, 0.19-0.31 of a core stolen during the DCTCP
+    # test's run carried 57-86 of its 100 Mbps, 0.002 carried 96.
+    assert _disturbed({**quiet, "stolen_cpu_cores": 0.2}) and 0 <= e["stolen_cpu_cores"] <= os.cpu_count()
 
 
 @needs_netns

@@ -66,16 +66,29 @@ def test_the_build_names_missing_tools(tmp_path):
 @needs_netns
 @pytest.mark.parametrize("cc, kernel", [("dctcp", "ecnlab_dctcp"), ("dctcp_dualq", "ecnlab_dctcp_dq")])
 def test_dctcp_runs_in_the_kernel_and_echoes_each_mark_once(tmp_path, bpf, cc, kernel):
+    """A run the machine disturbed (validate's `_disturbed`: other processes, or the
+    hypervisor's steal time, took the CPUs) and that carried too little measured the machine:
+    it runs once more; disturbed again, the test is skipped with the figures."""
+    from ecnlab.validation import _disturbed
+
+    def carried(s):
+        return sum(q["goodput_bps"] for q in s["queues"] if q["port"] == "s0->h0")
+
     s = emu.emulate(scenario(cc), tmp_path / cc, rate=None)
+    if carried(s) <= 80e6 and _disturbed(s["emulation"]):
+        s = emu.emulate(scenario(cc), tmp_path / f"{cc}-again", rate=None)
+        if carried(s) <= 80e6 and _disturbed(s["emulation"]):
+            e = s["emulation"]
+            pytest.skip(f"the machine disturbed both runs: {carried(s) / 1e6:.1f} Mbps, other processes "
+                        f"{e['others_cpu_cores']:.2f} cores, stolen {e['stolen_cpu_cores']:.2f}")
     c = s["emulation"]["cc"][cc]
     assert c["kernel"] == kernel and c["fallback"] is False, c
     assert s["emulation"]["receiver_ce_packets"] > 200, s["emulation"]["hosts"]
     # RFC 8257 §3.2: ECE on exactly the ACKs of CE packets (one ACK per segment here).
     # Measured 0.98-0.99 (the shortfall: marks still unacknowledged when the run stops).
     assert 0.9 < echo_ratio(s) < 1.1, (echo_ratio(s), s["emulation"]["flows"])
-    total = sum(q["goodput_bps"] for q in s["queues"] if q["port"] == "s0->h0")
-    assert total > 80e6, s["queues"]
-    assert_nothing_left(os.getpid(), tmp_path / cc)
+    assert carried(s) > 80e6, s["queues"]
+    assert_nothing_left(os.getpid(), tmp_path)
 
 
 @needs_netns

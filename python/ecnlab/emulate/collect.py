@@ -161,6 +161,8 @@ def _emulation_block(plan: dict, results: dict, sw: dict, run: dict, per_flow: d
         "warnings": run["warnings"],
         # Other processes' CPU during the run, in cores (run.py, CONTENDED_CORES).
         "others_cpu_cores": run.get("others_cpu_cores"),
+        # The CPU the hypervisor took during the run (steal time), in cores (run.py, STOLEN_CORES).
+        "stolen_cpu_cores": run.get("stolen_cpu_cores"),
     }
 
 
