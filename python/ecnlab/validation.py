@@ -272,12 +272,14 @@ MIN_TRAINS = 20
 def _disturbed(emulation: dict[str, Any]) -> bool:
     """Whether the machine, not the models, may have moved an emulated run's figures: its
     measurement window stalled, or other processes, or the hypervisor (steal time), took the
-    CPUs its timers needed."""
-    from .emulate import CONTENDED_CORES, STOLEN_CORES
+    CPUs its timers needed, on average or in bursts that stalled the switch's own loop."""
+    from .emulate import CONTENDED_CORES, STALLED_FRACTION, STOLEN_CORES
 
+    stalls = (emulation.get("switch") or {}).get("stalls") or {}
     return (any("the machine stalled" in w for w in emulation["warnings"])
             or (emulation.get("others_cpu_cores") or 0.0) > CONTENDED_CORES
-            or (emulation.get("stolen_cpu_cores") or 0.0) > STOLEN_CORES)
+            or (emulation.get("stolen_cpu_cores") or 0.0) > STOLEN_CORES
+            or (stalls.get("stalled_fraction") or 0.0) > STALLED_FRACTION)
 
 
 def wire_rows(doc: dict[str, Any], sim: list, sim_window: tuple[int, int | None],
@@ -354,11 +356,12 @@ def table(result: dict[str, Any]) -> str:
     n_out = sum(not r["within"] for r in result["rows"])
     lines += ["", f"{len(result['rows']) - n_out} of {len(result['rows'])} rows within their band."]
     if result.get("disturbed_runs"):
-        from .emulate import CONTENDED_CORES, STOLEN_CORES
+        from .emulate import CONTENDED_CORES, STALLED_FRACTION, STOLEN_CORES
 
         lines.append(f"Emulated run(s) {result['disturbed_runs']} were disturbed by the machine (a measurement "
-                     f"window off by over 10 %, other processes using over {CONTENDED_CORES:g} core, or the "
-                     f"hypervisor taking over {STOLEN_CORES:g}; the run's warnings say which): rerun on a quieter "
+                     f"window off by over 10 %, other processes using over {CONTENDED_CORES:g} core, the "
+                     f"hypervisor taking over {STOLEN_CORES:g}, or the switch's loop stalled over "
+                     f"{STALLED_FRACTION:.1%} of the window; the run's warnings say which): rerun on a quieter "
                      "machine.")
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@
 //! - [`shaper`]: the per-port token bucket;
 //! - [`capture`]: TCP at ingress: the capture of what the kernels sent, `[faults]`' losses;
 //! - [`switch`]: ingress, egress and counters, without sockets (unit-tested);
+//! - [`stall`]: how late the event loop ran (the machine's disturbance, seen by the switch);
 //! - [`report`]: what the switch measured, typed (the core's queue figures);
 //! - [`config`]: the JSON configuration;
 //! - [`plan`]: the emulation plan `ecnlab emulate` carries out, built once from the resolved scenario;
@@ -30,6 +31,7 @@ pub mod frame;
 pub mod plan;
 pub mod report;
 pub mod shaper;
+pub mod stall;
 pub mod switch;
 pub mod sys;
 pub mod wire;

@@ -112,7 +112,10 @@ fn run() -> Result<(), String> {
     let mut now = sys::realtime_ns();
     let mut next_sample = sample_ns.map(|d| now + d);
     let mut next_sockstat = now + SOCKSTAT_EVERY_NS;
+    // When the loop should start its next round: at once after a batch, else at its deadline.
+    let mut due = now;
     while !sys::STOP.load(Ordering::SeqCst) {
+        sw.stalls.observe(sys::realtime_ns(), due);
         if sys::WINDOW_START.swap(false, Ordering::SeqCst) {
             read_sockstats(&socks, &mut sw);
             meter.start_window(&mut sw, sys::realtime_ns());
@@ -145,6 +148,7 @@ fn run() -> Result<(), String> {
             }
         }
         if got > 0 {
+            due = now;
             continue; // more may be waiting: read again before sleeping
         }
         // Sleep until a frame arrives or the next deadline.
@@ -156,6 +160,7 @@ fn run() -> Result<(), String> {
             deadline = deadline.min(t);
         }
         deadline = deadline.min(next_sockstat);
+        due = deadline.max(now);
         sleep_until(&mut fds, deadline, spin_ns)?;
     }
     read_sockstats(&socks, &mut sw);

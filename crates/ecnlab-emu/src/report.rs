@@ -10,6 +10,7 @@
 //! simulator has not: frames by kind, ingress drops, socket and pool counters
 //! ([`PortCounters`]).
 
+use crate::stall::{StallSection, Stalls};
 use crate::switch::{PortCounters, Switch};
 use ecnlab_core::measure::{QueueSummary, ReasonCounts, TimeSeries};
 use ecnlab_core::port::QueueStats;
@@ -30,6 +31,8 @@ pub struct Meter {
     /// Each port's queue counters at the previous time-series sample, and its time.
     last_sample: Vec<Vec<QueueStats>>,
     last_sample_ns: Nanos,
+    /// The longest stall before the window started (the window restarts it).
+    stall_max_before: Nanos,
 }
 
 impl Meter {
@@ -42,6 +45,7 @@ impl Meter {
             window_end: None,
             last_sample: queues.iter().map(|&n| vec![QueueStats::default(); n]).collect(),
             last_sample_ns: now,
+            stall_max_before: 0,
         }
     }
 }
@@ -51,6 +55,7 @@ impl Meter {
 pub struct Snapshot {
     pub at_ns: Nanos,
     pub ports: Vec<PortSnapshot>,
+    pub stalls: Stalls,
 }
 
 #[derive(Clone, Debug)]
@@ -102,6 +107,8 @@ pub struct Section {
     pub to_ns: Nanos,
     pub duration_s: f64,
     pub ports: Vec<PortSection>,
+    /// How late the switch's loop ran in the section (`crate::stall`).
+    pub stalls: StallSection,
 }
 
 /// One port over a section.
@@ -136,7 +143,7 @@ pub fn snapshot(sw: &mut Switch, now: Nanos) -> Snapshot {
             PortSnapshot { counters: p.counters.clone(), queues: p.port.stats() }
         })
         .collect();
-    Snapshot { at_ns: now, ports }
+    Snapshot { at_ns: now, ports, stalls: sw.stalls }
 }
 
 impl Meter {
@@ -150,6 +157,8 @@ impl Meter {
             }
             p.port.reset_peak();
         }
+        self.stall_max_before = self.stall_max_before.max(sw.stalls.max_ns);
+        sw.stalls.reset_max();
         self.window_start = Some(snapshot(sw, now));
         self.window_end = None;
     }
@@ -172,6 +181,7 @@ impl Meter {
                     queues: vec![QueueStats::default(); p.queues.len()],
                 })
                 .collect(),
+            stalls: Stalls::default(),
         };
         let window = match (&self.window_start, &self.window_end) {
             (Some(a), Some(b)) => Some(section(sw, a, b, &cur)),
@@ -184,7 +194,8 @@ impl Meter {
                 s.max_bytes = s.max_bytes.max(b);
             }
         }
-        let total = section(sw, &zero, &cur, &cur);
+        let mut total = section(sw, &zero, &cur, &cur);
+        total.stalls.max_ms = total.stalls.max_ms.max(self.stall_max_before as f64 / 1e6);
         let (mut drops, mut kinds) = (BTreeMap::new(), BTreeMap::new());
         for p in &sw.ports {
             for (k, v) in p.counters.ingress_drops() {
@@ -257,7 +268,13 @@ fn section(sw: &Switch, a: &Snapshot, b: &Snapshot, run: &Snapshot) -> Section {
             }
         })
         .collect();
-    Section { from_ns: a.at_ns, to_ns: b.at_ns, duration_s: dt as f64 / 1e9, ports }
+    Section {
+        from_ns: a.at_ns,
+        to_ns: b.at_ns,
+        duration_s: dt as f64 / 1e9,
+        ports,
+        stalls: b.stalls.since(&a.stalls, dt),
+    }
 }
 
 #[cfg(test)]
@@ -291,6 +308,23 @@ mod tests {
         assert_eq!(r.window.ports[0].by_reason.len(), 3, "every queue's counts by reason");
         // The shaper's rate fraction is the switch's default, reported for `ecnlab emulate`.
         assert_eq!(r.shaper_rate_fraction, ShaperConfig::default().rate_fraction);
+    }
+
+    /// The loop's stalls: the window counts its own, the whole run all of them, each its own
+    /// longest (the window restarts it, as the queues' peaks).
+    #[test]
+    fn stalls_are_reported_per_section() {
+        let mut sw = Switch::new(&cfg(""), 0).unwrap();
+        let mut meter = Meter::new(&sw, 0);
+        sw.stalls.observe(30_000_000, 0); // 30 ms before the window
+        meter.start_window(&mut sw, 100_000_000);
+        sw.stalls.observe(205_000_000, 200_000_000); // 5 ms in it
+        meter.end_window(&mut sw, 1_100_000_000);
+        let r = meter.report(&mut sw, 1_200_000_000);
+        assert_eq!((r.window.stalls.count, r.window.stalls.max_ms), (1, 5.0));
+        assert!((r.window.stalls.stalled_fraction - 0.005).abs() < 1e-12, "5 ms of a 1 s window");
+        assert_eq!((r.total.stalls.count, r.total.stalls.max_ms), (2, 30.0));
+        assert!((r.total.stalls.stalled_s - 0.035).abs() < 1e-12);
     }
 
     /// The report as written to `--stats`: ingress drops and kinds summed over the ports, each

@@ -165,6 +165,8 @@ pub struct Switch {
     pub frames_forwarded: u64,
     /// TCP at ingress: the capture and `[faults]`.
     pub ingress: Ingress,
+    /// How late the event loop ran (`main.rs` observes each round).
+    pub stalls: crate::stall::Stalls,
 }
 
 impl Switch {
@@ -212,6 +214,7 @@ impl Switch {
             start_ns: now,
             frames_forwarded: 0,
             ingress: Ingress::new(cfg.capture_frames, &cfg.faults),
+            stalls: Default::default(),
         })
     }
 

@@ -144,6 +144,8 @@ def _emulation_block(plan: dict, results: dict, sw: dict, run: dict, per_flow: d
             "ingress_drops_by_reason": sw["ingress_drops_by_reason"],
             "ingress_by_kind": sw["ingress_by_kind"], "fib_full": sw["fib_full"],
             "window_s": sw["window"]["duration_s"],
+            # How late the switch's loop ran in the window (run.py, STALLED_FRACTION).
+            "stalls": sw["window"]["stalls"],
             "ports": [{k: p[k] for k in port_keys} for p in sw["total"]["ports"]],
         },
         "socket_drops": sw["socket_drops"],

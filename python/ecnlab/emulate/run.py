@@ -38,6 +38,11 @@ CONTENDED_CORES = 0.5
 # above which the same holds. Measured over eight runs of the DCTCP test (100 Mbps): 0.002
 # stolen carried 96 Mbps, 0.09-0.11 carried 86-87, 0.19-0.31 carried 57-86.
 STOLEN_CORES = 0.1
+# The share of the measurement window in which the switch's own loop ran over a millisecond
+# late (ecnlab-emu's stall.rs), above which the same holds: every frame in the switch waited
+# as long. The two means above miss short bursts of contention or steal, which move a p99
+# without moving a mean.
+STALLED_FRACTION = 0.002
 
 
 def _cpu_seconds() -> tuple[float, float, float]:
@@ -704,6 +709,12 @@ def _emulate(
     if stolen > STOLEN_CORES:
         em.warn(f"the hypervisor took {stolen:.2f} of the machine's {os.cpu_count()} cores during the run (steal "
                 f"time): the hosts' timers and senders waited for a CPU, so its timing figures measure the "
+                f"machine as well")
+    stalls = switch_stats["window"]["stalls"]
+    if stalls["stalled_fraction"] > STALLED_FRACTION:
+        em.warn(f"the switch's loop stalled {stalls['count']} times during the measurement window, "
+                f"{stalls['stalled_s'] * 1e3:.1f} ms in all ({stalls['stalled_fraction']:.2%}; the longest "
+                f"{stalls['max_ms']:.1f} ms): its frames waited for a CPU, so its timing figures measure the "
                 f"machine as well")
     run = {"duration": duration, "t0": t0, "cc_map": cc_map, "stack": em.stack, "warnings": em.warnings,
            "others_cpu_cores": others, "stolen_cpu_cores": stolen,

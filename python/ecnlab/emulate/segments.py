@@ -161,6 +161,8 @@ def retransmission_delay(segs: list[Seg], src: int, dst: int, byte: int) -> dict
                 sent.append(s.t_ns)
     if len(sent) < 2:
         return None
-    acks = [s.t_ns for s in segs if s.flow == back and sent[0] <= s.t_ns < sent[1]]
+    # Any ACK before the second sending counts, also one before the first: an ACK-clocked
+    # sender (kernel 6.18 here) sends the lost segment just after the ACK before it.
+    acks = [s.t_ns for s in segs if s.flow == back and s.t_ns < sent[1]]
     return {"first_ns": sent[0], "again_ns": sent[1], "delay_ns": sent[1] - sent[0],
             "after_last_ack_ns": sent[1] - acks[-1] if acks else None}
