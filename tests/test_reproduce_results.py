@@ -305,3 +305,38 @@ def test_a_rerun_runs_only_what_is_missing_and_status_says_how_much_is_stored(tm
     run_cli("reproduce", "tcn-buffer", "--out", store, "-q")
     m = json.loads((store / "experiment.json").read_text())
     assert m["runs"]["total"] == 3 and m["runs"]["reused"] == 2
+
+
+def test_an_entry_run_in_parts_on_two_machines_is_saved_as_one(tmp_path):
+    """A heavy entry's grid in parts, each on a machine whose store is lost with it: --save
+    keeps the earlier save's runs of the same build, runs only the points not saved yet, and
+    judges and draws the entry on all of them, as one run of the whole subset would; when
+    every point is saved, nothing runs."""
+    from ecnlab.api import engine_id
+    from ecnlab.reproduce.results import read_runs
+
+    results = tmp_path / "results"
+    args = ("reproduce", "ecnsharp-incast", "--scale", "quick", "--seeds", "1", "--jobs", "1", "-q")
+    run_cli(*args, "--where", "n=16", "--out", tmp_path / "a", "--save", results)
+    run_cli(*args, "--where", "n=16,25", "--out", tmp_path / "b", "--save", results)
+    assert len(list((tmp_path / "b" / "runs").iterdir())) == 3, "only n = 25 ran on the second machine"
+    saved = results / "quick" / "ecnsharp-incast"
+    m = json.loads((saved / "experiment.json").read_text())
+    assert m["engine"] == [engine_id()] and m["runs"]["kept_from_earlier_save"] == 3
+    assert m["grid"]["run"] == 6 and m["grid"]["left"] == "57 of 63 points"  # of the entry's 3 seeds
+    runs = read_runs(saved / "runs.json.gz")
+    rows = (saved / "results.csv").read_text().splitlines()
+    assert len(runs) == 6 and len(rows) == 7 and {r["params"]["n"] for r in runs.values()} == {16, 25}
+    drawn = sorted(f"{f['name']}.svg" for f in m["figures_drawn"])
+    assert drawn and sorted(f.name for f in (saved / "figures").iterdir()) == drawn
+    # The same verdicts as the two subsets run at once.
+    run_cli(*args, "--where", "n=16,25", "--out", tmp_path / "c")
+    once = json.loads((tmp_path / "c" / "claims.json").read_text())
+    parts = json.loads((saved / "claims.json").read_text())
+    assert [(c["id"], c["status"], c.get("ecnlab")) for c in parts] == [(c["id"], c["status"], c.get("ecnlab"))
+                                                                        for c in once]
+    assert any(c["status"] in ("shown", "not shown", "undecided") for c in parts)
+    # Everything asked for is saved: judged from there, nothing runs.
+    run_cli(*args, "--where", "n=25", "--out", tmp_path / "d", "--save", results)
+    assert not any((tmp_path / "d" / "runs").iterdir())
+    assert len(read_runs(saved / "runs.json.gz")) == 6

@@ -273,12 +273,12 @@ class Context:
     ``all_rows``: every row; ``scale``; ``seeds``; ``series(key)``, ``summary(key)`` and
     ``soundness(key)`` give a run's compact data (``runs``: a ``LiveRuns`` over a run store
     or the committed ``SavedRuns``); ``figure(name, caption)`` is a context manager that
-    yields a matplotlib Figure and saves it as PNG and SVG (``record``: False draws nothing)."""
+    yields a matplotlib Figure and saves it in ``formats`` (PNG and SVG; ``record``: False draws nothing)."""
 
     def __init__(self, exp: Experiment, out: Path, results, scale: str, seeds: list[int], runs: Any,
-                 record: bool = True):
+                 record: bool = True, formats: tuple[str, ...] = ("png", "svg")):
         self.exp, self.out, self.scale, self.seeds, self.runs = exp, out, scale, seeds, runs
-        self.record = record
+        self.record, self.formats = record, formats
         self.all_rows = results
         self.df = results[results["status"] == "ok"].copy() if len(results) else results
         self.figures: list[FigureRec] = []
@@ -323,7 +323,7 @@ class Context:
             if not self.record:
                 return
             fig.tight_layout()
-            for ext in ("png", "svg"):
+            for ext in self.formats:
                 fig.savefig(self.out / "figures" / f"{name}.{ext}", dpi=110 if ext == "png" else None)
             self.figures.append(FigureRec(name, caption))
         finally:

@@ -14,6 +14,11 @@ what the claims read and the pages show:
   (the builds that computed the runs), ``grid`` (points run of the scale's grid) and
   ``runs.run_time_s``; ``figures/*.svg``, those the entry drew.
 
+A heavy entry may be run in parts (``--where``, or a store lost with its machine): ``save``
+keeps the runs of the same build that an earlier save holds and the new store has not, and
+judges the entry again on all of them; ``reproduce --save`` runs only the points not saved
+yet for this build. The committed results are then the resumable store across machines.
+
 ``rejudge`` judges an entry's claims again from ``results.csv`` and ``runs.json.gz`` (a
 changed rule or note costs seconds, no run), after checking that every saved run is a point
 of today's grid: a run's store key is the hash of its resolved scenario, seed and build, so
@@ -34,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..api import engine_id
 from ..scenario import ScenarioError
 from . import reasons as why
 from . import report
@@ -84,18 +90,48 @@ def read_runs(path: Path) -> dict[str, Any] | None:
         raise ScenarioError(f"{path}: not a gzip JSON file ecnlab wrote ({e}): damaged; save the entry again") from None
 
 
+def saved_this_build(root: str | Path, exp_id: str, scale: str) -> tuple[Any, dict[str, Any]] | None:
+    """The ok rows of ``results.csv`` and the ``runs.json.gz`` that ``root/<scale>/<id>/``
+    holds when every run in it is this build's (its manifest's ``engine``): runs a later
+    subset adds to, on another machine too, as a run store's. None otherwise."""
+    from ..inputs import read_csv, read_json
+
+    d = Path(root) / scale / exp_id
+    if not (d / "experiment.json").is_file() or not (d / RUNS).is_file() or not (d / "results.csv").stat().st_size:
+        return None
+    m = read_json(d / "experiment.json")
+    if m.get("engine") != [engine_id()] or m.get("scale") != scale:
+        return None
+    rows = read_csv(d / "results.csv")
+    runs = read_runs(d / RUNS) or {}
+    rows = rows[(rows["status"] == "ok") & rows["key"].isin(list(runs))]
+    return rows, runs
+
+
 def save(exp_out: str | Path, root: str | Path) -> Path:
     """Copy one entry's run directory ``exp_out`` (written by ``run_experiment``) into
-    ``root/<scale>/<id>/``, replacing what was there. Returns that folder."""
+    ``root/<scale>/<id>/``, replacing what was there, except the runs of this build that an
+    earlier save holds and ``exp_out`` has not (``saved_this_build``): those are kept, and
+    the entry judged again on all of them (``rejudge``, figures drawn), so that a heavy
+    entry's grid is run in parts, on different machines, and saved as one. Returns that
+    folder."""
     exp_out, root = Path(exp_out), Path(root)
     m = json.loads((exp_out / "experiment.json").read_text())
     exp = CATALOG[m["id"]]
     dest = root / m["scale"] / m["id"]
+    results = pd.read_csv(exp_out / "results.csv") if (exp_out / "results.csv").stat().st_size else pd.DataFrame()
+    earlier = saved_this_build(root, m["id"], m["scale"]) if len(results) else None
+    kept = earlier[0][~earlier[0]["key"].isin(list(results["key"]))] if earlier else pd.DataFrame()
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "figures").mkdir(parents=True)
-    results = pd.read_csv(exp_out / "results.csv") if (exp_out / "results.csv").stat().st_size else pd.DataFrame()
-    shutil.copyfile(exp_out / "results.csv", dest / "results.csv")
+    if len(kept):
+        order = {k: i for i, k in enumerate(_grid_keys(exp, m["scale"], m["seeds"], [engine_id()]))}
+        both = pd.concat([results, kept], ignore_index=True)
+        both = both.iloc[sorted(range(len(both)), key=lambda i: (order.get(both["key"].iat[i], len(order)), i))]
+        both.to_csv(dest / "results.csv", index=False)
+    else:
+        shutil.copyfile(exp_out / "results.csv", dest / "results.csv")
     shutil.copyfile(exp_out / "claims.json", dest / "claims.json")
     for f in m.get("figures_drawn") or []:  # not the folder's glob: other entries' figures share it
         svg = exp_out / "figures" / f"{f['name']}.svg"
@@ -109,13 +145,21 @@ def save(exp_out: str | Path, root: str | Path) -> Path:
             runs[r["key"]] = {"params": {k: _py(r[k]) for k in params}, "seed": int(r["seed"]),
                               "summary": compact_summary(RunFiles(exp_out / "runs" / r["key"]).summary()),
                               "series": live.series(r["key"])}
+        runs |= {k: earlier[1][k] for k in kept["key"]} if len(kept) else {}
         _write_runs(dest / RUNS, runs)
     m["command"] = _scrub_command(m["command"])
     m.pop("analysis_traceback", None)  # names the machine's paths; analysis_error says what failed
     m["engine"] = _engines(exp_out, results["key"]) if "key" in results else []
     if len(results) and "wall_time_s" in results:
         m.setdefault("runs", {})["run_time_s"] = float(results["wall_time_s"].fillna(0).sum())
+    if len(kept):  # the earlier save's runs are this build's (saved_this_build)
+        m["engine"] = sorted(set(m["engine"]) | {engine_id()})
+        m["runs"] = (m.get("runs") or {}) | {"kept_from_earlier_save": len(kept)}
+        m["runs"]["run_time_s"] = m["runs"].get("run_time_s", 0.0) + float(kept["wall_time_s"].fillna(0).sum())
+        m["grid"] = (m.get("grid") or {}) | {"where": {}}
     (dest / "experiment.json").write_text(json.dumps(m, indent=2, default=str) + "\n")
+    if len(kept):
+        rejudge(root, m["id"], m["scale"], draw=True)
     return dest
 
 
@@ -147,9 +191,10 @@ def _grid_keys(exp: Experiment, scale: str, seeds: list[int], engines: list[str]
     return out
 
 
-def rejudge(root: str | Path, exp_id: str, scale: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def rejudge(root: str | Path, exp_id: str, scale: str, draw: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One entry's claims judged again from its saved results (nothing runs); its
-    ``claims.json`` and ``report.html`` rewritten. Returns (manifest, claims)."""
+    ``claims.json`` and ``report.html`` rewritten; ``draw``: its figures too (SVG, from the
+    same data). Returns (manifest, claims)."""
     from .evaluate import evaluate, mark_subset, mark_unsound
 
     d = Path(root) / scale / exp_id
@@ -172,7 +217,10 @@ def rejudge(root: str | Path, exp_id: str, scale: str) -> tuple[dict[str, Any], 
             kept[name] = [want[k].params.get(name) for k in kept["key"]]
         stale = len(results) - len(kept)
         grid_n = len(exp.points(scale, seeds))
-        ctx = Context(exp, d, kept, scale, seeds, SavedRuns(exp, runs), record=False)
+        if draw:
+            for f in (d / "figures").glob("*.svg"):
+                f.unlink()
+        ctx = Context(exp, d, kept, scale, seeds, SavedRuns(exp, runs), record=draw, formats=("svg",))
         n_ok = int((kept["status"] == "ok").sum()) if len(kept) else 0
         claims_by = evaluate(exp, ctx, m) if n_ok else {c.id: Claim(c.id, c.text, c.number) for c in exp.claims}
         left = "" if n_ok >= grid_n else f"{grid_n - n_ok} of {grid_n} points"
@@ -188,6 +236,9 @@ def rejudge(root: str | Path, exp_id: str, scale: str) -> tuple[dict[str, Any], 
         else:
             _legacy_unsound(claims_by, m)
         m["grid"] = (m.get("grid") or {}) | {"points": grid_n, "run": n_ok, "left": left}
+        if draw:
+            m["figures_drawn"] = [{"name": f.name, "caption": f.caption} for f in ctx.figures]
+            m["analysis_notes"] = ctx.notes
         m["seeds"] = seeds
         claims = [c.as_dict() for c in claims_by.values()]
     (d / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
@@ -269,4 +320,4 @@ def regenerate(root: str | Path, markdown: str | Path | None = None,
     return manifests, claims
 
 
-__all__ = ["save", "load", "read_runs", "rejudge", "regenerate", "REGENERATE", "RUNS", "STORE", "SCALES"]
+__all__ = ["save", "saved_this_build", "load", "read_runs", "rejudge", "regenerate", "REGENERATE", "RUNS", "STORE", "SCALES"]

@@ -113,10 +113,11 @@ def grid_left(points: list, chosen: list, where: dict[str, list[str]]) -> str:
 
 
 def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jobs: int | None, cluster: Any,
-                   progress: bool, command: str,
-                   where: dict[str, list[str]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
-    """Run one entry into ``out`` (only the points ``where`` keeps, if given); returns
-    (manifest, claims, results DataFrame)."""
+                   progress: bool, command: str, where: dict[str, list[str]] | None = None,
+                   saved: frozenset[str] = frozenset()) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
+    """Run one entry into ``out`` (only the points ``where`` keeps, if given, and of those
+    only the ones whose store key is not in ``saved``: runs the committed results hold);
+    returns (manifest, claims, results DataFrame)."""
     import pandas as pd
 
     out.mkdir(parents=True, exist_ok=True)
@@ -139,6 +140,10 @@ def run_experiment(exp: Experiment, out: Path, scale: str, seeds: int | None, jo
     grid_points = exp.points(scale, seed_list)
     points = select(exp, grid_points, where or {}, scale)
     left = grid_left(grid_points, points, where or {})
+    if saved:
+        from ..sweep.store import resolve_point
+
+        points = [p for p in points if resolve_point(p).key not in saved]
     manifest["grid"] = {"points": len(grid_points), "run": len(points), "where": where or {}, "left": left}
     res = run_points(points, out, jobs=jobs, cluster=cluster, progress=progress, label=f"{exp.id}: ")
     results = pd.read_csv(out / "results.csv") if res.rows else pd.DataFrame()
@@ -218,6 +223,24 @@ def status(ids: str | Sequence[str] | None, out: Path, scale: str, seeds: int | 
     return lines
 
 
+def _saved(exp: Experiment, save: str | Path | None, scale: str, seeds: int | None,
+           where: dict[str, list[str]] | None) -> tuple[Any, bool] | None:
+    """With ``--save``: the rows the committed results hold of this build for ``exp``
+    (``results.saved_this_build``), and whether they cover every point this run would run;
+    None without ``--save`` or with nothing of this build saved."""
+    if save is None or (exp.requires and exp.requires()):
+        return None
+    from ..sweep.store import resolve_point
+    from .results import saved_this_build
+
+    held = saved_this_build(save, exp.id, scale)
+    if held is None:
+        return None
+    n = seeds or exp.seeds.get(scale, 1)
+    want = {resolve_point(p).key for p in select(exp, exp.points(scale, list(range(1, n + 1))), where or {}, scale)}
+    return held[0], want <= set(held[0]["key"])
+
+
 def _check_layout(out: Path, id_list: list[str], single: bool) -> None:
     """One entry writes its files into ``out`` itself, several write one folder each: refuse
     a folder that holds the other layout, whose files would mix with this run's."""
@@ -262,7 +285,9 @@ def reproduce(
     ``where``: only the points whose parameters take the given values (``{"load":
     ["0.9"]}`` or ``["load=0.9"]``), checked against every entry before anything runs.
     ``save``: also copy each entry's committed results (``results.save``) into
-    ``save/<scale>/<id>/``."""
+    ``save/<scale>/<id>/``; points whose runs are saved there for this build are not run
+    again, and the new runs are added to them (a heavy entry run in parts, on several
+    machines)."""
     import pandas as pd
 
     if scale not in SCALES:
@@ -301,13 +326,23 @@ def reproduce(
     for i in id_list:
         _progress(out, scale, id_list, done, i)
         exp_out = out if single else out / i
-        m, claims, df = run_experiment(CATALOG[i], exp_out, scale, seeds, jobs, cluster, progress, command, where)
+        held = _saved(CATALOG[i], save, scale, seeds, where)
+        if held is not None and held[1]:  # every point is saved for this build: judged from there
+            from .results import rejudge
+
+            (m, claims), df = rejudge(Path(save), i, scale), held[0]
+        else:
+            m, claims, df = run_experiment(CATALOG[i], exp_out, scale, seeds, jobs, cluster, progress, command, where,
+                                           frozenset(held[0]["key"]) if held is not None else frozenset())
+            if save is not None:
+                from .results import load as load_saved
+                from .results import save as save_results
+
+                save_results(exp_out, Path(save))
+                if held is not None and len(held[0]):  # merged with the earlier save: its verdicts
+                    m, claims = load_saved(save, i, scale)
         done.append(i)
         manifests[i], results[i] = m, df
-        if save is not None:
-            from .results import save as save_results
-
-            save_results(exp_out, Path(save))
         all_claims += [{"experiment": i} | c for c in claims]
     _progress(out, scale, id_list, done, None)
     claims_df = pd.DataFrame(all_claims)
