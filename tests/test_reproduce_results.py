@@ -8,6 +8,7 @@ claims.json, experiment.json, no figures): every claim is judged again from it, 
 runs."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -272,7 +273,6 @@ def test_reproduction_md_bold_leads_close(tmp_path):
     """A note led by an unsound-baseline warning and a reason shows both in bold: each lead is
     its own **...** (a closing ** after a space does not close in CommonMark, and two leads
     run together as '****' did not render)."""
-    import re
 
     from ecnlab.reproduce.results import regenerate
 
@@ -292,8 +292,6 @@ def test_a_rerun_runs_only_what_is_missing_and_status_says_how_much_is_stored(tm
     only its runs in progress: tests/test_sweep_faults.py), the same command again runs only
     what is missing, and --status counts what is stored of each entry's grid for this build
     while progress.json says which entry runs."""
-    import re
-
     store = tmp_path / "store"
     run_cli("reproduce", "tcn-buffer", "--out", store, "-q")
     status = run_cli("reproduce", "tcn-buffer", "--out", store, "--status").stdout
@@ -336,6 +334,10 @@ def test_an_entry_run_in_parts_on_two_machines_is_saved_as_one(tmp_path):
     assert [(c["id"], c["status"], c.get("ecnlab")) for c in parts] == [(c["id"], c["status"], c.get("ecnlab"))
                                                                         for c in once]
     assert any(c["status"] in ("shown", "not shown", "undecided") for c in parts)
+    # --status counts what the committed results hold: the new store has nothing yet.
+    status = run_cli(*args[:6], "--out", tmp_path / "e", "--save", results, "--status").stdout
+    assert re.search(rf"ecnsharp-incast\s+6 / 21\s+runs stored \(6 of them saved in {re.escape(str(results))}\)",
+                     status), status
     # Everything asked for is saved: judged from there, nothing runs.
     run_cli(*args, "--where", "n=25", "--out", tmp_path / "d", "--save", results)
     assert not any((tmp_path / "d" / "runs").iterdir())

@@ -193,10 +193,14 @@ def _progress(out: Path, scale: str, ids: list[str], done: list[str], current: s
                                                   "updated_at": time.time()}, indent=2) + "\n")
 
 
-def status(ids: str | Sequence[str] | None, out: Path, scale: str, seeds: int | None) -> list[str]:
+def status(ids: str | Sequence[str] | None, out: Path, scale: str, seeds: int | None,
+           save: str | Path | None = None) -> list[str]:
     """Per entry, how many of its ``scale`` grid's runs the store ``out`` holds for this build
-    (and what ``progress.json`` says is running): the lines ``--status`` prints."""
+    (and what ``progress.json`` says is running), and with ``save`` how many of them the
+    committed results hold instead (``results.saved_this_build``: not run again): the lines
+    ``--status`` prints."""
     from ..sweep.store import resolve_point
+    from .results import saved_this_build
 
     single = isinstance(ids, str)
     id_list = list(CATALOG) if ids is None else ([ids] if single else list(ids))
@@ -215,10 +219,14 @@ def status(ids: str | Sequence[str] | None, out: Path, scale: str, seeds: int | 
         n = seeds or exp.seeds.get(scale, 1)
         keys = {resolve_point(p).key for p in exp.points(scale, list(range(1, n + 1)))}
         runs = (out if single else out / i) / "runs"
-        have = sum(1 for k in keys if (runs / k / "summary.json").is_file())
+        held = saved_this_build(save, i, scale) if save is not None else None
+        saved = set(held[0]["key"]) & keys if held is not None else set()
+        stored = {k for k in keys if (runs / k / "summary.json").is_file()}
+        have = len(stored | saved)
         have_all, want_all = have_all + have, want_all + len(keys)
         state = "running" if prog.get("running") == i else ("done" if i in prog.get("done", []) else "")
-        lines.append(f"{i:<22} {have:>5} / {len(keys):<5} runs stored {state}".rstrip())
+        extra = f" ({len(saved - stored)} of them saved in {save})" if saved - stored else ""
+        lines.append(f"{i:<22} {have:>5} / {len(keys):<5} runs stored{extra} {state}".rstrip())
     lines.append(f"{'all':<22} {have_all:>5} / {want_all:<5} runs stored for build {engine_id()}")
     return lines
 
