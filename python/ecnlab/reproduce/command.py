@@ -30,12 +30,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                          "--where load=0.9); runs already in --out are reused, so a wider subset later adds to them")
     rp.add_argument("--save", metavar="RESULTS", help="also copy each entry's results.csv, per-run data "
                     "(runs.json.gz), claims.json, experiment.json and figures into RESULTS/<scale>/<id>/ (the "
-                    "committed results); points saved there for this build are not run again (a run in parts, across machines)")
+                    "committed results); points saved there for this build are not run again (a run in parts, "
+                    "across machines)")
     rp.add_argument("--from", dest="from_", metavar="RESULTS", help="run nothing: judge every claim again from the "
                     "committed results in RESULTS (paper scale preferred) and rebuild the reports (and --markdown); "
                     "with ids, only those entries")
     rp.add_argument("--status", action="store_true", help="run nothing: how much of the grid the store --out holds "
-                    "for this build, per entry (a background --all run's progress), with --save those RESULTS holds too")
+                    "for this build, per entry (a background --all run's progress); with --save, also those RESULTS "
+                    "holds")
     rp.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     rp.set_defaults(func=run)
     return rp
