@@ -191,7 +191,8 @@ def _grid_keys(exp: Experiment, scale: str, seeds: list[int], engines: list[str]
     return out
 
 
-def rejudge(root: str | Path, exp_id: str, scale: str, draw: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def rejudge(root: str | Path, exp_id: str, scale: str,
+            draw: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One entry's claims judged again from its saved results (nothing runs); its
     ``claims.json`` and ``report.html`` rewritten; ``draw``: its figures too (SVG, from the
     same data). Returns (manifest, claims)."""
@@ -320,4 +321,5 @@ def regenerate(root: str | Path, markdown: str | Path | None = None,
     return manifests, claims
 
 
-__all__ = ["save", "saved_this_build", "load", "read_runs", "rejudge", "regenerate", "REGENERATE", "RUNS", "STORE", "SCALES"]
+__all__ = ["save", "saved_this_build", "load", "read_runs", "rejudge", "regenerate", "REGENERATE", "RUNS", "STORE",
+           "SCALES"]
