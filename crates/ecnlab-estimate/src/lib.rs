@@ -310,6 +310,13 @@ impl Plan {
     /// Combine the jobs' outputs into every flow's estimate. Err: a job's output is missing,
     /// or an alone simulation finished no flow.
     pub fn combine(&self) -> Result<Combined, String> {
+        self.combine_with(|_, _, _, _| {})
+    }
+
+    /// [`Plan::combine`], telling `each(flow, link, delay ns, timeouts)` every delay a
+    /// flow's estimate adds up (its own where the link was simulated, else drawn): where a
+    /// flow's time goes (`examples/explain.rs`).
+    pub fn combine_with(&self, mut each: impl FnMut(u32, u32, f64, u32)) -> Result<Combined, String> {
         let out = |i: usize| self.outputs[i].as_ref().ok_or_else(|| format!("job {i} has no output"));
         let k0 = self.clusters.len();
         let mut tables = Vec::with_capacity(self.chains.list.len());
@@ -354,6 +361,7 @@ impl Plan {
                     d.draw(f.class, size.get(), mss, &mut combine::draw_rng(seed, i as u32, l))
                 };
                 if let Some((q, t)) = got {
+                    each(i as u32, l, q, t);
                     path.add(q, t);
                 }
             }

@@ -40,4 +40,18 @@ fn a_single_bottleneck_is_estimated_exactly() {
         assert_eq!(e.fct_ns, Some(want), "flow {}: estimate {:?} ns, exact {want} ns", f.id, e.fct_ns);
         assert!((e.ideal_ns as f64 / 1e3 - f.ideal_fct_us.unwrap()).abs() < 1e-6, "flow {}: ideal", f.id);
     }
+    // Where the time goes (combine_with, examples/explain.rs): the same estimate, and each
+    // flow told its two links' delays, the slowed flows' at the receiver's link.
+    let net = &plan.fabric().net;
+    let to_receiver = (0..net.links.len()).find(|&l| net.names[net.links[l].to] == "h0").unwrap() as u32;
+    let mut told = vec![Vec::new(); exact.flows.len()];
+    let again = plan.combine_with(|f, l, q, _| told[f as usize].push((l, q))).unwrap();
+    assert_eq!(again.est, c.est);
+    for (f, t) in exact.flows.iter().zip(&told) {
+        assert_eq!(t.len(), 2, "flow {}: its NIC and the receiver's link: {t:?}", f.id);
+        if f.slowdown.unwrap() > 1.5 {
+            let worst = t.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+            assert_eq!(worst.0, to_receiver, "flow {}: {t:?}", f.id);
+        }
+    }
 }
