@@ -267,6 +267,9 @@ _RERUN = ["## Rerunning the whole catalog on one build", "",
           ".venv/bin/ecnlab reproduce --all --scale paper --out ../ecnlab-store --status   # runs stored / grid",
           "```", "",
           "Killed, the same command resumes it (`../ecnlab-store/progress.json` names the entries done and the one "
-          "running). When it ends, `results/paper/*` and REPRODUCTION.md are this build's; commit them with "
+          "running). On another machine, the store lost with the first, it resumes from the committed results: with "
+          "`--save results` a point whose run `results/` holds for this build is not run again, and an entry's new "
+          "runs are added to those saved, so commit `results/` as entries (or parts of one, `--where`) finish. "
+          "When it ends, `results/paper/*` and REPRODUCTION.md are this build's; commit them with "
           "`results/reasons.toml` brought up to date (`ecnlab reproduce --from results` warns of reasons without a "
           "claim and claims without a reason).", ""]
