@@ -148,7 +148,7 @@ fn run() -> Result<(), String> {
             }
         }
         if got > 0 {
-            due = now;
+            due = sys::realtime_ns(); // after this round's work: its own time is no stall
             continue; // more may be waiting: read again before sleeping
         }
         // Sleep until a frame arrives or the next deadline.
