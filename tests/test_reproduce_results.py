@@ -321,6 +321,7 @@ def test_an_entry_run_in_parts_on_two_machines_is_saved_as_one(tmp_path):
     saved = results / "quick" / "ecnsharp-incast"
     m = json.loads((saved / "experiment.json").read_text())
     assert m["engine"] == [engine_id()] and m["runs"]["kept_from_earlier_save"] == 3
+    assert m["runs"]["total"] == m["runs"]["ok"] == 6, m["runs"]
     assert m["grid"]["run"] == 6 and m["grid"]["left"] == "57 of 63 points"  # of the entry's 3 seeds
     runs = read_runs(saved / "runs.json.gz")
     rows = (saved / "results.csv").read_text().splitlines()

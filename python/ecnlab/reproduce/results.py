@@ -237,6 +237,8 @@ def rejudge(root: str | Path, exp_id: str, scale: str,
         else:
             _legacy_unsound(claims_by, m)
         m["grid"] = (m.get("grid") or {}) | {"points": grid_n, "run": n_ok, "left": left}
+        # The runs judged (an entry saved in parts holds more than its last part ran).
+        m["runs"] = (m.get("runs") or {}) | {"total": len(kept), "ok": n_ok, "failed": len(kept) - n_ok}
         if draw:
             m["figures_drawn"] = [{"name": f.name, "caption": f.caption} for f in ctx.figures]
             m["analysis_notes"] = ctx.notes
