@@ -41,7 +41,9 @@ STOLEN_CORES = 0.1
 # The share of the measurement window in which the switch's own loop ran over a millisecond
 # late (ecnlab-emu's stall.rs), above which the same holds: every frame in the switch waited
 # as long. The two means above miss short bursts of contention or steal, which move a p99
-# without moving a mean.
+# without moving a mean. Measured on this 2-core VM with validate's CI scenario: quiet runs
+# 0-0.15 %; 20 ms real-time bursts every 400 ms on both cores 4.8 %, the probe p99 at 4.7x the
+# simulator's with the CPU and steal means at 0.004 and 0.002 cores.
 STALLED_FRACTION = 0.002
 
 
