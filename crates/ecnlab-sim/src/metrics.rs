@@ -383,8 +383,14 @@ fn paused_queues(run: &RunView, window_ns: u64) -> PfcSummary {
     PfcSummary { pauses: queues.iter().map(|q| q.pauses).sum(), queues }
 }
 
-/// "s0->h3": a switch port named by its two ends.
+/// "s0->h3": a switch port named by its two ends. Parallel links (a topology file may lay
+/// two cables between the same switches) are told apart by their order: "s0->s1", then
+/// "s0->s1#2", so that no two ports share a name in the summary or for `--pcap`.
 pub fn port_name(net: &Net, li: usize) -> String {
     let l = &net.links[li];
-    format!("{}->{}", net.names[l.from], net.names[l.to])
+    let earlier = net.out_links[l.from].iter().filter(|&&o| (o as usize) < li && net.links[o as usize].to == l.to);
+    match earlier.count() {
+        0 => format!("{}->{}", net.names[l.from], net.names[l.to]),
+        n => format!("{}->{}#{}", net.names[l.from], net.names[l.to], n + 1),
+    }
 }

@@ -57,7 +57,9 @@ fn default_tier() -> String {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LinkEntry {
-    ends: [String; 2],
+    // A list, not `[String; 2]`: serde reads the first two of a longer array and leaves
+    // the rest unread, so `ends = ["h0", "s0", "h1"]` was a link h0-s0 and no word.
+    ends: Vec<String>,
     #[serde(default)]
     rate: Option<Rate>,
     #[serde(default)]
@@ -103,6 +105,13 @@ pub fn parse(text: &str) -> Result<FabricFile, String> {
     let mut links = Vec::with_capacity(doc.links.len());
     let mut linked = vec![false; doc.hosts];
     for (i, l) in doc.links.iter().enumerate() {
+        if l.ends.len() != 2 {
+            return Err(format!(
+                "links[{i}].ends: {} name{}, a link joins exactly two nodes (a cable: [\"a\", \"b\"])",
+                l.ends.len(),
+                if l.ends.len() == 1 { "" } else { "s" }
+            ));
+        }
         let mut ends = [0usize; 2];
         for (j, name) in l.ends.iter().enumerate() {
             ends[j] = *nodes.get(name).ok_or_else(|| {
@@ -297,13 +306,28 @@ mod tests {
         let e = parse(&format!("hosts = 2\n{sw}{up}")).unwrap_err();
         assert_eq!(e, "links[0].rate: not given, and no link_rate");
         assert!(err(&format!("{sw}{up}colour = 3\n")).contains("unknown field `colour`"), "{}", err("colour = 3\n"));
-        assert!(err(&format!("{sw}[[links]]\nends = [\"h0\"]\n")).starts_with("links[0].ends: "));
+        assert_eq!(
+            err(&format!("{sw}[[links]]\nends = [\"h0\"]\n")),
+            "links[0].ends: 1 name, a link joins exactly two nodes (a cable: [\"a\", \"b\"])"
+        );
+        assert_eq!(
+            err(&format!("{sw}{up}[[links]]\nends = [\"h0\", \"tor0\", \"h1\"]\n")),
+            "links[2].ends: 3 names, a link joins exactly two nodes (a cable: [\"a\", \"b\"])"
+        );
         let tiers = "[[switches]]\nname = \"a\"\ntier = \"spine\"\n[[switches]]\nname = \"b\"\ntier = \"tor\"\n";
         let f = parse(&format!("{HEAD}{tiers}[[links]]\nends = [\"h0\", \"b\"]\n[[links]]\nends = [\"h1\", \"b\"]\n"))
             .unwrap();
         assert_eq!(f.tiers(), ["spine", "tor"]);
         let net = f.build();
         assert_eq!((net.tier_of(2), net.tier_of(3)), ("spine", "tor"));
+        // Two cables between the same switches: two ports, each its own name, both routes.
+        let two = "[[switches]]\nname = \"a\"\n[[switches]]\nname = \"b\"\n[[links]]\nends = [\"h0\", \"a\"]\n\
+                   [[links]]\nends = [\"a\", \"b\"]\n[[links]]\nends = [\"b\", \"a\"]\n[[links]]\nends = [\"b\", \"h1\"]\n";
+        let net = parse(&format!("{HEAD}{two}")).unwrap().build();
+        let names: Vec<String> = (0..net.links.len()).map(|l| crate::metrics::port_name(&net, l)).collect();
+        assert_eq!(names, ["h0->a", "a->h0", "a->b", "b->a", "b->a#2", "a->b#2", "b->h1", "h1->b"]);
+        let routes = crate::routing::Routes::shortest_paths(&net);
+        assert_eq!(routes.next_hops(2, 1), [2, 5]);
         assert_eq!(
             err("[[switches]]\nname = \"x\"\ntier = \"Spine\"\n"),
             "switches[0].tier: `Spine` is not a tier name (a-z, 0-9 and _)"
