@@ -14,8 +14,8 @@
 //!   their weights, the same rack included: the skew of rack-to-rack traffic that Roy et al.
 //!   ("Inside the Social Network's (Datacenter) Network", SIGCOMM 2015, §4) measured.
 //! * `matrix`: a CSV file of the fraction of the flows per source-destination pair, of hosts
-//!   (header `src,dst,fraction`) or of racks (`src_rack,dst_rack,fraction`); the fractions
-//!   sum to 1.
+//!   (header `src,dst,fraction`) or of racks (`src_rack,dst_rack,fraction`), each pair
+//!   once; the fractions sum to 1 within [`SUM_TOLERANCE`] and are used as weights.
 
 use ecnlab_core::rng::Rng;
 
@@ -78,6 +78,11 @@ impl Matrix {
     }
 }
 
+/// How far a matrix file's fractions may sum from 1: room for fractions written to three or
+/// four decimals (three rows of 0.3333), not for a row left out. The rows are weights, so
+/// a sum within it changes nothing.
+pub const SUM_TOLERANCE: f64 = 1e-3;
+
 /// The rows of a matrix file: (source, destination, fraction), hosts or racks as the header
 /// says; `n` hosts or racks. Errors are `'PATH' line L: what`.
 pub(super) fn read_matrix(path: &str, n_hosts: usize, n_racks: Option<usize>) -> Result<MatrixFile, String> {
@@ -122,6 +127,7 @@ pub(super) fn parse_matrix(
     };
     let mut rows = Vec::new();
     let mut sum = 0.0;
+    let mut first_line: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
     for (ln, line) in lines {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
         if f.len() != 3 {
@@ -143,11 +149,17 @@ pub(super) fn parse_matrix(
         if !(x.is_finite() && x >= 0.0) {
             return Err(format!("'{path}' line {ln}: fraction {x} is not a non-negative number"));
         }
+        // A pair given twice is a typo or two files pasted together, not a sum to be made.
+        if let Some(first) = first_line.insert((a, b), ln) {
+            return Err(format!(
+                "'{path}' line {ln}: the pair {a},{b} again (first on line {first}): give each pair once"
+            ));
+        }
         sum += x;
         rows.push((a, b, x));
     }
-    if (sum - 1.0).abs() > 1e-6 {
-        return Err(format!("'{path}': the fractions sum to {sum}, not 1"));
+    if (sum - 1.0).abs() > SUM_TOLERANCE {
+        return Err(format!("'{path}': the fractions sum to {sum}, not 1 (within {SUM_TOLERANCE})"));
     }
     Ok(MatrixFile { by_rack, rows })
 }
@@ -194,7 +206,11 @@ mod tests {
         let ok = parse_matrix("src_rack,dst_rack,fraction\n0,1,0.75\n1,0,0.25\n", "m.csv", 8, Some(2)).unwrap();
         assert!(ok.by_rack && ok.rows.len() == 2);
         let e = parse_matrix("src,dst,fraction\n0,1,0.5\n1,0,0.4\n", "m.csv", 4, None).unwrap_err();
-        assert_eq!(e, "'m.csv': the fractions sum to 0.9, not 1");
+        assert_eq!(e, "'m.csv': the fractions sum to 0.9, not 1 (within 0.001)");
+        // Fractions rounded to four decimals pass; a pair given twice does not.
+        assert!(parse_matrix("src,dst,fraction\n0,1,0.3333\n1,2,0.3333\n2,0,0.3333\n", "m.csv", 4, None).is_ok());
+        let e = parse_matrix("src,dst,fraction\n0,1,0.5\n1,0,0.25\n0,1,0.25\n", "m.csv", 4, None).unwrap_err();
+        assert_eq!(e, "'m.csv' line 4: the pair 0,1 again (first on line 2): give each pair once");
         let e = parse_matrix("src,dst,fraction\n0,0,1\n", "m.csv", 4, None).unwrap_err();
         assert_eq!(e, "'m.csv' line 2: src and dst are the same host");
         let e = parse_matrix("src_rack,dst_rack,fraction\n0,3,1\n", "m.csv", 4, Some(2)).unwrap_err();
