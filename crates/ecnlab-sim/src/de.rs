@@ -164,7 +164,7 @@ pub fn join_error(outer: &Path, msg: &str) -> String {
             return format!("{p}: moved to `{new}`");
         }
     }
-    let m = did_you_mean(&m);
+    let m = plain_types(&did_you_mean(&m));
     if p.is_empty() {
         m
     } else {
@@ -190,6 +190,68 @@ pub fn did_you_mean(msg: &str) -> String {
         }
         _ => msg.to_string(),
     }
+}
+
+/// serde's type errors in the words of a TOML file: "invalid type: floating point `0.5`,
+/// expected a sequence" is "invalid type: a number (0.5), expected an array: write [0.5]";
+/// `u64` is "a whole number", `struct Switch` or `a map` "a table".
+pub fn plain_types(msg: &str) -> String {
+    let Some((head, rest)) = msg.split_once("invalid type: ") else {
+        return msg.to_string();
+    };
+    let Some((got, expected)) = rest.split_once(", expected ") else {
+        return msg.to_string();
+    };
+    let quoted = |s: &str| s.split('`').nth(1).map(str::to_string);
+    let (what, value) = if let Some(v) = got.strip_prefix("floating point ").or(got.strip_prefix("integer ")) {
+        ("a number", quoted(v))
+    } else if let Some(v) = got.strip_prefix("boolean ") {
+        ("a boolean", quoted(v))
+    } else if let Some(v) = got.strip_prefix("string ") {
+        ("a string", Some(v.to_string()))
+    } else {
+        match got {
+            "sequence" => ("an array", None),
+            "map" => ("a table", None),
+            _ => return msg.to_string(),
+        }
+    };
+    let wanted = match expected {
+        "a sequence" => "an array",
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer",
+        "f32" | "f64" => "a number",
+        "a map" => "a table",
+        e if e.starts_with("struct ") => "a table",
+        e => e,
+    };
+    let shown = value.as_deref().map_or(String::new(), |v| format!(" ({v})"));
+    let hint = match (&value, wanted) {
+        (Some(v), "an array") => format!(": write [{v}]"),
+        _ => String::new(),
+    };
+    format!("{head}invalid type: {what}{shown}, expected {wanted}{hint}")
+}
+
+/// serde_json's whole message for a name (a unit enum such as `transport.kernel`) given as
+/// anything but a string is "expected value"; `read` is the document, `path` the field's.
+pub fn plain_name_error(read: &Value, path: &Path) -> Option<String> {
+    let mut v = read;
+    for seg in path.iter() {
+        v = match seg {
+            Segment::Map { key } => v.get(key)?,
+            Segment::Seq { index } => v.get(index)?,
+            Segment::Enum { .. } => v,
+            Segment::Unknown => return None,
+        };
+    }
+    let what = kind_of(v);
+    Some(match v {
+        Value::Number(_) | Value::Bool(_) => {
+            format!("{v} is {what}, where a name is expected: write it in quotes, \"{v}\"")
+        }
+        _ => format!("{what}, where a name is expected"),
+    })
 }
 
 /// Edit distance with adjacent transpositions (optimal string alignment): `szie` is one
@@ -263,6 +325,29 @@ mod tests {
         }
         let ok = format!("{base}[[flows]]\nsrc = 0\ndst = 1\n");
         assert!(crate::Scenario::from_toml(&ok).is_ok());
+    }
+
+    /// serde's type words (sequence, u64, floating point) in TOML's: array, whole number.
+    #[test]
+    fn type_errors_are_in_the_words_of_toml() {
+        let base = "name = \"a\"\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 2\n\
+                    link_rate = \"10Gbps\"\nlink_delay = \"1us\"\n";
+        for (extra, want) in [
+            ("[switch]\nalpha = 0.5\n", "switch.alpha: invalid type: a number (0.5), expected an array: write [0.5]"),
+            (
+                "[transport]\nkernel = 4.19\n",
+                "transport.kernel: 4.19 is a number, where a name is expected: write it in quotes, \"4.19\"",
+            ),
+            ("[[flows]]\nsrc = 0.5\ndst = 1\n", "flows[0].src: invalid type: a number (0.5), expected a whole number"),
+        ] {
+            let doc = format!("{base}{extra}");
+            let json = serde_json::to_string(&toml::from_str::<Value>(&doc).unwrap()).unwrap();
+            assert_eq!(crate::Scenario::from_json(&json).unwrap_err(), want, "{json}");
+            // TOML says the same in its own way (the type words are replaced there too).
+            let e = crate::Scenario::from_toml(&doc).unwrap_err();
+            assert!(!e.contains("sequence") && !e.contains("u64") && !e.contains("floating point"), "{e}");
+        }
+        assert_eq!(plain_types("x: missing field `a`"), "x: missing field `a`");
     }
 
     #[test]

@@ -95,7 +95,11 @@ impl Scenario {
                 Some(i) => &inner[..i],
                 None => &inner,
             };
-            join_error(&path, inner)
+            // A name given as a number: serde_json says only "expected value" (de.rs).
+            let read = || serde_json::from_str::<serde_json::Value>(text).ok();
+            let named = (inner == "expected value").then(read).flatten();
+            let plain = named.and_then(|r| crate::de::plain_name_error(&r, &path));
+            join_error(&path, plain.as_deref().unwrap_or(inner))
         })?;
         let read = serde_json::from_str::<serde_json::Value>(text).map_err(|e| e.to_string())?;
         scn.refuse_tables_as_arrays(&read)?;
