@@ -5,7 +5,7 @@ import json
 
 from conftest import run_cli, summary
 
-FCT_KEYS = {"count", "avg_us", "p50_us", "p99_us"}
+FCT_KEYS = {"count", "avg_us", "p50_us", "p99_us", "avg_slowdown", "p50_slowdown", "p99_slowdown"}
 QUEUE_KEYS = {"port", "queue", "goodput_bps", "avg_qlen_bytes", "max_qlen_bytes", "marks", "drops"}
 
 

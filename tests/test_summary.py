@@ -38,7 +38,7 @@ def test_measurements_give_the_simulators_own_summary(sim):
     m = {
         "scenario": s["scenario"], "seed": s["seed"], "sim_time_s": s["sim_time_s"],
         "measure_from_s": s["measure_from_s"], "events": s["events"], "packet_hops": s["packet_hops"],
-        "flows": [{k: f[k] for k in ("class", "size", "start_s", "fct_us")} for f in sim.flows],
+        "flows": [{k: f[k] for k in ("class", "size", "start_s", "fct_us", "slowdown")} for f in sim.flows],
         "timeouts": s["flows"]["timeouts"], "timeouts_after_finish": s["flows"]["timeouts_after_finish"],
         "syn_timeouts": s["flows"].get("syn_timeouts"), "tlp_probes": s["flows"].get("tlp_probes"),
         "undos": s["flows"].get("undos"),

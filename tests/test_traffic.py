@@ -78,6 +78,12 @@ def test_trace_replayed_exactly_and_flows_csv_documented(tmp_path):
     assert set(rows[0]) >= {"id", "src", "dst", "size", "class", "start_s", "finish_s", "fct_us",
                             "ideal_fct_us", "slowdown", "timeouts"}
     assert float(rows[0]["slowdown"]) >= 1.0
+    # summary.json's slowdowns are those of flows.csv, bucket by bucket (30 KB small, 2 MB medium).
+    fct = res.summary["fct"]
+    small, medium = (float(r["slowdown"]) for r in rows)
+    assert (fct["small"]["avg_slowdown"], fct["small"]["p99_slowdown"]) == (small, small)
+    assert (fct["medium"]["p50_slowdown"], fct["large"]["avg_slowdown"]) == (medium, None)
+    assert fct["all"]["avg_slowdown"] == (small + medium) / 2
 
 
 def test_incast_ecn_sharp_keeps_a_short_queue_without_drops():

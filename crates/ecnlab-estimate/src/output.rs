@@ -1,7 +1,7 @@
 //! What an estimate writes: `summary.json` in the keys of `ecnlab run` where they apply
 //! (built by `ecnlab_sim::summary::Summary::build`, the code that builds a run's), marked
-//! `"approximate": true`, with an `estimate` block (how it was made) and `slowdown`
-//! (FCT over ideal FCT by size class); `flows.csv` in the columns of a run's; `links.csv`,
+//! `"approximate": true`, with an `estimate` block (how it was made); `fct`'s slowdowns are
+//! FCT over the ideal FCT as a run's; `flows.csv` in the columns of a run's; `links.csv`,
 //! one row per directed link that carries traffic, with its cluster.
 //!
 //! A link's queues in `queues` (and `marks`, `drops`) are its cluster representative's
@@ -14,7 +14,7 @@ use crate::{Combined, Plan};
 use ecnlab_core::port::Port;
 use ecnlab_sim::metrics::port_name;
 use ecnlab_sim::packet::Packet;
-use ecnlab_sim::summary::{stats, FlowOutcome, Measurements, ReasonCounts, Summary, FCT_CLASSES};
+use ecnlab_sim::summary::{FlowOutcome, Measurements, ReasonCounts, Summary};
 use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
 
@@ -54,11 +54,13 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
     let flows: Vec<FlowOutcome> = (0..plan.flows().len())
         .map(|i| {
             let f = &plan.flows()[i];
+            let fct = done(plan, c, i, end);
             FlowOutcome {
                 class: f.class,
                 size: f.size.map(|s| s.get()),
                 start_s: f.start_ns as f64 / 1e9,
-                fct_us: done(plan, c, i, end).map(|t| t as f64 / 1e3),
+                fct_us: fct.map(|t| t as f64 / 1e3),
+                slowdown: slowdown(c, i, fct),
             }
         })
         .collect();
@@ -118,7 +120,6 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
     let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
     let obj = v.as_object_mut().expect("a summary is an object");
     obj.insert("approximate".into(), json!(true));
-    obj.insert("slowdown".into(), slowdown(plan, c, end));
     let opts = plan.options();
     let merged = plan.links().len() - plan.clusters().len();
     let caps = plan.window_caps();
@@ -151,27 +152,10 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
     Ok(v)
 }
 
-/// FCT over ideal FCT of the measured completed flows, by size class.
-fn slowdown(plan: &Plan, c: &Combined, end: u64) -> Value {
-    let warmup = plan.fabric().scn.metrics.warmup.0;
-    let mut out = serde_json::Map::new();
-    for class in &FCT_CLASSES {
-        let v: Vec<f64> = (0..plan.flows().len())
-            .filter_map(|i| {
-                let f = &plan.flows()[i];
-                let size = f.size?.get();
-                if f.start_ns < warmup || !class.contains(size) {
-                    return None;
-                }
-                let fct = done(plan, c, i, end)?;
-                let ideal = c.est[i].ideal_ns;
-                (ideal > 0).then(|| fct as f64 / ideal as f64)
-            })
-            .collect();
-        let s = stats(v);
-        out.insert(class.name.into(), json!({"count": s.count, "avg": s.avg_us, "p50": s.p50_us, "p99": s.p99_us}));
-    }
-    Value::Object(out)
+/// A completed flow's FCT over its ideal FCT, as `flows.csv` and `summary.json` give it.
+fn slowdown(c: &Combined, i: usize, fct_ns: Option<u64>) -> Option<f64> {
+    let ideal = c.est[i].ideal_ns;
+    fct_ns.filter(|_| ideal > 0).map(|t| t as f64 / ideal as f64)
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -194,7 +178,7 @@ pub fn write_flows(plan: &Plan, c: &Combined, w: impl Write) -> std::io::Result<
         let fct = done(plan, c, i, end);
         let started = f.start_ns < end;
         let ideal = (started && f.size.is_some()).then_some(e.ideal_ns as f64 / 1e3);
-        let slow = fct.filter(|_| e.ideal_ns > 0).map(|t| t as f64 / e.ideal_ns as f64);
+        let slow = slowdown(c, i, fct);
         writeln!(
             w,
             "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},,,,,",

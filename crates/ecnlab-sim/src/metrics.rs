@@ -317,7 +317,13 @@ pub(crate) fn summary(
         packet_hops: run.packet_hops,
         flows: flows
             .iter()
-            .map(|f| FlowOutcome { class: f.class, size: f.size, start_s: f.start_s, fct_us: f.fct_us })
+            .map(|f| FlowOutcome {
+                class: f.class,
+                size: f.size,
+                start_s: f.start_s,
+                fct_us: f.fct_us,
+                slowdown: f.slowdown,
+            })
             .collect(),
         timeouts: flows.iter().map(|f| f.timeouts).sum(),
         timeouts_after_finish: Some(flows.iter().map(|f| f.timeouts_after_finish).sum()),

@@ -114,13 +114,28 @@ pub struct Stats {
     pub p99_us: Option<f64>,
 }
 
-/// One [`Stats`] per entry of [`FCT_CLASSES`] (the field names are the class names).
+/// One size bucket's completed flows: their FCTs, and their slowdowns (FCT over the ideal
+/// FCT, `flows.csv`'s `slowdown`; the metric of Parsimon's and HPCC's evaluations), nulls
+/// when none of them has an ideal FCT.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FctStats {
+    #[serde(flatten)]
+    pub fct: Stats,
+    #[serde(default)]
+    pub avg_slowdown: Option<f64>,
+    #[serde(default)]
+    pub p50_slowdown: Option<f64>,
+    #[serde(default)]
+    pub p99_slowdown: Option<f64>,
+}
+
+/// One [`FctStats`] per entry of [`FCT_CLASSES`] (the field names are the class names).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FctBuckets {
-    pub all: Stats,
-    pub large: Stats,
-    pub medium: Stats,
-    pub small: Stats,
+    pub all: FctStats,
+    pub large: FctStats,
+    pub medium: FctStats,
+    pub small: FctStats,
 }
 
 /// `fct_by_class`: keys are the class (DSCP) and queue numbers as strings.
@@ -237,6 +252,10 @@ pub struct FlowOutcome {
     pub start_s: f64,
     /// None: not completed.
     pub fct_us: Option<f64>,
+    /// FCT over the ideal FCT (`flows.csv`'s `slowdown`, the same number); None where the
+    /// ideal FCT is not known.
+    #[serde(default)]
+    pub slowdown: Option<f64>,
 }
 
 /// One probe's RTT samples in the window (a `probes.json` record's subset).
@@ -408,7 +427,14 @@ pub fn stats(mut v: Vec<f64>) -> Stats {
 /// [`FctBuckets`] of the completed flows `sel` keeps.
 pub fn fct_buckets(done: &[&FlowOutcome], sel: &dyn Fn(&FlowOutcome) -> bool) -> FctBuckets {
     let of = |c: &FctClass| {
-        stats(done.iter().filter(|f| sel(f) && c.contains(f.size.unwrap_or(0))).filter_map(|f| f.fct_us).collect())
+        let kept: Vec<&&FlowOutcome> = done.iter().filter(|f| sel(f) && c.contains(f.size.unwrap_or(0))).collect();
+        let sd = stats(kept.iter().filter_map(|f| f.slowdown).collect());
+        FctStats {
+            fct: stats(kept.iter().filter_map(|f| f.fct_us).collect()),
+            avg_slowdown: sd.avg_us,
+            p50_slowdown: sd.p50_us,
+            p99_slowdown: sd.p99_us,
+        }
     };
     let [all, small, medium, large] = &FCT_CLASSES;
     FctBuckets { all: of(all), large: of(large), medium: of(medium), small: of(small) }
@@ -439,7 +465,7 @@ mod tests {
     use super::*;
 
     fn flow(class: u8, size: u64, fct_us: f64) -> FlowOutcome {
-        FlowOutcome { class, size: Some(size), start_s: 0.0, fct_us: Some(fct_us) }
+        FlowOutcome { class, size: Some(size), start_s: 0.0, fct_us: Some(fct_us), slowdown: None }
     }
 
     #[test]
@@ -455,18 +481,33 @@ mod tests {
         let done: Vec<&FlowOutcome> = f.iter().collect();
         let v = fct_by_class(&done, |c| c.min(1) as u64);
         assert_eq!(v.class.len(), 3);
-        assert_eq!(v.class["0"].all.count, 2);
-        assert_eq!(v.class["0"].small.avg_us, Some(10.0));
-        assert_eq!(v.class["0"].large.count, 1);
-        assert_eq!(v.class["2"].medium.avg_us, Some(400.0));
+        assert_eq!(v.class["0"].all.fct.count, 2);
+        assert_eq!(v.class["0"].small.fct.avg_us, Some(10.0));
+        assert_eq!(v.class["0"].large.fct.count, 1);
+        assert_eq!(v.class["2"].medium.fct.avg_us, Some(400.0));
         assert_eq!(v.queue.len(), 2);
-        assert_eq!(v.queue["1"].small.count, 2);
-        assert_eq!(v.queue["1"].small.avg_us, Some(40.0));
-        assert_eq!(v.queue["1"].all.count, 3);
-        assert_eq!(v.queue["1"].large.count, 0);
+        assert_eq!(v.queue["1"].small.fct.count, 2);
+        assert_eq!(v.queue["1"].small.fct.avg_us, Some(40.0));
+        assert_eq!(v.queue["1"].all.fct.count, 3);
+        assert_eq!(v.queue["1"].large.fct.count, 0);
         // The per-queue groups partition the flows, as the whole-run breakdown counts them.
         let all = fct_buckets(&done, &|_| true);
-        assert_eq!(v.queue.values().map(|b| b.all.count).sum::<u64>(), all.all.count);
+        assert_eq!(v.queue.values().map(|b| b.all.fct.count).sum::<u64>(), all.all.fct.count);
+    }
+
+    /// A bucket's slowdowns are those of its flows that have one.
+    #[test]
+    fn slowdowns_are_of_the_flows_with_an_ideal_fct() {
+        let with = |fct: f64, slowdown: Option<f64>| FlowOutcome { slowdown, ..flow(0, 10_000, fct) };
+        let f = [with(10.0, Some(2.0)), with(30.0, Some(3.0)), with(8.0, None), with(4.0, None)];
+        let done: Vec<&FlowOutcome> = f.iter().collect();
+        let b = fct_buckets(&done, &|_| true);
+        assert_eq!(b.small.fct.count, 4);
+        assert_eq!(
+            (b.small.avg_slowdown, b.small.p50_slowdown, b.small.p99_slowdown),
+            (Some(2.5), Some(3.0), Some(3.0))
+        );
+        assert_eq!(b.large.avg_slowdown, None);
     }
 
     #[test]
@@ -502,7 +543,12 @@ mod tests {
         assert!(["fct_by_class", "ports", "nics", "long_flows", "counting", "emulation"]
             .iter()
             .all(|k| !keys.contains(k)));
-        assert_eq!(s["fct"]["small"], serde_json::json!({"count": 1, "avg_us": 7.0, "p50_us": 7.0, "p99_us": 7.0}));
+        // The emulator gives no ideal FCTs here: no slowdowns.
+        assert_eq!(
+            s["fct"]["small"],
+            serde_json::json!({"count": 1, "avg_us": 7.0, "p50_us": 7.0, "p99_us": 7.0,
+                               "avg_slowdown": null, "p50_slowdown": null, "p99_slowdown": null})
+        );
         assert_eq!(
             s["flows"],
             serde_json::json!({"total": 5, "completed": 1, "unfinished": 1, "not_started": 1, "long_lived": 1, "timeouts": 3})

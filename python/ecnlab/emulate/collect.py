@@ -202,7 +202,7 @@ def summarize(plan: dict, results: dict, sw: dict, run: dict) -> tuple[dict, lis
     measurements = {
         "scenario": plan["scenario"]["name"], "seed": plan["seed"], "sim_time_s": duration, "measure_from_s": warmup,
         "events": 0, "packet_hops": sw["frames_forwarded"],
-        "flows": [{k: r[k] for k in ("class", "size", "start_s", "fct_us")} for r in flow_rows],
+        "flows": [{k: r.get(k) for k in ("class", "size", "start_s", "fct_us", "slowdown")} for r in flow_rows],
         "timeouts": sum(r.get("netstat", {}).get("TcpExtTCPTimeouts", 0) for r in results.values()),
         "counters": counters, "queues": queues,
         "probes": [{k: r[k] for k in ("id", "src", "dst", "class", "rtt_us")} for r in probe_rows],

@@ -94,11 +94,11 @@ def _print(s: dict, out: Path) -> None:
           f"(approximate): {e['links']} links, {e['link_simulations']} link simulations "
           f"(clustering threshold {e['clustering']['threshold']:g}), {e['alone_simulations']} alone")
     print("  stages: " + ", ".join(f"{k} {v:.2f} s" for k, v in st.items()))
-    f, sd = s["fct"], s["slowdown"]
+    f = s["fct"]
     for c in ("all", "small", "medium", "large"):
         if f[c]["count"]:
             print(f"  FCT {c:<6} n={f[c]['count']:<7} avg {f[c]['avg_us']:10.1f} us  p99 {f[c]['p99_us']:10.1f} us  "
-                  f"slowdown avg {sd[c]['avg']:.2f} p99 {sd[c]['p99']:.2f}")
+                  f"slowdown avg {f[c]['avg_slowdown']:.2f} p99 {f[c]['p99_slowdown']:.2f}")
     print(f"  unfinished {s['flows']['unfinished']}, not started {s['flows']['not_started']}")
     sound = s.get("soundness")
     if sound and not sound["sound"]:
