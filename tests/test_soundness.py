@@ -184,6 +184,13 @@ def test_a_utilization_far_from_what_the_set_up_should_give():
     # Over a window twice the arrivals' span, the same bytes are half the utilization.
     assert not _flags(S.Run(_summary(sim_time_s=2.0, ports=_ports(0.3)), _poisson(0.6), flows),
                       "load_far_from_stated")
+    # A receiver on two cables (a topology file's "s0->h0#2"): its load is both cables' together,
+    # (0.35 + 0.85) / 2 = 0.6 as stated; either cable alone would be far from it.
+    two = _ports(0.35) + [{"port": "s0->h0#2", "rate_bps": 10e9, "utilization": 0.85}]
+    assert not _flags(S.Run(_summary(sim_time_s=1.0, ports=two), _poisson(0.6), flows), "load_far_from_stated")
+    two[0]["utilization"] = 0.05
+    (f,) = _flags(S.Run(_summary(sim_time_s=1.0, ports=two), _poisson(0.6), flows), "load_far_from_stated")
+    assert f.numbers["utilization"] == pytest.approx(0.45)
     # Senders' links limiting (one sender, four receivers): the receivers' links do not measure the load.
     assert not _flags(S.Run(_summary(ports=_ports(0.35)), _poisson(0.6, receivers=(0, 1, 2, 3), senders=(4,)), flows),
                       "load_far_from_stated")

@@ -86,7 +86,8 @@ def from_summary(summary: dict[str, Any]) -> Soundness | None:
 # A run, as the rules read it
 
 
-_HOST_PORT = re.compile(r"->h(\d+)$")
+# A port to host N; "#2" names a second cable to it (a topology file's parallel links).
+_HOST_PORT = re.compile(r"->h(\d+)(?:#\d+)?$")
 # Drops of admission (no room in the buffer, the queue's limit or its pool), as against an
 # AQM's deliberate drops of non-ECT packets (the dual AQM's classic RED, CoDel in drop mode).
 OVERFLOW_REASONS = ("buffer_full", "queue_limit", "pool_full")
@@ -639,8 +640,12 @@ class LoadFarFromStated(Rule):
             return []
         load, entries = got
         t = run.resolved["traffic"][0]
-        ports = {p["port"]: p for p in run.summary.get("ports") or [] if _HOST_PORT.search(p["port"])}
-        by_host = {int(_HOST_PORT.search(name).group(1)): p for name, p in ports.items()}
+        by_host: dict[int, dict[str, float]] = {}
+        for p in run.summary.get("ports") or []:
+            if m := _HOST_PORT.search(p["port"]):  # a host's cables summed (a file may lay two to one host)
+                h = by_host.setdefault(int(m.group(1)), {"rate_bps": 0.0, "carried_bps": 0.0})
+                h["rate_bps"] += float(p["rate_bps"])
+                h["carried_bps"] += float(p["utilization"]) * float(p["rate_bps"])
         receivers = [h for h in (t.get("receivers") or by_host) if h in by_host]
         senders = [h for h in (t.get("senders") or by_host) if h in by_host]
         cap_r = sum(float(by_host[h]["rate_bps"]) for h in receivers)
@@ -652,7 +657,7 @@ class LoadFarFromStated(Rule):
         if hi <= lo:
             return []
         mss = float(run.resolved.get("transport", {}).get("mss", 1460))
-        carried = sum(float(by_host[h]["utilization"]) * float(by_host[h]["rate_bps"]) for h in receivers) / cap_r
+        carried = sum(by_host[h]["carried_bps"] for h in receivers) / cap_r
         measured = carried * run.window_s / (hi - lo) * mss / (mss + 40)
         if abs(measured - load) <= self.step:
             return []
