@@ -45,7 +45,7 @@ def test_the_emulators_path_gives_the_simulators_summary_bit_for_bit():
     measurements = {
         "scenario": s["scenario"], "seed": s["seed"], "sim_time_s": s["sim_time_s"],
         "measure_from_s": s["measure_from_s"], "events": s["events"], "packet_hops": s["packet_hops"],
-        "flows": [{k: f[k] for k in ("class", "size", "start_s", "fct_us")} for f in r.flows],
+        "flows": [{k: f[k] for k in ("class", "size", "start_s", "fct_us", "slowdown")} for f in r.flows],
         "timeouts": s["flows"]["timeouts"], "timeouts_after_finish": s["flows"]["timeouts_after_finish"],
         "syn_timeouts": s["flows"].get("syn_timeouts"), "tlp_probes": s["flows"].get("tlp_probes"),
         "undos": s["flows"].get("undos"),
@@ -57,6 +57,8 @@ def test_the_emulators_path_gives_the_simulators_summary_bit_for_bit():
     }
     built = json.loads(_core.summary_from_measurements(json.dumps(measurements)))
     for key in ("fct", "flows", "probe_rtt", "probes", "queues", "ports", "nics", "long_flows", "marks", "drops"):
-        moved = [(p, a, b) for (p, a), (_, b) in zip(_floats(s[key]), _floats(built[key])) if a.hex() != b.hex()]
+        want, got = dict(_floats(s[key])), dict(_floats(built[key]))
+        assert got.keys() == want.keys(), (key, sorted(want.keys() ^ got.keys())[:3])
+        moved = [(p, a, got[p]) for p, a in want.items() if a.hex() != got[p].hex()]
         assert not moved, (key, moved[:3])
         assert built[key] == s[key], key
