@@ -180,19 +180,36 @@ pub fn fabric_flows(fab: &Fabric) -> Result<(Vec<FabricFlow>, Paths), String> {
             .collect()
     };
     let n_listed = scn.flows.len() as u32;
-    flows.reserve_exact(arrivals.len());
-    flows.extend(arrivals.iter().zip(conns).map(|(a, conn)| FabricFlow {
-        start_ns: a.start_ns,
-        size: NonZeroU64::new(a.size),
-        conn,
-        spec: n_listed + a.source,
-        src: a.src,
-        dst: a.dst,
-        class: a.class,
-    }));
     let paths = if persistent && !arrivals.is_empty() { Paths::ReuseModelled } else { Paths::Exact };
-    Ok((flows, paths))
+    // The arrivals become the flows in their own memory: std collects a `vec::IntoIter`
+    // mapped to a type of the same size and alignment in place (the assertion below keeps
+    // it so), so a fabric's millions of flows are held once, not twice (23 M make 0.74 GB).
+    let generated: Vec<FabricFlow> = (arrivals.into_iter().zip(conns))
+        .map(|(a, conn)| FabricFlow {
+            start_ns: a.start_ns,
+            size: NonZeroU64::new(a.size),
+            conn,
+            spec: n_listed + a.source,
+            src: a.src,
+            dst: a.dst,
+            class: a.class,
+        })
+        .collect();
+    if flows.is_empty() {
+        return Ok((generated, paths));
+    }
+    let mut all = generated;
+    all.splice(0..0, flows); // the listed flows first, as the exact run numbers them
+    Ok((all, paths))
 }
+
+// Why [`fabric_flows`] holds the flows once: an arrival and a fabric flow take the same
+// memory. A field added to either that breaks it stops the build here.
+const _: () = assert!(
+    std::mem::size_of::<FlowArrival>() == std::mem::size_of::<FabricFlow>()
+        && std::mem::align_of::<FlowArrival>() == std::mem::align_of::<FabricFlow>(),
+    "FabricFlow must keep FlowArrival's size and alignment (fabric_flows converts in place)"
+);
 
 /// The connection of each generated arrival with persistent connections: per host pair, an
 /// arrival takes the connection freed last before it (the simulator's idle pool is a stack),
