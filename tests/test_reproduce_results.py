@@ -328,8 +328,12 @@ def test_an_entry_run_in_parts_on_two_machines_is_saved_as_one(tmp_path):
     assert len(runs) == 6 and len(rows) == 7 and {r["params"]["n"] for r in runs.values()} == {16, 25}
     drawn = sorted(f"{f['name']}.svg" for f in m["figures_drawn"])
     assert drawn and sorted(f.name for f in (saved / "figures").iterdir()) == drawn
-    # The same verdicts as the two subsets run at once.
+    # The same verdicts as the two subsets judged at once (the runs are the same bits on any
+    # machine, test_determinism: the two machines' run directories are reused, not rerun).
+    for part in ("a", "b"):
+        shutil.copytree(tmp_path / part / "runs", tmp_path / "c" / "runs", dirs_exist_ok=True)
     run_cli(*args, "--where", "n=16,25", "--out", tmp_path / "c")
+    assert json.loads((tmp_path / "c" / "experiment.json").read_text())["runs"]["reused"] == 6
     once = json.loads((tmp_path / "c" / "claims.json").read_text())
     parts = json.loads((saved / "claims.json").read_text())
     assert [(c["id"], c["status"], c.get("ecnlab")) for c in parts] == [(c["id"], c["status"], c.get("ecnlab"))

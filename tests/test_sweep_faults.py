@@ -308,7 +308,7 @@ def test_ctrl_c_on_a_dask_sweep_is_one_line(tmp_path):
     of tracebacks (KeyboardInterrupt, CancelledError) under the driver's one line. They now
     start with SIGINT ignored; the driver cancels the runs and closes the cluster."""
     spec = tmp_path / "s.toml"
-    spec.write_text('scenario = "tcn-isolation"\nseeds = [1, 2, 3, 4]\nset = { "traffic.0.flows" = 20000 }\n')
+    spec.write_text('scenario = "tcn-isolation"\nseeds = [1, 2, 3, 4]\nset = { "traffic.0.flows" = 4000 }\n')
     proc = _sweep_cli(spec, tmp_path / "out", "--cluster", "local", "--jobs", "2")
     deadline = time.monotonic() + 120
     while not list((tmp_path / "out").glob("runs/[!.]*/summary.json")):  # a run is back: the others in flight
