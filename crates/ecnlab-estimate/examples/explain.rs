@@ -37,8 +37,8 @@ fn main() -> Result<(), String> {
     };
     let mut slow: Vec<(f64, usize)> = (plan.flows().iter().zip(&combined.est).enumerate())
         .filter_map(|(i, (f, e))| {
-            let (size, fct) = (f.size?.get(), e.fct_ns?);
-            (size <= max_size && e.ideal_ns > 0).then_some((fct as f64 / e.ideal_ns as f64, i))
+            let (size, fct) = (f.size?.get(), e.fct_ns()?);
+            (size <= max_size && e.ideal_ns() > 0).then_some((fct as f64 / e.ideal_ns() as f64, i))
         })
         .collect();
     slow.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -49,8 +49,8 @@ fn main() -> Result<(), String> {
         let mut line = format!(
             "{i} {} {sd:.1} {:.1} {:.1} |",
             f.bytes(),
-            e.fct_ns.unwrap_or(0) as f64 / 1e3,
-            e.ideal_ns as f64 / 1e3
+            e.fct_ns().unwrap_or(0) as f64 / 1e3,
+            e.ideal_ns() as f64 / 1e3
         );
         for &(l, q) in parts.get(&(i as u32)).map(Vec::as_slice).unwrap_or(&[]) {
             let s = &net.links[l as usize];

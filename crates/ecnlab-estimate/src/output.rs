@@ -30,7 +30,7 @@ pub fn end_ns(plan: &Plan, c: &Combined) -> u64 {
     }
     let mut last = 0u64;
     for (f, e) in plan.flows().iter().zip(&c.est) {
-        match e.fct_ns {
+        match e.fct_ns() {
             Some(fct) if f.start_ns + fct <= duration => last = last.max(f.start_ns + fct),
             _ => return duration,
         }
@@ -41,7 +41,7 @@ pub fn end_ns(plan: &Plan, c: &Combined) -> u64 {
 /// The completed FCT of flow `i` (ns), if it completes by `end`.
 fn done(plan: &Plan, c: &Combined, i: usize, end: u64) -> Option<u64> {
     let f = &plan.flows()[i];
-    c.est[i].fct_ns.filter(|&fct| f.start_ns < end && f.start_ns + fct <= end)
+    c.est[i].fct_ns().filter(|&fct| f.start_ns < end && f.start_ns + fct <= end)
 }
 
 /// `summary.json`; `stages`: the wall-clock seconds of every stage, `simulations`: the events
@@ -154,7 +154,7 @@ pub fn summary(plan: &Plan, c: &Combined, stages: &[(String, f64)], workers: &Va
 
 /// A completed flow's FCT over its ideal FCT, as `flows.csv` and `summary.json` give it.
 fn slowdown(c: &Combined, i: usize, fct_ns: Option<u64>) -> Option<f64> {
-    let ideal = c.est[i].ideal_ns;
+    let ideal = c.est[i].ideal_ns();
     fct_ns.filter(|_| ideal > 0).map(|t| t as f64 / ideal as f64)
 }
 
@@ -177,7 +177,7 @@ pub fn write_flows(plan: &Plan, c: &Combined, w: impl Write) -> std::io::Result<
         let e = &c.est[i];
         let fct = done(plan, c, i, end);
         let started = f.start_ns < end;
-        let ideal = (started && f.size.is_some()).then_some(e.ideal_ns as f64 / 1e3);
+        let ideal = (started && f.size.is_some()).then_some(e.ideal_ns() as f64 / 1e3);
         let slow = slowdown(c, i, fct);
         writeln!(
             w,

@@ -37,8 +37,8 @@ fn a_single_bottleneck_is_estimated_exactly() {
     assert!(slow >= 5, "flows must meet at the bottleneck: {slow} slowed down");
     for (f, e) in exact.flows.iter().zip(&c.est) {
         let want = (f.fct_us.unwrap() * 1e3).round() as u64;
-        assert_eq!(e.fct_ns, Some(want), "flow {}: estimate {:?} ns, exact {want} ns", f.id, e.fct_ns);
-        assert!((e.ideal_ns as f64 / 1e3 - f.ideal_fct_us.unwrap()).abs() < 1e-6, "flow {}: ideal", f.id);
+        assert_eq!(e.fct_ns(), Some(want), "flow {}: estimate {:?} ns, exact {want} ns", f.id, e.fct_ns());
+        assert!((e.ideal_ns() as f64 / 1e3 - f.ideal_fct_us.unwrap()).abs() < 1e-6, "flow {}: ideal", f.id);
     }
     // Where the time goes (combine_with, examples/explain.rs): the same estimate, and each
     // flow told its two links' delays, the slowed flows' at the receiver's link.
