@@ -77,6 +77,7 @@ def test_tshark_counts_the_ce_marks_the_summary_reports(captured):
     assert any(_flag(p, "tcp.flags.push") for p in data)
     assert not any(_flag(p, "tcp.flags.fin") for p in bott)
 
+
 def test_capture_does_not_change_the_run(captured, tmp_path):
     run_cli("run", *SMALL, "--out", tmp_path / "plain", "-q")
     a, b = summary(captured), summary(tmp_path / "plain")
