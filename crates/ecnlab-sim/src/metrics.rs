@@ -324,7 +324,7 @@ pub(crate) fn summary(
                 fct_us: f.fct_us,
                 slowdown: f.slowdown,
             })
-            .collect(),
+            .collect::<Vec<_>>(),
         timeouts: flows.iter().map(|f| f.timeouts).sum(),
         timeouts_after_finish: Some(flows.iter().map(|f| f.timeouts_after_finish).sum()),
         syn_timeouts: run.handshake.then(|| flows.iter().map(|f| f.syn_timeouts).sum()),

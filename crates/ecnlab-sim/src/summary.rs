@@ -268,12 +268,57 @@ pub struct ProbeSamples {
     pub rtt_us: Vec<f64>,
 }
 
+/// The flows a summary is built from, visited in their order: a list of [`FlowOutcome`]s
+/// (the simulator's, the emulator's), or anything that can make them one at a time (the
+/// estimate's 23 M flows, which as a list would take 1.5 GB). Every figure of the summary is
+/// the same whichever gives them.
+pub trait Flows {
+    fn visit(&self, each: &mut dyn FnMut(&FlowOutcome));
+}
+
+impl Flows for [FlowOutcome] {
+    fn visit(&self, each: &mut dyn FnMut(&FlowOutcome)) {
+        self.iter().for_each(each)
+    }
+}
+
+impl Flows for Vec<FlowOutcome> {
+    fn visit(&self, each: &mut dyn FnMut(&FlowOutcome)) {
+        self.as_slice().visit(each)
+    }
+}
+
+/// The flows the summary's FCTs are of: sized, started in the window and before the end,
+/// completed.
+struct Completed<'a> {
+    flows: &'a dyn Flows,
+    from_s: f64,
+    end_s: f64,
+}
+
+impl Completed<'_> {
+    fn measured(&self, f: &FlowOutcome) -> bool {
+        f.size.is_some() && f.start_s >= self.from_s && f.start_s < self.end_s
+    }
+}
+
+impl Flows for Completed<'_> {
+    fn visit(&self, each: &mut dyn FnMut(&FlowOutcome)) {
+        self.flows.visit(&mut |f| {
+            if self.measured(f) && f.fct_us.is_some() {
+                each(f)
+            }
+        })
+    }
+}
+
 /// What a run measured, from which [`Summary::build`] makes its summary: the simulator
 /// fills it from a `RunView` (`metrics::summary`), the emulator from its switch's and hosts'
-/// reports (as JSON, `_core.summary_from_measurements`).
+/// reports (as JSON, `_core.summary_from_measurements`), the estimate from its plan with
+/// flows made as they are visited ([`Flows`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Measurements {
+pub struct Measurements<F = Vec<FlowOutcome>> {
     pub scenario: String,
     pub seed: u64,
     pub sim_time_s: f64,
@@ -283,7 +328,7 @@ pub struct Measurements {
     pub packet_hops: u64,
     /// Every flow of the run; sized flows that started at or after `measure_from_s` are
     /// measured.
-    pub flows: Vec<FlowOutcome>,
+    pub flows: F,
     /// Retransmission timeouts of the run, before each flow finished.
     #[serde(default)]
     pub timeouts: u64,
@@ -322,11 +367,20 @@ pub struct Measurements {
 
 impl Summary {
     /// The summary of what a run measured.
-    pub fn build(m: Measurements) -> Summary {
-        let started = |f: &&FlowOutcome| f.start_s < m.sim_time_s;
-        let measured: Vec<&FlowOutcome> =
-            m.flows.iter().filter(started).filter(|f| f.size.is_some() && f.start_s >= m.measure_from_s).collect();
-        let done: Vec<&FlowOutcome> = measured.iter().copied().filter(|f| f.fct_us.is_some()).collect();
+    pub fn build<F: Flows>(m: Measurements<F>) -> Summary {
+        let done = Completed { flows: &m.flows, from_s: m.measure_from_s, end_s: m.sim_time_s };
+        let mut n = FlowCounts::default();
+        m.flows.visit(&mut |f| {
+            n.total += 1;
+            n.long_lived += u64::from(f.size.is_none());
+            n.not_started += u64::from(f.start_s >= m.sim_time_s);
+            if done.measured(f) {
+                match f.fct_us {
+                    Some(_) => n.completed += 1,
+                    None => n.unfinished += 1,
+                }
+            }
+        });
         let (mut marks, mut drops, mut unmarkable) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         for c in &m.counters {
             for (src, dst) in [
@@ -372,16 +426,12 @@ impl Summary {
             fct: fct_buckets(&done, &|_| true),
             fct_by_class,
             flows: FlowCounts {
-                completed: done.len() as u64,
-                long_lived: m.flows.iter().filter(|f| f.size.is_none()).count() as u64,
                 timeouts: m.timeouts,
                 timeouts_after_finish: m.timeouts_after_finish,
                 syn_timeouts: m.syn_timeouts,
                 tlp_probes: m.tlp_probes,
                 undos: m.undos,
-                total: m.flows.len() as u64,
-                unfinished: (measured.len() - done.len()) as u64,
-                not_started: m.flows.iter().filter(|f| !started(f)).count() as u64,
+                ..n
             },
             long_flows: m.long_flow_goodputs_bps.map(|g| LongFlows { jain_index: jain_index(&g), goodput_bps: g }),
             marks: marks.values().sum(),
@@ -424,17 +474,28 @@ pub fn stats(mut v: Vec<f64>) -> Stats {
     }
 }
 
-/// [`FctBuckets`] of the completed flows `sel` keeps.
-pub fn fct_buckets(done: &[&FlowOutcome], sel: &dyn Fn(&FlowOutcome) -> bool) -> FctBuckets {
+/// [`FctBuckets`] of the completed flows `sel` keeps. One bucket's values are held at a
+/// time, counted first so that each list is allocated once: with millions of flows (an
+/// estimate's) the lists, not the flows, are what a summary's memory is.
+pub fn fct_buckets(done: &dyn Flows, sel: &dyn Fn(&FlowOutcome) -> bool) -> FctBuckets {
     let of = |c: &FctClass| {
-        let kept: Vec<&&FlowOutcome> = done.iter().filter(|f| sel(f) && c.contains(f.size.unwrap_or(0))).collect();
-        let sd = stats(kept.iter().filter_map(|f| f.slowdown).collect());
-        FctStats {
-            fct: stats(kept.iter().filter_map(|f| f.fct_us).collect()),
-            avg_slowdown: sd.avg_us,
-            p50_slowdown: sd.p50_us,
-            p99_slowdown: sd.p99_us,
-        }
+        let kept = |f: &FlowOutcome| sel(f) && c.contains(f.size.unwrap_or(0));
+        let (mut n, mut n_sd) = (0usize, 0usize);
+        done.visit(&mut |f| {
+            if kept(f) {
+                n += 1;
+                n_sd += usize::from(f.slowdown.is_some());
+            }
+        });
+        let (mut fcts, mut sds) = (Vec::with_capacity(n), Vec::with_capacity(n_sd));
+        done.visit(&mut |f| {
+            if kept(f) {
+                fcts.extend(f.fct_us);
+                sds.extend(f.slowdown);
+            }
+        });
+        let sd = stats(sds);
+        FctStats { fct: stats(fcts), avg_slowdown: sd.avg_us, p50_slowdown: sd.p50_us, p99_slowdown: sd.p99_us }
     };
     let [all, small, medium, large] = &FCT_CLASSES;
     FctBuckets { all: of(all), large: of(large), medium: of(medium), small: of(small) }
@@ -444,8 +505,11 @@ pub fn fct_buckets(done: &[&FlowOutcome], sel: &dyn Fn(&FlowOutcome) -> bool) ->
 /// switch queue (the queue that class maps to, `queue_of`). With PIAS tagging a flow's first
 /// bytes go with other DSCPs: it is counted under its own class, the service class of its
 /// remaining bytes.
-pub fn fct_by_class(done: &[&FlowOutcome], queue_of: impl Fn(u8) -> u64) -> FctByClass {
-    let classes: BTreeSet<u8> = done.iter().map(|f| f.class).collect();
+pub fn fct_by_class(done: &dyn Flows, queue_of: impl Fn(u8) -> u64) -> FctByClass {
+    let mut classes = BTreeSet::new();
+    done.visit(&mut |f| {
+        classes.insert(f.class);
+    });
     let queues: BTreeSet<u64> = classes.iter().map(|&c| queue_of(c)).collect();
     FctByClass {
         class: classes.iter().map(|&c| (c.to_string(), fct_buckets(done, &|f| f.class == c))).collect(),
@@ -478,7 +542,7 @@ mod tests {
             flow(2, 50_000, 50.0),
             flow(2, 1_000_000, 400.0),
         ];
-        let done: Vec<&FlowOutcome> = f.iter().collect();
+        let done = f.to_vec();
         let v = fct_by_class(&done, |c| c.min(1) as u64);
         assert_eq!(v.class.len(), 3);
         assert_eq!(v.class["0"].all.fct.count, 2);
@@ -500,8 +564,7 @@ mod tests {
     fn slowdowns_are_of_the_flows_with_an_ideal_fct() {
         let with = |fct: f64, slowdown: Option<f64>| FlowOutcome { slowdown, ..flow(0, 10_000, fct) };
         let f = [with(10.0, Some(2.0)), with(30.0, Some(3.0)), with(8.0, None), with(4.0, None)];
-        let done: Vec<&FlowOutcome> = f.iter().collect();
-        let b = fct_buckets(&done, &|_| true);
+        let b = fct_buckets(&f.to_vec(), &|_| true);
         assert_eq!(b.small.fct.count, 4);
         assert_eq!(
             (b.small.avg_slowdown, b.small.p50_slowdown, b.small.p99_slowdown),
@@ -579,7 +642,7 @@ mod tests {
                 QueueSummary { avg_qlen_bytes: ratio, goodput_bps: ratio * 8e9, ..Default::default() }
             })
             .collect();
-        let m = Measurements { queues, ..Default::default() };
+        let m: Measurements = Measurements { queues, ..Default::default() };
         let back: Measurements = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         let moved = m.queues.iter().zip(&back.queues).filter(|(a, b)| a != b).count();
         assert_eq!(moved, 0, "{moved} of {} queues changed in a JSON round trip", m.queues.len());
