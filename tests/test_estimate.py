@@ -97,6 +97,27 @@ def test_the_result_directory_is_whole_and_marked_approximate(tmp_path):
     assert os.listdir(mine) == ["notes.txt"]
 
 
+def test_the_summary_is_the_one_its_flows_give(tmp_path):
+    """The estimate builds its summary from flows it makes one at a time (summary.rs, Flows):
+    the summary the core builds from flows.csv as a list is the same, figure for figure."""
+    from ecnlab import _core
+
+    out = tmp_path / "o"
+    run_cli("estimate", _fabric(tmp_path), "--out", out, "-q")
+    s = summary(out)
+    num = lambda v, t: t(v) if v != "" else None  # noqa: E731
+    flows = [{"class": int(r["class"]), "size": num(r["size"], int), "start_s": float(r["start_s"]),
+              "fct_us": num(r["fct_us"], float), "slowdown": num(r["slowdown"], float)}
+             for r in csv.DictReader((out / "flows.csv").open())]
+    m = {"scenario": s["scenario"], "seed": s["seed"], "sim_time_s": s["sim_time_s"],
+         "measure_from_s": s["measure_from_s"], "packet_hops": 0, "flows": flows, "counters": [], "queues": [],
+         "probes": [], "class_queue": [0]}  # one queue: every class in queue 0
+    rebuilt = json.loads(_core.summary_from_measurements(json.dumps(m)))
+    assert s["fct"]["all"]["count"] > 0
+    for k in ("fct", "fct_by_class", "flows"):
+        assert rebuilt[k] == s[k], k
+
+
 def _star(tmp_path):
     """Eight senders, one flow each at a time, into one receiver: one bottleneck."""
     text = ('name = "one"\nduration = "50ms"\n[topology]\nkind = "star"\nhosts = 9\nlink_rate = "10Gbps"\n'

@@ -30,14 +30,18 @@ impl StopFlag {
     }
 }
 
-/// An estimate under way (`ecnlab_estimate::Plan`).
+/// An estimate under way (`ecnlab_estimate::Plan`); None once finished (`finish` takes the
+/// plan, to free what only the simulations needed).
 #[pyclass(module = "ecnlab._core")]
-pub struct EstimatePlan(Mutex<Plan>);
+pub struct EstimatePlan(Mutex<Option<Plan>>);
 
 impl EstimatePlan {
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Option<Plan>>> {
+        self.0.lock().map_err(|_| internal("the estimate's plan was poisoned by a panic"))
+    }
     fn with<T>(&self, f: impl FnOnce(&mut Plan) -> T) -> PyResult<T> {
-        let mut p = self.0.lock().map_err(|_| internal("the estimate's plan was poisoned by a panic"))?;
-        Ok(f(&mut p))
+        let mut p = self.lock()?;
+        Ok(f(p.as_mut().ok_or_else(|| internal("the estimate is finished"))?))
     }
 }
 
@@ -93,26 +97,25 @@ impl EstimatePlan {
     fn finish(&self, py: Python<'_>, out_dir: &str, stages_json: &str, workers_json: &str) -> PyResult<String> {
         let stages: Vec<(String, f64)> = serde_json::from_str(stages_json).map_err(internal)?;
         let workers: serde_json::Value = serde_json::from_str(workers_json).map_err(internal)?;
-        py.allow_threads(|| {
-            self.with(|p| -> Result<String, String> {
-                let t0 = std::time::Instant::now();
-                let c = p.combine()?;
-                let combine_s = t0.elapsed().as_secs_f64();
-                let dir = std::path::Path::new(out_dir);
-                let io = |what: &str, e: std::io::Error| format!("{}: {e}", dir.join(what).display());
-                let t1 = std::time::Instant::now();
-                let f = std::fs::File::create(dir.join("flows.csv")).map_err(|e| io("flows.csv", e))?;
-                ecnlab_estimate::output::write_flows(p, &c, f).map_err(|e| io("flows.csv", e))?;
-                let f = std::fs::File::create(dir.join("links.csv")).map_err(|e| io("links.csv", e))?;
-                ecnlab_estimate::output::write_links(p, f).map_err(|e| io("links.csv", e))?;
-                let mut all: Vec<(String, f64)> = p.stages.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-                all.extend(stages.iter().cloned());
-                all.push(("combine".into(), combine_s));
-                all.push(("write".into(), t1.elapsed().as_secs_f64()));
-                let v = ecnlab_estimate::output::summary(p, &c, &all, &workers)?;
-                serde_json::to_string(&v).map_err(|e| e.to_string())
-            })
-        })?
+        let plan = self.lock()?.take().ok_or_else(|| internal("the estimate is finished"))?;
+        py.allow_threads(|| -> Result<String, String> {
+            let t0 = std::time::Instant::now();
+            let e = plan.finish()?;
+            let combine_s = t0.elapsed().as_secs_f64();
+            let dir = std::path::Path::new(out_dir);
+            let io = |what: &str, err: std::io::Error| format!("{}: {err}", dir.join(what).display());
+            let t1 = std::time::Instant::now();
+            let f = std::fs::File::create(dir.join("flows.csv")).map_err(|err| io("flows.csv", err))?;
+            ecnlab_estimate::output::write_flows(&e, f).map_err(|err| io("flows.csv", err))?;
+            let f = std::fs::File::create(dir.join("links.csv")).map_err(|err| io("links.csv", err))?;
+            ecnlab_estimate::output::write_links(&e, f).map_err(|err| io("links.csv", err))?;
+            let mut all: Vec<(String, f64)> = e.stages.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            all.extend(stages.iter().cloned());
+            all.push(("combine".into(), combine_s));
+            all.push(("write".into(), t1.elapsed().as_secs_f64()));
+            let v = ecnlab_estimate::output::summary(&e, &all, &workers)?;
+            serde_json::to_string(&v).map_err(|err| err.to_string())
+        })
         .map_err(PyRuntimeError::new_err)
     }
 }
@@ -141,7 +144,7 @@ pub fn estimate_plan(
     let seed = seed.unwrap_or(scn.seed);
     let opts = Options { threshold, max_hosts: max_hosts.max(1), window_cap };
     let plan = py.allow_threads(|| Plan::new(scn, seed, opts)).map_err(crate::value_error)?;
-    Ok(EstimatePlan(Mutex::new(plan)))
+    Ok(EstimatePlan(Mutex::new(Some(plan))))
 }
 
 /// Why the exact run of a scenario (JSON text) would not fit in memory: the core's memory
