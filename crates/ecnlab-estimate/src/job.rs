@@ -133,8 +133,8 @@ pub fn run_job(spec: &JobSpec, mut stop: impl FnMut() -> bool) -> Result<JobOutp
 
 /// Give the memory a finished job freed back to the system. glibc keeps freed blocks of its
 /// arenas for reuse, so a process that ran a 300 MB link simulation on each of its threads
-/// holds that much per thread long after (at 6,144 hosts the estimate's peak fell from 2.7 to
-/// 2.0 GB with this); the jobs' own results are unchanged.
+/// holds that much per thread long after (at 6,144 hosts the estimate's peak fell from 2.68 to
+/// 2.01 GiB with this, benches/README.md); the jobs' own results are unchanged.
 fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of the allocator's arenas to the kernel.
