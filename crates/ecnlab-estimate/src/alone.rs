@@ -42,7 +42,7 @@ pub const EXACT_SIZES: usize = 256;
 
 /// The sizes (segments) of a chain's flows: each of them while they are few, else the
 /// largest.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sizes {
     pub max: u64,
     /// Those above [`EXACT_UP_TO`]; None: more than [`EXACT_SIZES`].
@@ -63,6 +63,17 @@ impl Sizes {
                 }
             }
         }
+    }
+    /// Those of `other` too (as if its flows had been added).
+    fn merge(&mut self, other: Sizes) {
+        self.max = self.max.max(other.max);
+        self.above = match (self.above.take(), other.above) {
+            (Some(mut a), Some(b)) => {
+                a.extend(b);
+                (a.len() <= EXACT_SIZES).then_some(a)
+            }
+            _ => None,
+        };
     }
 }
 
@@ -117,7 +128,22 @@ pub struct Chains {
 impl Chains {
     /// The id of `chain`, noting a flow of `segments` on it.
     pub fn id(&mut self, chain: Chain, segments: u64) -> u32 {
-        let id = match self.index.get(&chain) {
+        let id = self.slot(chain);
+        self.sizes[id as usize].add(segments);
+        id
+    }
+
+    /// Those of `later` too, after these: ids as if its flows had been noted after this one's.
+    pub fn merge(&mut self, later: Chains) {
+        for (chain, sizes) in later.list.into_iter().zip(later.sizes) {
+            let id = self.slot(chain);
+            self.sizes[id as usize].merge(sizes);
+        }
+    }
+
+    /// The id of `chain`, a new one (of no flow yet) if it was not seen.
+    fn slot(&mut self, chain: Chain) -> u32 {
+        match self.index.get(&chain) {
             Some(&id) => id,
             None => {
                 let id = self.list.len() as u32;
@@ -126,9 +152,7 @@ impl Chains {
                 self.sizes.push(Sizes::new());
                 id
             }
-        };
-        self.sizes[id as usize].add(segments);
-        id
+        }
     }
 
     /// The id of a chain seen before.

@@ -7,7 +7,9 @@
 //! the links (histograms, a few KB each): paths are recomputed on every pass instead of
 //! kept, and only the simulated links keep their flows.
 
+use crate::alone::{Chain, Chains, Egress, Hop, Settings};
 use crate::flows::{Fabric, FabricFlow};
+use crate::passes::{in_chunks, Split};
 use ecnlab_core::units::tx_time_ns;
 use ecnlab_sim::packet::TCP_IP_HEADER;
 
@@ -17,7 +19,7 @@ const OCTAVES: usize = 64;
 
 /// A histogram of positive values on a log scale, from which quantiles are read (Parsimon
 /// keeps the values and takes 1,000 quantiles; a link here may carry millions of flows).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LogHist {
     counts: Vec<u32>,
     total: u64,
@@ -49,6 +51,16 @@ impl LogHist {
     pub fn total(&self) -> u64 {
         self.total
     }
+    /// Those of `other` too.
+    fn merge(&mut self, other: &LogHist) {
+        if self.counts.len() < other.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (c, &o) in self.counts.iter_mut().zip(&other.counts) {
+            *c = c.saturating_add(o);
+        }
+        self.total += other.total;
+    }
     /// `n` evenly spaced quantiles (`i / n` for i in 0..n), each its bin's middle value.
     pub fn quantiles(&self, n: usize) -> Vec<f32> {
         let mut out = Vec::with_capacity(n);
@@ -69,7 +81,7 @@ impl LogHist {
 }
 
 /// What one directed link carries over the run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkLoad {
     /// Flows that cross it (long-lived ones included).
     pub flows: u32,
@@ -82,8 +94,9 @@ pub struct LinkLoad {
     /// Times between successive starts.
     pub gaps: LogHist,
     /// Sum of its flows' one-way fixed delays (propagation and one full segment's
-    /// transmission at every hop of the whole path).
-    pub delay_sum_ns: f64,
+    /// transmission at every hop of the whole path); an integer, so that partial sums add
+    /// up to the same ([`LinkLoad::merge`]).
+    pub delay_sum_ns: u64,
     /// Flows per class (DSCP), sorted by class.
     pub classes: Vec<(u8, u32)>,
 }
@@ -105,10 +118,37 @@ impl LinkLoad {
             }
             None => self.long_lived += 1,
         }
-        self.delay_sum_ns += one_way_ns as f64;
-        match self.classes.binary_search_by_key(&f.class, |c| c.0) {
-            Ok(i) => self.classes[i].1 += 1,
-            Err(i) => self.classes.insert(i, (f.class, 1)),
+        self.delay_sum_ns += one_way_ns;
+        self.count_class(f.class, 1);
+    }
+
+    fn count_class(&mut self, class: u8, n: u32) {
+        match self.classes.binary_search_by_key(&class, |c| c.0) {
+            Ok(i) => self.classes[i].1 += n,
+            Err(i) => self.classes.insert(i, (class, n)),
+        }
+    }
+
+    /// The flows of `later` too, all of which start at or after these: as if they had been
+    /// added one by one after this one's (the gap between the two is counted here).
+    pub fn merge(&mut self, later: &LinkLoad) {
+        if later.flows == 0 {
+            return;
+        }
+        if self.flows == 0 {
+            *self = later.clone();
+            return;
+        }
+        self.gaps.add(later.first_ns.saturating_sub(self.last_ns));
+        self.gaps.merge(&later.gaps);
+        self.sizes.merge(&later.sizes);
+        self.flows += later.flows;
+        self.long_lived += later.long_lived;
+        self.bytes += later.bytes;
+        self.last_ns = later.last_ns;
+        self.delay_sum_ns += later.delay_sum_ns;
+        for &(class, n) in &later.classes {
+            self.count_class(class, n);
         }
     }
 
@@ -123,7 +163,7 @@ impl LinkLoad {
     }
 
     pub fn mean_delay_ns(&self) -> f64 {
-        self.delay_sum_ns / self.flows.max(1) as f64
+        self.delay_sum_ns as f64 / self.flows.max(1) as f64
     }
 }
 
@@ -175,13 +215,92 @@ pub fn for_each_path(
     n_listed: usize,
     mut each: impl FnMut(usize, &FabricFlow, &[u32]),
 ) {
-    for i in time_order(flows, n_listed) {
+    for i in starting(fab, flows, n_listed) {
         let f = &flows[i];
-        if !f.starts_before(fab.end_ns) {
-            continue;
-        }
         each(i, f, &fab.data_path(f));
     }
+}
+
+/// The flows that start, in order of start (what [`for_each_path`] visits).
+fn starting<'a>(fab: &Fabric, flows: &'a [FabricFlow], n_listed: usize) -> impl Iterator<Item = usize> + 'a {
+    let end_ns = fab.end_ns;
+    time_order(flows, n_listed).filter(move |&i| flows[i].starts_before(end_ns))
+}
+
+/// The chain of a flow's real path (its hops' rates, delays and egress ports), whose FCT
+/// alone [`crate::alone`] simulates.
+pub fn real_chain(fab: &Fabric, path: &[u32], class: u8) -> Chain {
+    let net = &fab.net;
+    let tier_index = |node: usize| {
+        let name = net.tier_of(node);
+        net.tiers.iter().position(|t| t == name).map(|i| i as u16)
+    };
+    let hops = path
+        .iter()
+        .map(|&l| {
+            let s = &net.links[l as usize];
+            let egress = if net.is_switch(s.from) { Egress::Switch(tier_index(s.from)) } else { Egress::Nic };
+            Hop { rate_bps: s.rate_bps, delay_ns: s.delay_ns, egress }
+        })
+        .collect();
+    Chain { settings: Settings::Fabric, hops, class, max_cwnd: None }
+}
+
+/// What the first pass over the flows finds: what each link carries, the chains of the
+/// sized flows' paths, and the data segment-hops.
+pub struct Loads {
+    /// By link; None: it carries nothing.
+    pub loads: Vec<Option<Box<LinkLoad>>>,
+    pub chains: Chains,
+    /// The data segments the exact run would carry, each counted at every link of its path
+    /// (sized flows; a long-lived one counts its first segment).
+    pub segment_hops: u64,
+}
+
+impl Loads {
+    fn new(n_links: usize) -> Loads {
+        Loads { loads: vec![None; n_links], chains: Chains::default(), segment_hops: 0 }
+    }
+
+    /// Those of `later`'s flows too, which start at or after these.
+    fn merge(&mut self, later: Loads) {
+        for (mine, theirs) in self.loads.iter_mut().zip(later.loads) {
+            if let Some(t) = theirs {
+                match mine {
+                    Some(m) => m.merge(&t),
+                    None => *mine = Some(t),
+                }
+            }
+        }
+        self.chains.merge(later.chains);
+        self.segment_hops += later.segment_hops;
+    }
+}
+
+/// Route every flow that starts and count it at every link of its path, as `split` says
+/// ([`crate::passes`]: the merge is exact, so the result is a single loop's).
+pub fn loads(fab: &Fabric, flows: &[FabricFlow], n_listed: usize, split: Split) -> Loads {
+    let mss = fab.mss() as u64;
+    let n_links = fab.net.links.len();
+    let mut all = Loads::new(n_links);
+    let work = |chunk: &[usize]| {
+        let mut part = Loads::new(n_links);
+        for &i in chunk {
+            let f = &flows[i];
+            let fwd = fab.data_path(f);
+            let d = one_way_ns(fab, &fwd);
+            part.segment_hops += f.bytes().div_ceil(mss).max(1) * fwd.len() as u64;
+            for &l in &fwd {
+                part.loads[l as usize].get_or_insert_with(Default::default).add_flow(f, d);
+            }
+            if f.size.is_some() {
+                part.chains.id(real_chain(fab, &fwd, f.class), f.bytes().div_ceil(mss).max(1));
+            }
+        }
+        part
+    };
+    in_chunks(starting(fab, flows, n_listed), split, work, |part| all.merge(part));
+    all
 }
 
 /// One flow crossing a simulated link: where the link sits on its path.
@@ -214,19 +333,36 @@ pub fn crossing(fab: &Fabric, flow: u32, path: &[u32], j: usize) -> Crossing {
     Crossing { flow, up_rate_bps, up_ns, down_ns }
 }
 
-/// The flows crossing each of `links` (sorted, distinct), in order of start.
-pub fn crossings(fab: &Fabric, flows: &[FabricFlow], n_listed: usize, links: &[u32]) -> Vec<Vec<Crossing>> {
+/// The flows crossing each of `links` (sorted, distinct), in order of start, as `split` says
+/// (each link's list is the chunks' lists end to end: a single loop's).
+pub fn crossings(
+    fab: &Fabric,
+    flows: &[FabricFlow],
+    n_listed: usize,
+    links: &[u32],
+    split: Split,
+) -> Vec<Vec<Crossing>> {
     let mut slot = vec![u32::MAX; fab.net.links.len()];
     for (k, &l) in links.iter().enumerate() {
         slot[l as usize] = k as u32;
     }
     let mut out = vec![Vec::new(); links.len()];
-    for_each_path(fab, flows, n_listed, |i, _, fwd| {
-        for (j, &l) in fwd.iter().enumerate() {
-            let k = slot[l as usize];
-            if k != u32::MAX {
-                out[k as usize].push(crossing(fab, i as u32, fwd, j));
+    let work = |chunk: &[usize]| {
+        let mut part = vec![Vec::new(); links.len()];
+        for &i in chunk {
+            let fwd = fab.data_path(&flows[i]);
+            for (j, &l) in fwd.iter().enumerate() {
+                let k = slot[l as usize];
+                if k != u32::MAX {
+                    part[k as usize].push(crossing(fab, i as u32, &fwd, j));
+                }
             }
+        }
+        part
+    };
+    in_chunks(starting(fab, flows, n_listed), split, work, |part| {
+        for (o, p) in out.iter_mut().zip(part) {
+            o.extend(p);
         }
     });
     out

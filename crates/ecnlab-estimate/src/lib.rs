@@ -38,11 +38,12 @@ pub mod flows;
 pub mod job;
 pub mod linksim;
 pub mod output;
+pub mod passes;
 
-use alone::{Chain, Chains, Egress, Hop, Settings, Table};
+use alone::{Chains, Table};
 use cluster::Cluster;
 use combine::{Delays, PathDelay};
-use decompose::{Crossing, LinkLoad};
+use decompose::{real_chain, Crossing};
 use ecnlab_core::rng::derive_seed;
 use ecnlab_sim::topology::Net;
 use ecnlab_sim::Scenario;
@@ -72,16 +73,24 @@ pub struct Options {
     pub max_hosts: usize,
     /// Which link simulations cap their senders' windows ([`linksim::WindowCap`]).
     pub window_cap: linksim::WindowCap,
+    /// How the passes over every flow are split over threads ([`passes`]; the result does
+    /// not depend on it).
+    pub split: passes::Split,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { threshold: 0.1, max_hosts: 1000, window_cap: linksim::WindowCap::UnmarkedNics }
+        Options {
+            threshold: 0.1,
+            max_hosts: 1000,
+            window_cap: linksim::WindowCap::UnmarkedNics,
+            split: passes::Split::default(),
+        }
     }
 }
 
 /// A link that carries traffic: its load, and its cluster.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LinkRow {
     pub link: u32,
     pub flows: u32,
@@ -123,24 +132,6 @@ pub struct Plan {
     pub stages: Vec<(&'static str, f64)>,
 }
 
-/// The chain of a flow's real path.
-fn real_chain(fab: &Fabric, path: &[u32], class: u8) -> Chain {
-    let net = &fab.net;
-    let tier_index = |node: usize| {
-        let name = net.tier_of(node);
-        net.tiers.iter().position(|t| t == name).map(|i| i as u16)
-    };
-    let hops = path
-        .iter()
-        .map(|&l| {
-            let s = &net.links[l as usize];
-            let egress = if net.is_switch(s.from) { Egress::Switch(tier_index(s.from)) } else { Egress::Nic };
-            Hop { rate_bps: s.rate_bps, delay_ns: s.delay_ns, egress }
-        })
-        .collect();
-    Chain { settings: Settings::Fabric, hops, class, max_cwnd: None }
-}
-
 impl Plan {
     /// Decompose and cluster a validated scenario.
     pub fn new(scn: Scenario, seed: u64, opts: Options) -> Result<Plan, String> {
@@ -153,20 +144,7 @@ impl Plan {
         let fab = Fabric::new(scn, seed)?;
         let (flows, paths) = flows::fabric_flows(&fab)?;
         let n_listed = fab.scn.flows.iter().map(|f| f.count as usize).sum();
-        let mut chains = Chains::default();
-        let mut loads: Vec<Option<Box<LinkLoad>>> = vec![None; fab.net.links.len()];
-        let mss = fab.mss() as u64;
-        let mut segment_hops = 0u64;
-        decompose::for_each_path(&fab, &flows, n_listed, |_, f, fwd| {
-            let d = decompose::one_way_ns(&fab, fwd);
-            segment_hops += f.bytes().div_ceil(mss).max(1) * fwd.len() as u64;
-            for &l in fwd {
-                loads[l as usize].get_or_insert_with(Default::default).add_flow(f, d);
-            }
-            if f.size.is_some() {
-                chains.id(real_chain(&fab, fwd, f.class), f.bytes().div_ceil(mss).max(1));
-            }
-        });
+        let decompose::Loads { loads, mut chains, segment_hops } = decompose::loads(&fab, &flows, n_listed, opts.split);
         let t1 = Instant::now();
         let features: Vec<cluster::Features> = loads
             .iter()
@@ -196,7 +174,7 @@ impl Plan {
         drop(loads);
         let t2 = Instant::now();
         let reps: Vec<u32> = clusters.iter().map(|c| c.representative).collect();
-        let crossings = decompose::crossings(&fab, &flows, n_listed, &reps);
+        let crossings = decompose::crossings(&fab, &flows, n_listed, &reps, opts.split);
         let sims = reps
             .iter()
             .zip(&crossings)
@@ -350,16 +328,42 @@ impl Plan {
         })
     }
 
-    /// Combine the jobs' outputs into every flow's estimate. Err: a job's output is missing,
+    /// Combine the jobs' outputs into every flow's estimate, on the plan's threads ([`Options::split`]; each
+    /// flow's is its own: the same whatever their number). Err: a job's output is missing,
     /// or an alone simulation finished no flow.
     pub fn combine(&self) -> Result<Combined, String> {
-        self.combine_with(|_, _, _, _| {})
+        let delays = self.path_delays()?;
+        let end_ns = self.fab.end_ns;
+        let mut est = Vec::with_capacity(self.flows.len());
+        let work = |chunk: &[usize]| -> Vec<FlowEstimate> {
+            let one = |&i: &usize| {
+                let f = &self.flows[i];
+                if !f.starts_before(end_ns) {
+                    return FlowEstimate::default();
+                }
+                self.flow_estimate(&delays, i, &self.fab.data_path(f), |_, _, _, _| {})
+            };
+            chunk.iter().map(one).collect()
+        };
+        passes::in_chunks(0..self.flows.len(), self.opts.split, work, |part| est.extend(part));
+        Ok(Combined { est })
     }
 
-    /// [`Plan::combine`], telling `each(flow, link, delay ns, timeouts)` every delay a
-    /// flow's estimate adds up (its own where the link was simulated, else drawn): where a
-    /// flow's time goes (`examples/explain.rs`).
+    /// [`Plan::combine`] on this thread, telling `each(flow, link, delay ns, timeouts)` every
+    /// delay a flow's estimate adds up (its own where the link was simulated, else drawn):
+    /// where a flow's time goes (`examples/explain.rs`).
     pub fn combine_with(&self, mut each: impl FnMut(u32, u32, f64, u32)) -> Result<Combined, String> {
+        let delays = self.path_delays()?;
+        let mut est = vec![FlowEstimate::default(); self.flows.len()];
+        decompose::for_each_path(&self.fab, &self.flows, self.n_listed, |i, _, fwd| {
+            est[i] = self.flow_estimate(&delays, i, fwd, &mut each);
+        });
+        Ok(Combined { est })
+    }
+
+    /// What the combination reads from the jobs' outputs: each chain's FCTs alone, each
+    /// simulated link's delays, and each link's cluster.
+    fn path_delays(&self) -> Result<PathDelays, String> {
         let out = |i: usize| self.outputs[i].as_ref().ok_or_else(|| format!("job {i} has no output"));
         let k0 = self.clusters.len();
         let mut tables = Vec::with_capacity(self.chains.list.len());
@@ -383,36 +387,55 @@ impl Plan {
             }
             delays.push(Delays::new(d, mss));
         }
-        let mut slot = vec![u32::MAX; self.fab.net.links.len()];
+        let mut cluster_of = vec![u32::MAX; self.fab.net.links.len()];
         for r in &self.links {
-            slot[r.link as usize] = r.cluster;
+            cluster_of[r.link as usize] = r.cluster;
         }
-        let mut est = vec![FlowEstimate::default(); self.flows.len()];
-        let seed = self.fab.seed;
-        decompose::for_each_path(&self.fab, &self.flows, self.n_listed, |i, f, fwd| {
-            let Some(size) = f.size else { return };
-            let ideal = self.fab.ideal_ns(f, fwd, &self.fab.ack_path(f));
-            let chain = self.chains.get(&real_chain(&self.fab, fwd, f.class)).expect("every path's chain was seen");
-            let alone = ideal as f64 + tables[chain as usize].excess_ns(size.get().div_ceil(mss).max(1));
-            let mut path = PathDelay::default();
-            for &l in fwd {
-                let k = slot[l as usize] as usize;
-                let d = &delays[k];
-                let got = if self.clusters[k].representative == l {
-                    d.own(i as u32)
-                } else {
-                    d.draw(f.class, size.get(), mss, &mut combine::draw_rng(seed, i as u32, l))
-                };
-                if let Some((q, t)) = got {
-                    each(i as u32, l, q, t);
-                    path.add(q, t);
-                }
-            }
-            let fct = (alone + path.total_ns()).max(ideal as f64);
-            est[i] = FlowEstimate::new(ideal, fct.is_finite().then(|| fct.round() as u64), path.timeouts);
-        });
-        Ok(Combined { est })
+        Ok(PathDelays { tables, delays, cluster_of })
     }
+
+    /// Flow `i`'s estimate, over its data path `fwd`: its FCT alone on the path plus the
+    /// delays of its links (`each` told of each).
+    fn flow_estimate(
+        &self,
+        pd: &PathDelays,
+        i: usize,
+        fwd: &[u32],
+        mut each: impl FnMut(u32, u32, f64, u32),
+    ) -> FlowEstimate {
+        let f = &self.flows[i];
+        let Some(size) = f.size else { return FlowEstimate::default() };
+        let mss = self.fab.mss() as u64;
+        let ideal = self.fab.ideal_ns(f, fwd, &self.fab.ack_path(f));
+        let chain = self.chains.get(&real_chain(&self.fab, fwd, f.class)).expect("every path's chain was seen");
+        let alone = ideal as f64 + pd.tables[chain as usize].excess_ns(size.get().div_ceil(mss).max(1));
+        let mut path = PathDelay::default();
+        for &l in fwd {
+            let k = pd.cluster_of[l as usize] as usize;
+            let d = &pd.delays[k];
+            let got = if self.clusters[k].representative == l {
+                d.own(i as u32)
+            } else {
+                d.draw(f.class, size.get(), mss, &mut combine::draw_rng(self.fab.seed, i as u32, l))
+            };
+            if let Some((q, t)) = got {
+                each(i as u32, l, q, t);
+                path.add(q, t);
+            }
+        }
+        let fct = (alone + path.total_ns()).max(ideal as f64);
+        FlowEstimate::new(ideal, fct.is_finite().then(|| fct.round() as u64), path.timeouts)
+    }
+}
+
+/// What [`Plan::flow_estimate`] reads ([`Plan::path_delays`]).
+struct PathDelays {
+    /// Each chain's FCT alone, by size.
+    tables: Vec<Table>,
+    /// Each cluster's representative's delays.
+    delays: Vec<Delays>,
+    /// Each link's cluster (`u32::MAX`: it carries nothing).
+    cluster_of: Vec<u32>,
 }
 
 /// A flow's estimate: one per flow of the fabric, so it is kept small (24 bytes: 23 M flows

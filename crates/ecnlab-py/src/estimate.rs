@@ -123,8 +123,10 @@ impl EstimatePlan {
 /// Decompose and cluster a scenario (JSON text) for an estimate; ValueError: the scenario is
 /// wrong, or not one the estimate takes. `window_cap`: `"nics"` (the unmarked NICs' link
 /// simulations capped, the default) or `"off"` (`ecnlab_estimate::linksim::WindowCap`).
+/// `threads`: of the passes over every flow, here and in `finish` (default: every core;
+/// the result is the same whatever their number).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, threshold=0.1, max_hosts=1000, window_cap="nics"))]
+#[pyo3(signature = (scenario_json, seed=None, threshold=0.1, max_hosts=1000, window_cap="nics", threads=None))]
 pub fn estimate_plan(
     py: Python<'_>,
     scenario_json: &str,
@@ -132,6 +134,7 @@ pub fn estimate_plan(
     threshold: f64,
     max_hosts: usize,
     window_cap: &str,
+    threads: Option<usize>,
 ) -> PyResult<EstimatePlan> {
     use ecnlab_estimate::linksim::WindowCap;
     let window_cap = match window_cap {
@@ -142,7 +145,11 @@ pub fn estimate_plan(
     let scn = ecnlab_sim::Scenario::from_json(scenario_json).map_err(crate::value_error)?;
     scn.validate().map_err(crate::value_error)?;
     let seed = seed.unwrap_or(scn.seed);
-    let opts = Options { threshold, max_hosts: max_hosts.max(1), window_cap };
+    let split = match threads.and_then(std::num::NonZeroUsize::new) {
+        Some(t) => ecnlab_estimate::passes::Split::threads(t),
+        None => ecnlab_estimate::passes::Split::default(),
+    };
+    let opts = Options { threshold, max_hosts: max_hosts.max(1), window_cap, split };
     let plan = py.allow_threads(|| Plan::new(scn, seed, opts)).map_err(crate::value_error)?;
     Ok(EstimatePlan(Mutex::new(Some(plan))))
 }

@@ -53,8 +53,11 @@ PER_FLOW_RULES = ("rto_stall", "lossless_timeouts")
 
 
 def plan(scenario: str | os.PathLike | dict[str, Any], seed: int | None = None, overrides: Iterable[str] = (),
-         threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000, window_cap: str = WINDOW_CAPS[0]):
-    """The core's plan of an estimate (decomposed and clustered; ``_core.EstimatePlan``)."""
+         threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000, window_cap: str = WINDOW_CAPS[0],
+         threads: int | None = None):
+    """The core's plan of an estimate (decomposed and clustered; ``_core.EstimatePlan``);
+    ``threads``: of its passes over every flow (default: every core; the plan is the same
+    whatever their number)."""
     doc = resolve(scenario, overrides)
     if seed is not None and not (0 <= int(seed) < 2**64):
         raise ScenarioError(f"seed: {seed} is not in 0..2^64")
@@ -64,7 +67,7 @@ def plan(scenario: str | os.PathLike | dict[str, Any], seed: int | None = None, 
         raise ScenarioError(f"--window-cap: '{window_cap}' is not one of {', '.join(WINDOW_CAPS)}")
     try:
         p = _core.estimate_plan(to_json(doc), None if seed is None else int(seed), float(threshold), int(max_hosts),
-                              window_cap)
+                              window_cap, threads)
     except ValueError as e:
         raise _scenario_error(scenario, str(e)) from None
     return doc, p
@@ -93,7 +96,8 @@ def estimate(scenario: str | os.PathLike | dict[str, Any], out: str | os.PathLik
              threshold: float = DEFAULT_THRESHOLD, max_hosts: int = 1000, window_cap: str = WINDOW_CAPS[0],
              progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Estimate a scenario and write its result directory ``out`` whole; returns its
-    ``summary.json``. ``cluster``: None (this machine's cores, ``workers`` threads), a Dask
+    ``summary.json``. ``cluster``: None (this machine's cores, ``workers`` threads, for the
+    simulations and the passes over every flow alike), a Dask
     scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes), or a Client or
     cluster object. ``threshold``: the clustering distance (0: every link simulated).
     ``window_cap``: ``"nics"`` (a stock NIC's link simulation caps its senders' windows at its
@@ -103,7 +107,8 @@ def estimate(scenario: str | os.PathLike | dict[str, Any], out: str | os.PathLik
 
     t0 = time.perf_counter()
     with result_dir(out) as tmp:
-        doc, p = plan(scenario, seed, overrides, threshold, max_hosts, window_cap)
+        # With a cluster the simulations are its workers'; this machine's cores route the flows.
+        doc, p = plan(scenario, seed, overrides, threshold, max_hosts, window_cap, workers if cluster is None else None)
         t1 = time.perf_counter()
         prog = progress or (lambda done, total: None)
         where = run.run_local(p, workers, prog) if cluster is None else run.run_dask(p, cluster, workers, prog)

@@ -33,7 +33,9 @@ def build_parser(parser_class=Parser) -> argparse.ArgumentParser:
     p.add_argument("--cluster", metavar="ADDR",
                    help="run the link simulations on this Dask scheduler (tcp://HOST:PORT; 'local' starts a "
                         "LocalCluster of --workers processes); default: this machine's cores")
-    p.add_argument("--workers", type=positive, help="parallel simulations (default: all cores)")
+    p.add_argument("--workers", type=positive,
+                   help="parallel simulations, and threads routing the flows (default: all cores; with --cluster "
+                        "local, its processes)")
     p.add_argument("--threshold", type=_distance, default=DEFAULT_THRESHOLD,
                    help=f"clustering distance below which links share a simulation (default {DEFAULT_THRESHOLD}; "
                         "0: every link simulated)")
