@@ -68,7 +68,7 @@ def test_the_result_directory_is_whole_and_marked_approximate(tmp_path):
     s = summary(out)
     assert s["approximate"] is True
     e = s["estimate"]
-    assert set(e["stages_s"]) == {"decompose", "cluster", "simulate", "combine", "write"}
+    assert set(e["stages_s"]) == {"decompose", "cluster", "simulate", "combine", "write", "summary"}
     assert all(t >= 0 for t in e["stages_s"].values())
     assert e["link_simulations"] == e["clusters"] <= e["links"] == 96  # a k = 4 fat-tree's 96 directed links
     assert e["clustering"]["threshold"] == 0.1 and "WMAPE" in e["clustering"]["distance"]

@@ -113,7 +113,12 @@ impl EstimatePlan {
             all.extend(stages.iter().cloned());
             all.push(("combine".into(), combine_s));
             all.push(("write".into(), t1.elapsed().as_secs_f64()));
-            let v = ecnlab_estimate::output::summary(&e, &all, &workers)?;
+            let t2 = std::time::Instant::now();
+            let mut v = ecnlab_estimate::output::summary(&e, &all, &workers)?;
+            // The summary's own making (every flow visited per figure) is a stage too.
+            if let Some(st) = v.pointer_mut("/estimate/stages_s").and_then(|s| s.as_object_mut()) {
+                st.insert("summary".into(), serde_json::json!(t2.elapsed().as_secs_f64()));
+            }
             serde_json::to_string(&v).map_err(|err| err.to_string())
         })
         .map_err(PyRuntimeError::new_err)
