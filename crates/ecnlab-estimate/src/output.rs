@@ -161,9 +161,13 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or(String::new(), |x| x.to_string())
 }
 
+/// Rows of `flows.csv` formatted at a time by one thread ([`write_flows`]): a few MB of text.
+const ROWS_AT_A_TIME: usize = 1 << 16;
+
 /// `flows.csv`, in the columns of a run's (`python/ecnlab/api.py`'s `FLOW_COLUMNS`): what an
 /// estimate does not know (retransmissions, timeouts after the finish, handshake
-/// retransmissions, tail loss probes, undos) is empty.
+/// retransmissions, tail loss probes, undos) is empty. Rows are formatted on the estimate's
+/// threads, a chunk each, and written in order.
 pub fn write_flows(e: &Estimate, w: impl Write) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, w);
     writeln!(
@@ -172,31 +176,50 @@ pub fn write_flows(e: &Estimate, w: impl Write) -> std::io::Result<()> {
          timeouts_after_finish,retransmits,syn_timeouts,tlp_probes,undos"
     )?;
     let end = end_ns(e);
-    for (i, f) in e.flows.iter().enumerate() {
-        let x = &e.est[i];
-        let fct = done(e, i, end);
-        let started = f.start_ns < end;
-        let ideal = (started && f.size.is_some()).then_some(x.ideal_ns() as f64 / 1e3);
-        let slow = slowdown(e, i, fct);
-        writeln!(
-            w,
-            "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},,,,,",
-            f.spec,
-            if f.conn == NO_CONN { String::new() } else { f.conn.to_string() },
-            f.src,
-            f.dst,
-            f.class,
-            opt(f.size),
-            f.start_ns as f64 / 1e9,
-            opt(fct.map(|t| (f.start_ns + t) as f64 / 1e9)),
-            opt(fct.map(|t| t as f64 / 1e3)),
-            opt(ideal),
-            opt(slow),
-            opt(fct.and(f.size)),
-            if started { x.timeouts.to_string() } else { String::new() },
-        )?;
-    }
+    let rows = |chunk: &[usize]| -> Vec<u8> {
+        let mut out = Vec::with_capacity(chunk.len() * 128);
+        for &i in chunk {
+            flow_row(e, i, end, &mut out).expect("writing to memory does not fail");
+        }
+        out
+    };
+    let split =
+        crate::passes::Split { chunk: std::num::NonZeroUsize::new(ROWS_AT_A_TIME).expect("> 0"), ..e.opts.split };
+    let mut written = Ok(());
+    crate::passes::in_chunks(0..e.flows.len(), split, rows, |text| {
+        if written.is_ok() {
+            written = w.write_all(&text);
+        }
+    });
+    written?;
     w.flush()
+}
+
+/// Flow `i`'s row of `flows.csv`.
+fn flow_row(e: &Estimate, i: usize, end: u64, w: &mut impl Write) -> std::io::Result<()> {
+    let f = &e.flows[i];
+    let x = &e.est[i];
+    let fct = done(e, i, end);
+    let started = f.start_ns < end;
+    let ideal = (started && f.size.is_some()).then_some(x.ideal_ns() as f64 / 1e3);
+    let slow = slowdown(e, i, fct);
+    writeln!(
+        w,
+        "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},,,,,",
+        f.spec,
+        if f.conn == NO_CONN { String::new() } else { f.conn.to_string() },
+        f.src,
+        f.dst,
+        f.class,
+        opt(f.size),
+        f.start_ns as f64 / 1e9,
+        opt(fct.map(|t| (f.start_ns + t) as f64 / 1e9)),
+        opt(fct.map(|t| t as f64 / 1e3)),
+        opt(ideal),
+        opt(slow),
+        opt(fct.and(f.size)),
+        if started { x.timeouts.to_string() } else { String::new() },
+    )
 }
 
 /// `links.csv`: every directed link that carries traffic, its load and cluster, and its
