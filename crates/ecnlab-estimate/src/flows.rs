@@ -223,8 +223,9 @@ fn reused_connections<B: Fn(&FlowArrival) -> u64>(
 ) -> Vec<u32> {
     const NEW: u32 = u32::MAX;
     let mut order: Vec<u32> = (0..arr.len() as u32).filter(|&i| arr[i as usize].start_ns < end_ns).collect();
-    order.sort_unstable_by_key(|&i| (arr[i as usize].src, arr[i as usize].dst, i)); // keys are distinct
-                                                                                    // The earlier arrival whose connection each one reuses.
+    // The keys are distinct (the index is one), so an unstable sort gives the stable order.
+    order.sort_unstable_by_key(|&i| (arr[i as usize].src, arr[i as usize].dst, i));
+    // The earlier arrival whose connection each one reuses.
     let mut parent = vec![NEW; arr.len()];
     let mut run_start = 0;
     while run_start < order.len() {

@@ -19,6 +19,10 @@
 //!    [`output`]: `summary.json` in the keys of `ecnlab run`, marked approximate, and the
 //!    per-flow and per-link files.
 //!
+//! The passes over every flow (decomposition's, combination's, `flows.csv`'s rows) run on
+//! this machine's threads in fixed chunks merged in order ([`passes`], [`Options::split`]):
+//! the same result whatever the number of threads.
+//!
 //! Deviations from Parsimon, each for a reason of ecnlab's: link simulations are packet
 //! simulations of the scenario's own hosts (slow start, persistent connections, PIAS,
 //! classes and schedulers), so a link's delay is measured against the flow's FCT alone on

@@ -23,7 +23,7 @@ pub struct Split {
 
 impl Split {
     /// Chunks of [`CHUNK`] on `threads` threads.
-    pub fn threads(threads: NonZeroUsize) -> Split {
+    pub fn with_threads(threads: NonZeroUsize) -> Split {
         Split { threads, chunk: NonZeroUsize::new(CHUNK).expect("CHUNK > 0") }
     }
 }
@@ -31,7 +31,7 @@ impl Split {
 impl Default for Split {
     /// Chunks of [`CHUNK`] on every core.
     fn default() -> Split {
-        Split::threads(std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN))
+        Split::with_threads(std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN))
     }
 }
 

@@ -151,7 +151,7 @@ pub fn estimate_plan(
     scn.validate().map_err(crate::value_error)?;
     let seed = seed.unwrap_or(scn.seed);
     let split = match threads.and_then(std::num::NonZeroUsize::new) {
-        Some(t) => ecnlab_estimate::passes::Split::threads(t),
+        Some(t) => ecnlab_estimate::passes::Split::with_threads(t),
         None => ecnlab_estimate::passes::Split::default(),
     };
     let opts = Options { threshold, max_hosts: max_hosts.max(1), window_cap, split };
