@@ -12,7 +12,7 @@
 //! - the relative difference of their flows' mean one-way fixed delay (their RTTs);
 //! - the total variation distance of their class mixes;
 //!
-//! and links join a cluster when it is at most the threshold ([`Options::threshold`], 0.1 by
+//! and links join a cluster when it is at most the threshold ([`crate::Options::threshold`], 0.1 by
 //! default; 0 simulates every link). Greedy, as Parsimon's `GreedyClustering`: the most
 //! loaded link not yet in a cluster founds one (links in order of kind, load, then index:
 //! the same clusters whoever computes them) and takes in every unclustered link within the
