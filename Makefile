@@ -29,10 +29,11 @@ build: $(STAMP)
 run: build
 	$(VENV)/bin/ecnlab run --out out/default
 
-# Every test: Rust unit/property/integration tests, then the Python and CLI tests.
+# Every test: Rust unit/property/integration tests, then the Python and CLI tests (the 15
+# slowest named at the end: CI has a time budget).
 test: build
 	cargo test --workspace --exclude ecnlab-py -q
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q --durations=15
 
 clean:
 	rm -rf $(VENV) target out
