@@ -34,8 +34,9 @@ def build_parser(parser_class=Parser) -> argparse.ArgumentParser:
                    help="run the link simulations on this Dask scheduler (tcp://HOST:PORT; 'local' starts a "
                         "LocalCluster of --workers processes); default: this machine's cores")
     p.add_argument("--workers", type=positive,
-                   help="parallel simulations, and threads routing the flows (default: all cores; with --cluster "
-                        "local, its processes)")
+                   help="parallel simulations on this machine, and the threads routing the flows (default: all "
+                        "cores); with --cluster local, the LocalCluster's processes (the flows then routed on all "
+                        "cores)")
     p.add_argument("--threshold", type=_distance, default=DEFAULT_THRESHOLD,
                    help=f"clustering distance below which links share a simulation (default {DEFAULT_THRESHOLD}; "
                         "0: every link simulated)")
