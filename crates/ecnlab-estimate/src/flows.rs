@@ -160,10 +160,10 @@ pub fn fabric_flows(fab: &Fabric) -> Result<(Vec<FabricFlow>, Paths), String> {
     let persistent = scn.host.persistent_connections;
     let conns = if persistent {
         let to_ack = scn.transport.profile != Profile::Linux || scn.transport.cc.is_rate_based();
-        reused_connections(&arrivals, listed_conns, fab.end_ns, |src, dst| {
-            let (s, d) = (src as usize, dst as usize);
+        reused_connections(&arrivals, listed_conns, fab.end_ns, |a| {
+            let (s, d) = (a.src as usize, a.dst as usize);
             let (fwd, rev) = (fab.routes.first_path(&fab.net, s, d), fab.routes.first_path(&fab.net, d, s));
-            move |a: &FlowArrival| ideal_fct_along(&fab.net, &fwd, &rev, a.size, fab.mss(), to_ack)
+            ideal_fct_along(&fab.net, &fwd, &rev, a.size, fab.mss(), to_ack)
         })
     } else {
         let mut next = listed_conns;
@@ -213,14 +213,8 @@ const _: () = assert!(
 
 /// The connection of each generated arrival with persistent connections: per host pair, an
 /// arrival takes the connection freed last before it (the simulator's idle pool is a stack),
-/// a connection being freed `busy(arrival)` after its flow's start, `busy` being
-/// `busy_of_pair(src, dst)` (the pair's paths found once); else it opens the next.
-fn reused_connections<B: Fn(&FlowArrival) -> u64>(
-    arr: &[FlowArrival],
-    first: u32,
-    end_ns: u64,
-    busy_of_pair: impl Fn(u16, u16) -> B,
-) -> Vec<u32> {
+/// a connection being freed `busy(arrival)` after its flow's start; else it opens the next.
+fn reused_connections(arr: &[FlowArrival], first: u32, end_ns: u64, busy: impl Fn(&FlowArrival) -> u64) -> Vec<u32> {
     const NEW: u32 = u32::MAX;
     let mut order: Vec<u32> = (0..arr.len() as u32).filter(|&i| arr[i as usize].start_ns < end_ns).collect();
     // The keys are distinct (the index is one), so an unstable sort gives the stable order.
@@ -232,7 +226,6 @@ fn reused_connections<B: Fn(&FlowArrival) -> u64>(
         let pair = |i: u32| (arr[i as usize].src, arr[i as usize].dst);
         let p = pair(order[run_start]);
         let run_end = run_start + order[run_start..].iter().take_while(|&&i| pair(i) == p).count();
-        let busy = busy_of_pair(p.0, p.1);
         let (mut busy_until, mut idle): (Vec<(u64, u32)>, Vec<u32>) = (Vec::new(), Vec::new());
         for &i in &order[run_start..run_end] {
             let t = arr[i as usize].start_ns;
@@ -288,7 +281,7 @@ mod tests {
             arrival(170, 0, 1), // both busy again: conn 8
             arrival(999, 0, 1), // at the end: none
         ];
-        let c = reused_connections(&arr, 5, 999, |_, _| |_: &FlowArrival| 100);
+        let c = reused_connections(&arr, 5, 999, |_| 100);
         assert_eq!(c, vec![5, 6, 7, 6, 5, 8, NO_CONN]);
     }
 }

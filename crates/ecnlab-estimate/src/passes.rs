@@ -1,7 +1,7 @@
-//! The estimate's passes over every flow (decomposition's two, combination's one) on several
-//! threads, with the result of one.
+//! The estimate's passes over every flow (decomposition's two, combination's one, and
+//! `flows.csv`'s rows) on several threads, with the result of one.
 //!
-//! A pass cuts the flows, in the order it visits them, into chunks of [`CHUNK`]; each chunk
+//! A pass cuts the flows, in the order it visits them, into chunks ([`CHUNK`]); each chunk
 //! is worked on alone (routing its flows, most of a large fabric's time) and its result is
 //! merged into the pass's in chunk order, on the calling thread. What a pass computes is
 //! therefore the same whatever the number of threads: the chunks do not depend on it, and
