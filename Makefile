@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2" "pytest>=7" "pandas>=2.0" "matplotlib>=3.7" "dask[distributed]"
-	$(PIP) install -q "jinja2>=3.1" "tomli-w>=1.0" "jsonschema>=4.18" "tqdm>=4.64" "hypothesis>=6.80"
+	$(PIP) install -q "jinja2>=3.1" "tomli-w>=1.0" "jsonschema>=4.18" "tqdm>=4.64" "hypothesis>=6.80" "pytest-xdist>=3"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -29,11 +29,14 @@ build: $(STAMP)
 run: build
 	$(VENV)/bin/ecnlab run --out out/default
 
-# Every test: Rust unit/property/integration tests, then the Python and CLI tests (the 15
-# slowest named at the end: CI has a time budget).
+# Every test: Rust unit/property/integration tests, then the Python and CLI tests, on every
+# core (pytest-xdist), except those that measure real time (the emulator, the kernel:
+# `realtime`), which then run alone. The 15 slowest of each part are named at the end: CI
+# has a time budget.
 test: build
 	cargo test --workspace --exclude ecnlab-py -q
-	$(VENV)/bin/python -m pytest -q --durations=15
+	$(VENV)/bin/python -m pytest -q --durations=15 -n auto -m "not realtime"
+	$(VENV)/bin/python -m pytest -q --durations=15 -m realtime
 
 clean:
 	rm -rf $(VENV) target out

@@ -22,6 +22,9 @@ import pytest
 import ecnlab
 from ecnlab import emulate as emu
 
+# Measures real time on this machine: run alone, not beside other tests (Makefile, `make test`).
+pytestmark = pytest.mark.realtime
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CONTRACT_KEYS = {"scenario", "seed", "sim_time_s", "wall_time_s", "events", "packet_hops", "fct", "flows", "marks",

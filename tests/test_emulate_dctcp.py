@@ -19,6 +19,9 @@ from ecnlab.scenario import ScenarioError
 
 from ecnlab import emulate as emu
 
+# Measures real time on this machine: run alone, not beside other tests (Makefile, `make test`).
+pytestmark = pytest.mark.realtime
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_emulate import (WHY_NOT, assert_nothing_left, ecnlab_ccs, needs_netns, small_scenario,  # noqa: E402
                           write_scenario)

@@ -34,6 +34,9 @@ from ecnlab import emulate as emu
 
 from test_emulate import WHY_NOT, needs_netns, processes_mentioning
 
+# Measures real time on this machine: run alone, not beside other tests (Makefile, `make test`).
+pytestmark = pytest.mark.realtime
+
 HOSTS = 3
 ETH_P_ALL = 0x0003
 FLOOD_SECONDS = float(os.environ.get("ECNLAB_FLOOD_SECONDS", "60"))

@@ -21,6 +21,9 @@ from ecnlab import emulate as emu
 
 from test_emulate import WHY_NOT, assert_nothing_left, needs_netns
 
+# Measures real time on this machine: run alone, not beside other tests (Makefile, `make test`).
+pytestmark = pytest.mark.realtime
+
 CDF = """# test CDF: 2 KB .. 300 KB (bytes format)
 2000 0
 20000 0.5

@@ -17,6 +17,9 @@ import pytest
 
 from ecnlab import validation as val
 
+# Measures real time on this machine: run alone, not beside other tests (Makefile, `make test`).
+pytestmark = pytest.mark.realtime
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_emulate import assert_nothing_left, needs_netns  # noqa: E402
 

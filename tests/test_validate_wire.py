@@ -18,6 +18,9 @@ from ecnlab import validation as val
 from ecnlab.emulate import HEADER
 from ecnlab.emulate import segments as sg
 
+# Measures real time on this machine: run alone, not beside other tests (Makefile, `make test`).
+pytestmark = pytest.mark.realtime
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_emulate import assert_nothing_left, needs_netns  # noqa: E402
 from test_validate import _validate_when_the_kernel_is_free  # noqa: E402
