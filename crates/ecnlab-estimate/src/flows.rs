@@ -13,6 +13,7 @@
 //! those of the exact run (a flow that reuses one more or one fewer connection shifts the
 //! numbers of every later one).
 
+use crate::passes::{in_chunks, Split};
 use ecnlab_core::rng::{Rng, Stream};
 use ecnlab_sim::metrics::ideal_fct_along;
 use ecnlab_sim::routing::{conn_key, Routes};
@@ -131,8 +132,10 @@ impl Fabric {
     }
 }
 
-/// Every flow of the scenario with its connection, and whether the paths are exact.
-pub fn fabric_flows(fab: &Fabric) -> Result<(Vec<FabricFlow>, Paths), String> {
+/// Every flow of the scenario with its connection, and whether the paths are exact; the
+/// persistent connections' reuse worked out on threads as `split` says (the same whatever
+/// their number).
+pub fn fabric_flows(fab: &Fabric, split: Split) -> Result<(Vec<FabricFlow>, Paths), String> {
     let scn = &fab.scn;
     let mut flows = Vec::new();
     // Listed flows: one connection each, in order; start jitter as `Hosts::add_listed_flows`.
@@ -160,7 +163,7 @@ pub fn fabric_flows(fab: &Fabric) -> Result<(Vec<FabricFlow>, Paths), String> {
     let persistent = scn.host.persistent_connections;
     let conns = if persistent {
         let to_ack = scn.transport.profile != Profile::Linux || scn.transport.cc.is_rate_based();
-        reused_connections(&arrivals, listed_conns, fab.end_ns, |a| {
+        reused_connections(&arrivals, listed_conns, fab.end_ns, split, |a| {
             let (s, d) = (a.src as usize, a.dst as usize);
             let (fwd, rev) = (fab.routes.first_path(&fab.net, s, d), fab.routes.first_path(&fab.net, d, s));
             ideal_fct_along(&fab.net, &fwd, &rev, a.size, fab.mss(), to_ack)
@@ -214,34 +217,55 @@ const _: () = assert!(
 /// The connection of each generated arrival with persistent connections: per host pair, an
 /// arrival takes the connection freed last before it (the simulator's idle pool is a stack),
 /// a connection being freed `busy(arrival)` after its flow's start; else it opens the next.
-fn reused_connections(arr: &[FlowArrival], first: u32, end_ns: u64, busy: impl Fn(&FlowArrival) -> u64) -> Vec<u32> {
+/// Host pairs are independent until connections are numbered: their runs are worked out in
+/// chunks ([`crate::passes`]; `busy` routes each arrival, most of the time at 23 M flows).
+fn reused_connections(
+    arr: &[FlowArrival],
+    first: u32,
+    end_ns: u64,
+    split: Split,
+    busy: impl Fn(&FlowArrival) -> u64 + Sync,
+) -> Vec<u32> {
     const NEW: u32 = u32::MAX;
     let mut order: Vec<u32> = (0..arr.len() as u32).filter(|&i| arr[i as usize].start_ns < end_ns).collect();
     // The keys are distinct (the index is one), so an unstable sort gives the stable order.
     order.sort_unstable_by_key(|&i| (arr[i as usize].src, arr[i as usize].dst, i));
-    // The earlier arrival whose connection each one reuses.
-    let mut parent = vec![NEW; arr.len()];
+    let pair = |i: u32| (arr[i as usize].src, arr[i as usize].dst);
+    let mut runs = Vec::new();
     let mut run_start = 0;
     while run_start < order.len() {
-        let pair = |i: u32| (arr[i as usize].src, arr[i as usize].dst);
         let p = pair(order[run_start]);
         let run_end = run_start + order[run_start..].iter().take_while(|&&i| pair(i) == p).count();
-        let (mut busy_until, mut idle): (Vec<(u64, u32)>, Vec<u32>) = (Vec::new(), Vec::new());
-        for &i in &order[run_start..run_end] {
-            let t = arr[i as usize].start_ns;
-            let mut freed: Vec<(u64, u32)> = busy_until.iter().copied().filter(|&(f, _)| f <= t).collect();
-            if !freed.is_empty() {
-                busy_until.retain(|&(f, _)| f > t);
-                freed.sort_unstable();
-                idle.extend(freed.into_iter().map(|(_, j)| j));
-            }
-            if let Some(j) = idle.pop() {
-                parent[i as usize] = j;
-            }
-            busy_until.push((t.saturating_add(busy(&arr[i as usize])), i));
-        }
+        runs.push(run_start..run_end);
         run_start = run_end;
     }
+    // The earlier arrival whose connection each one reuses.
+    let mut parent = vec![NEW; arr.len()];
+    let work = |chunk: &[std::ops::Range<usize>]| {
+        let mut reuses: Vec<(u32, u32)> = Vec::new();
+        for run in chunk {
+            let (mut busy_until, mut idle): (Vec<(u64, u32)>, Vec<u32>) = (Vec::new(), Vec::new());
+            for &i in &order[run.clone()] {
+                let t = arr[i as usize].start_ns;
+                let mut freed: Vec<(u64, u32)> = busy_until.iter().copied().filter(|&(f, _)| f <= t).collect();
+                if !freed.is_empty() {
+                    busy_until.retain(|&(f, _)| f > t);
+                    freed.sort_unstable();
+                    idle.extend(freed.into_iter().map(|(_, j)| j));
+                }
+                if let Some(j) = idle.pop() {
+                    reuses.push((i, j));
+                }
+                busy_until.push((t.saturating_add(busy(&arr[i as usize])), i));
+            }
+        }
+        reuses
+    };
+    in_chunks(runs, split, work, |reuses| {
+        for (i, j) in reuses {
+            parent[i as usize] = j;
+        }
+    });
     drop(order);
     let mut conn = vec![NO_CONN; arr.len()];
     let mut next = first;
@@ -263,6 +287,7 @@ fn reused_connections(arr: &[FlowArrival], first: u32, end_ns: u64, busy: impl F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::num::NonZeroUsize;
 
     fn arrival(start_ns: u64, src: u16, dst: u16) -> FlowArrival {
         FlowArrival { start_ns, src, dst, size: 1000, class: 0, source: 0 }
@@ -281,7 +306,10 @@ mod tests {
             arrival(170, 0, 1), // both busy again: conn 8
             arrival(999, 0, 1), // at the end: none
         ];
-        let c = reused_connections(&arr, 5, 999, |_| 100);
+        let c = reused_connections(&arr, 5, 999, Split::default(), |_| 100);
         assert_eq!(c, vec![5, 6, 7, 6, 5, 8, NO_CONN]);
+        // The pairs' runs in chunks of one, on three threads: the same.
+        let one = Split { threads: NonZeroUsize::new(3).unwrap(), chunk: NonZeroUsize::MIN };
+        assert_eq!(reused_connections(&arr, 5, 999, one, |_| 100), c);
     }
 }

@@ -146,7 +146,7 @@ impl Plan {
         }
         let t0 = Instant::now();
         let fab = Fabric::new(scn, seed)?;
-        let (flows, paths) = flows::fabric_flows(&fab)?;
+        let (flows, paths) = flows::fabric_flows(&fab, opts.split)?;
         let n_listed = fab.scn.flows.iter().map(|f| f.count as usize).sum();
         let decompose::Loads { loads, mut chains, segment_hops } = decompose::loads(&fab, &flows, n_listed, opts.split);
         let t1 = Instant::now();

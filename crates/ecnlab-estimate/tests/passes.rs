@@ -45,7 +45,7 @@ fn splits() -> [Split; 4] {
 #[test]
 fn loads_and_crossings_are_a_single_loops_whatever_the_split() {
     let fab = Fabric::new(scenario(), 5).unwrap();
-    let (flows, _) = fabric_flows(&fab).unwrap();
+    let (flows, _) = fabric_flows(&fab, Split::default()).unwrap();
     let n_listed = 12;
     assert!(flows.len() > 600);
     // The definition: every flow that starts, in order of start, counted at each link.
@@ -91,6 +91,7 @@ fn the_plan_and_the_estimate_do_not_depend_on_the_split() {
     assert!(done > 500, "{done} of {} flows estimated", est.len());
     for s in &splits()[1..] {
         let mut other = plan(*s);
+        assert_eq!(other.flows(), one.flows(), "{s:?}: the flows and their (reused) connections");
         assert_eq!(other.links(), one.links(), "{s:?}");
         assert_eq!(other.clusters(), one.clusters(), "{s:?}");
         assert_eq!((other.segment_hops, other.n_jobs()), (one.segment_hops, one.n_jobs()), "{s:?}");
